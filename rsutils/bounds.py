@@ -1,0 +1,61 @@
+"""Confidence bounds and hypothesis tests used by PREDICT and CERTIFY.
+
+Both come from :mod:`scipy.stats`; nothing here is computed by hand.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy.stats import beta, binomtest
+
+__all__ = ["check_alpha", "clopper_pearson_lower", "max_certifiable_pA", "top_two_pvalue"]
+
+
+def clopper_pearson_lower(successes: ArrayLike, trials: ArrayLike, alpha: float) -> np.ndarray:
+    """One-sided ``(1 - alpha)`` Clopper–Pearson lower bound on a binomial proportion.
+
+    With probability at least ``1 - alpha`` over the draws, the true proportion is at
+    least the returned value. This is the lower end of the exact two-sided interval at
+    level ``1 - 2·alpha`` (Cohen et al.'s ``proportion_confint(..., alpha=2*alpha,
+    method="beta")``), i.e. the ``alpha`` quantile of ``Beta(k, n - k + 1)``;
+    it is 0 when ``k = 0``. Vectorised over ``successes`` and ``trials``.
+    """
+    check_alpha(alpha)
+    k = np.asarray(successes, dtype=float)
+    n = np.asarray(trials, dtype=float)
+    if np.any(n < 1) or np.any(k < 0) or np.any(k > n):
+        raise ValueError(f"need 0 <= successes <= trials and trials >= 1, got {k} of {n}")
+    with np.errstate(invalid="ignore"):
+        bound = beta.ppf(alpha, k, n - k + 1)
+    return np.where(k == 0, 0.0, bound)
+
+
+def top_two_pvalue(top_count: int, second_count: int) -> float:
+    """Two-sided binomial-test p-value of ``top_count`` against ``second_count``.
+
+    PREDICT (Cohen et al., Algorithm 1) returns the top class only when this is at
+    most ``alpha``: under the null hypothesis that both classes are equally likely,
+    ``top_count ~ Binomial(top_count + second_count, 1/2)``.
+    """
+    total = int(top_count) + int(second_count)
+    if total == 0:
+        return 1.0
+    return float(binomtest(int(top_count), total, 0.5).pvalue)
+
+
+def max_certifiable_pA(n: ArrayLike, alpha: float) -> np.ndarray:
+    """Largest ``pA_lower`` CERTIFY can return with ``n`` draws: all of them in class A.
+
+    The Clopper–Pearson bound at ``k = n`` has the closed form ``alpha^(1/n)``.
+    """
+    check_alpha(alpha)
+    return clopper_pearson_lower(n, n, alpha)
+
+
+def check_alpha(alpha: float) -> None:
+    if not 0.0 < float(alpha) < 1.0:
+        raise ValueError(
+            f"alpha must lie strictly between 0 and 1 (the failure probability), "
+            f"got {alpha!r}; Cohen et al. use alpha=0.001"
+        )

@@ -1,0 +1,208 @@
+"""Command line: ``python -m rsutils certify|predict|train|bench ...``.
+
+``certify`` and ``predict`` take the positional arguments and options of Cohen et
+al.'s ``certify.py``/``predict.py`` (``dataset base_classifier sigma outfile --batch
+--skip --max --split --N0 --N --alpha``) and write the same TSV columns, followed by
+ours. Both resume a killed run: run the same command again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import sys
+from collections.abc import Sequence
+
+from rsutils.data import load_dataset
+from rsutils.experiments import pick_device
+from rsutils.models import build_model, load_checkpoint, save_checkpoint
+from rsutils.noise import FAMILIES, make_noise
+from rsutils.runner import certify_dataset, predict_dataset, select_indices
+from rsutils.smooth import Smooth
+
+__all__ = ["main"]
+
+
+def _file_digest(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()[:16]
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("dataset", help="fashion-mnist, mnist or cifar10")
+    parser.add_argument("base_classifier", help="checkpoint (ours or Cohen et al.'s format)")
+    parser.add_argument("sigma", type=float, help="noise scale (sigma for Gaussian noise)")
+    parser.add_argument("outfile", help="TSV log to write (resumed if it exists)")
+    parser.add_argument("--batch", type=int, default=1000, help="Monte Carlo batch size")
+    parser.add_argument("--skip", type=int, default=1, help="certify every skip-th input")
+    parser.add_argument("--max", type=int, default=-1, help="stop before this index")
+    parser.add_argument("--split", choices=("train", "test"), default="test")
+    parser.add_argument("--N", type=int, default=100_000, help="number of samples")
+    parser.add_argument("--alpha", type=float, default=0.001, help="failure probability")
+    parser.add_argument("--seed", type=int, default=0, help="noise seed (per input: seed, idx)")
+    parser.add_argument("--noise", choices=sorted(FAMILIES), default="gaussian")
+    parser.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:1, ...")
+    parser.add_argument("--data-root", default=None, help="dataset folder (else RSUTILS_DATA)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _setup(args: argparse.Namespace):
+    data = load_dataset(args.dataset, args.split, args.data_root)
+    model, _ = load_checkpoint(
+        args.base_classifier, dataset=args.dataset, map_location=pick_device(args.device)
+    )
+    smooth = Smooth(
+        model,
+        data.num_classes,
+        make_noise(args.noise, args.sigma),
+        norm=getattr(args, "norm", None),
+    )
+    indices = select_indices(len(data), args.skip, args.max)
+    config = {"checkpoint": _file_digest(args.base_classifier), "skip": args.skip, "max": args.max}
+    return data, smooth, indices, config
+
+
+def _certify(args: argparse.Namespace) -> None:
+    data, smooth, indices, config = _setup(args)
+    certify_dataset(
+        smooth,
+        data,
+        indices,
+        args.outfile,
+        n0=args.N0,
+        n=args.N,
+        alpha=args.alpha,
+        seed=args.seed,
+        batch_size=args.batch,
+        config=config,
+        progress=not args.quiet,
+    )
+
+
+def _predict(args: argparse.Namespace) -> None:
+    data, smooth, indices, config = _setup(args)
+    predict_dataset(
+        smooth,
+        data,
+        indices,
+        args.outfile,
+        n=args.N,
+        alpha=args.alpha,
+        seed=args.seed,
+        batch_size=args.batch,
+        config=config,
+        progress=not args.quiet,
+    )
+
+
+def _train(args: argparse.Namespace) -> None:
+    from rsutils.train import TrainConfig, train_model
+
+    config = TrainConfig(
+        arch=args.arch,
+        dataset=args.dataset,
+        noise=args.noise,
+        scale=args.noise_sd,
+        epochs=args.epochs,
+        batch_size=args.batch,
+        lr=args.lr,
+        seed=args.seed,
+    )
+    data = load_dataset(args.dataset, "train", args.data_root)
+    model = train_model(config, data, device=pick_device(args.device), progress=not args.quiet)
+    save_checkpoint(
+        model,
+        args.outfile,
+        arch=args.arch,
+        dataset=args.dataset,
+        meta={"train_config": config.as_dict()},
+    )
+
+
+def _bench(args: argparse.Namespace) -> None:
+    from rsutils.bench import benchmark
+
+    device = pick_device(args.device)
+    if args.checkpoint:
+        model, info = load_checkpoint(args.checkpoint, dataset=args.dataset, map_location=device)
+        dataset = info["dataset"]
+    else:
+        model, dataset = build_model(args.arch, args.dataset).to(device).eval(), args.dataset
+    shape = {"imagenet": (3, 224, 224), "cifar10": (3, 32, 32)}.get(dataset, (1, 28, 28))
+    num_classes = 1000 if dataset == "imagenet" else 10
+    result = benchmark(
+        model,
+        shape,
+        make_noise(args.noise, args.sigma),
+        num_classes=num_classes,
+        batch_size=args.batch,
+        num_batches=args.batches,
+    )
+    print(f"model      {args.checkpoint or args.arch} ({dataset}, input {shape}) on {device}")
+    print(f"batch      {result.batch_size}, {result.inputs} inputs per timing, median of 5")
+    print(f"raw        {result.raw_per_second:12,.0f} inputs/s  (forward + argmax)")
+    print(f"sampling   {result.sampling_per_second:12,.0f} inputs/s  (noise + forward + counting)")
+    print(f"ratio      {result.ratio:12.3f}  (median over rounds of sampling/raw)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m rsutils",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    certify = commands.add_parser("certify", help="CERTIFY every skip-th input into a TSV log")
+    _common(certify)
+    certify.add_argument("--N0", type=int, default=100, help="selection samples")
+    certify.add_argument("--norm", default=None, help="threat norm (default: the noise's own)")
+    certify.set_defaults(run=_certify)
+
+    predict = commands.add_parser("predict", help="PREDICT every skip-th input into a TSV log")
+    _common(predict)
+    predict.set_defaults(run=_predict)
+
+    train = commands.add_parser("train", help="train a base model with noise augmentation")
+    train.add_argument("dataset")
+    train.add_argument("arch", help="small_cnn, cifar_resnet20, cifar_resnet110")
+    train.add_argument("outfile")
+    train.add_argument("--noise-sd", type=float, required=True)
+    train.add_argument("--noise", choices=sorted(FAMILIES), default="gaussian")
+    train.add_argument("--epochs", type=int, default=6)
+    train.add_argument("--batch", type=int, default=128)
+    train.add_argument("--lr", type=float, default=2e-3)
+    train.add_argument("--seed", type=int, default=0)
+    train.add_argument("--device", default="auto")
+    train.add_argument("--data-root", default=None)
+    train.add_argument("--quiet", action="store_true")
+    train.set_defaults(run=_train)
+
+    bench = commands.add_parser("bench", help="raw forward vs Monte Carlo loop throughput")
+    bench.add_argument("--checkpoint", default=None, help="a checkpoint (else --arch, random)")
+    bench.add_argument("--arch", default="small_cnn")
+    bench.add_argument("--dataset", default="fashion-mnist")
+    bench.add_argument("--batch", type=int, default=1000)
+    bench.add_argument("--batches", type=int, default=10, help="batches per timing")
+    bench.add_argument("--sigma", type=float, default=0.25)
+    bench.add_argument("--noise", choices=sorted(FAMILIES), default="gaussian")
+    bench.add_argument("--device", default="auto")
+    bench.set_defaults(run=_bench)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        args.run(args)
+    except (ValueError, FileNotFoundError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

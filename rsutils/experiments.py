@@ -1,0 +1,140 @@
+"""Cached building blocks of the book's experiments.
+
+A trained model is stored under the cache folder by the hash of its
+:class:`~rsutils.train.TrainConfig`; a certification or prediction log by the hash of
+its model and certification settings. Asking again returns the stored artefact, and a
+log interrupted half-way is completed rather than restarted (see
+:mod:`rsutils.runner`). So a second ``make book`` does not retrain or recertify, and
+any notebook can be re-run alone.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from rsutils.cache import cached_path, config_key
+from rsutils.data import Dataset, load_dataset
+from rsutils.models import load_checkpoint, save_checkpoint
+from rsutils.noise import make_noise
+from rsutils.runner import certify_dataset, predict_dataset
+from rsutils.smooth import Smooth
+from rsutils.train import TrainConfig, train_model
+
+__all__ = ["certification_log", "pick_device", "prediction_log", "trained_model"]
+
+
+def pick_device(name: str = "auto") -> torch.device:
+    """``"auto"`` means CUDA when available, else CPU; other names pass through."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
+
+
+def trained_model(
+    config: TrainConfig, *, device: str = "auto", progress: bool = True
+) -> nn.Sequential:
+    """The model trained with ``config``, from the cache or trained now (then cached)."""
+    path = cached_path("models", config.as_dict(), ".pt")
+    target = pick_device(device)
+    if not path.exists():
+        data = load_dataset(config.dataset, "train")
+        model = train_model(config, data, device=target, progress=progress)
+        save_checkpoint(
+            model,
+            path,
+            arch=config.arch,
+            dataset=config.dataset,
+            meta={"train_config": config.as_dict()},
+        )
+    model, _ = load_checkpoint(path, map_location=target)
+    return model
+
+
+def certification_log(
+    config: TrainConfig,
+    data: Dataset,
+    indices: list[int],
+    *,
+    noise: str = "gaussian",
+    scale: float,
+    n0: int,
+    n: int,
+    alpha: float,
+    seed: int = 0,
+    batch_size: int = 1000,
+    device: str = "auto",
+    progress: bool = True,
+):
+    """CERTIFY with the model of ``config`` on ``data[indices]``, cached by settings."""
+    model = trained_model(config, device=device, progress=progress)
+    smooth = Smooth(model, data.num_classes, make_noise(noise, scale))
+    settings = {
+        "model": config_key(config.as_dict()),
+        "noise": noise,
+        "scale": scale,
+        "n0": n0,
+        "n": n,
+        "alpha": alpha,
+        "seed": seed,
+        "dataset": data.name,
+        "split": data.split,
+        "indices": indices,
+    }
+    path = cached_path("certify", settings, ".tsv")
+    return certify_dataset(
+        smooth,
+        data,
+        indices,
+        path,
+        n0=n0,
+        n=n,
+        alpha=alpha,
+        seed=seed,
+        batch_size=batch_size,
+        config={"model": settings["model"]},
+        progress=progress,
+    )
+
+
+def prediction_log(
+    config: TrainConfig,
+    data: Dataset,
+    indices: list[int],
+    *,
+    noise: str = "gaussian",
+    scale: float,
+    n: int,
+    alpha: float,
+    seed: int = 0,
+    batch_size: int = 1000,
+    device: str = "auto",
+    progress: bool = True,
+):
+    """PREDICT with the model of ``config`` on ``data[indices]``, cached by settings."""
+    model = trained_model(config, device=device, progress=progress)
+    smooth = Smooth(model, data.num_classes, make_noise(noise, scale))
+    settings = {
+        "model": config_key(config.as_dict()),
+        "noise": noise,
+        "scale": scale,
+        "n": n,
+        "alpha": alpha,
+        "seed": seed,
+        "dataset": data.name,
+        "split": data.split,
+        "indices": indices,
+    }
+    path = cached_path("predict", settings, ".tsv")
+    return predict_dataset(
+        smooth,
+        data,
+        indices,
+        path,
+        n=n,
+        alpha=alpha,
+        seed=seed,
+        batch_size=batch_size,
+        config={"model": settings["model"]},
+        progress=progress,
+    )

@@ -1,0 +1,53 @@
+"""Linear binary classifiers: the case where everything is known in closed form.
+
+For f(x) = 1[w·x + b > 0] and Gaussian noise N(0, σ²I), w·(x+ε) + b is normal with
+mean w·x + b and standard deviation σ‖w‖, so the smoothed classifier agrees with f,
+P(f(x+ε) = f(x)) = Φ(|w·x+b| / (σ‖w‖)), and Theorem 1's radius σΦ⁻¹(pA) is exactly
+the distance |w·x+b|/‖w‖ to the decision boundary (Cohen et al., Appendix B).
+"""
+
+from __future__ import annotations
+
+import torch
+from scipy.stats import norm as _std_normal
+from torch import nn
+
+__all__ = ["LinearClassifier"]
+
+
+class LinearClassifier(nn.Module):
+    """f(x) = 1[w·x + b > 0] as a two-class logit model (inputs of any shape)."""
+
+    def __init__(self, w: torch.Tensor, b: float = 0.0) -> None:
+        super().__init__()
+        w = torch.as_tensor(w, dtype=torch.float64).flatten()
+        if not bool(torch.isfinite(w).all()) or float(w.norm()) == 0.0:
+            raise ValueError("w must be a finite, non-zero weight vector")
+        self.register_buffer("w", w)
+        self.b = float(b)
+
+    def score(self, x: torch.Tensor) -> torch.Tensor:
+        """w·x + b for a batch (or one input)."""
+        flat = x.reshape(-1, self.w.numel()).to(self.w.dtype)
+        return flat @ self.w + self.b
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        s = self.score(x)
+        return torch.stack([-s, s], dim=1)
+
+    def label(self, x: torch.Tensor) -> int:
+        """f(x) for one input."""
+        return int(self.score(x).item() > 0)
+
+    def distance(self, x: torch.Tensor) -> float:
+        """ℓ2 distance from one input to the decision boundary."""
+        return abs(self.score(x).item()) / float(self.w.norm())
+
+    def smoothed_pA(self, x: torch.Tensor, sigma: float) -> float:
+        """Exact P(f(x + ε) = f(x)) under ε ~ N(0, σ²I)."""
+        return float(_std_normal.cdf(self.distance(x) / sigma))
+
+    def worst_direction(self, x: torch.Tensor) -> torch.Tensor:
+        """Unit vector (shaped like ``x``) pointing straight at the decision boundary."""
+        sign = 1.0 if self.score(x).item() > 0 else -1.0
+        return (-sign * self.w / self.w.norm()).reshape(x.shape).to(x.dtype)

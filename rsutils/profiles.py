@@ -1,0 +1,83 @@
+"""Run profiles: the scale every notebook runs at (BOOK.md §3).
+
+``smoke`` is for tests and CI (each notebook within a minute on two CPU cores),
+``cpu`` is the default of ``make book`` (honest small scale, the whole book within an
+hour on two cores), ``paper`` is the papers' own scale for a GPU.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+__all__ = ["PROFILES", "Profile", "get_profile"]
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Knobs shared by the chapters. Chapters derive anything else from these."""
+
+    name: str
+    n0: int  # CERTIFY selection draws
+    n: int  # CERTIFY estimation draws
+    alpha: float  # failure probability of each certificate
+    num_images: int  # test images certified (every `skip`-th one)
+    skip: int
+    epochs: int  # training epochs of each base model
+    train_subset: int | None  # training images used (None: all)
+    predict_ns: tuple[int, ...]  # PREDICT sample sizes compared in chapter 01 (d)
+    batch_size: int  # Monte Carlo batch size
+    device: str = "auto"
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+PROFILES: dict[str, Profile] = {
+    "smoke": Profile(
+        name="smoke",
+        n0=100,
+        n=1000,
+        alpha=0.001,
+        num_images=20,
+        skip=500,
+        epochs=1,
+        train_subset=6000,
+        predict_ns=(100, 1000),
+        batch_size=1000,
+    ),
+    "cpu": Profile(
+        name="cpu",
+        n0=100,
+        n=10_000,
+        alpha=0.001,
+        num_images=200,
+        skip=50,
+        epochs=6,
+        train_subset=None,
+        predict_ns=(100, 1000, 10_000),
+        batch_size=1000,
+    ),
+    "paper": Profile(
+        name="paper",
+        n0=100,
+        n=100_000,
+        alpha=0.001,
+        num_images=500,
+        skip=20,
+        epochs=30,
+        train_subset=None,
+        predict_ns=(100, 1000, 10_000, 100_000),
+        batch_size=10_000,
+    ),
+}
+
+
+def get_profile(name: str) -> Profile:
+    """The profile called ``name``; a clear error for an unknown one."""
+    try:
+        return PROFILES[name]
+    except KeyError:
+        raise ValueError(
+            f"unknown profile {name!r}; choose one of {', '.join(PROFILES)} "
+            "(e.g. `make book PROFILE=smoke`)"
+        ) from None

@@ -1,0 +1,204 @@
+"""Certifying and predicting over a dataset into resumable TSV logs.
+
+The log has Cohen et al.'s columns first (``idx label predict radius correct time``,
+without ``radius`` for prediction logs) and ours after them. Each row is written and
+flushed to disk as soon as its input is done; a sidecar ``<log>.json`` records the
+run's configuration. Restarting a killed run with the same configuration drops a
+torn last line, skips the inputs already in the log and appends the rest, so the
+final file equals that of an uninterrupted run (up to the ``time`` column): the noise
+for each input depends only on ``(seed, idx)``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from tqdm.auto import tqdm
+
+from rsutils.analysis import read_log
+from rsutils.cache import atomic_write_bytes
+from rsutils.data import Dataset
+from rsutils.smooth import Smooth
+
+__all__ = [
+    "CERTIFY_COLUMNS",
+    "PREDICT_COLUMNS",
+    "ResumableLog",
+    "certify_dataset",
+    "predict_dataset",
+    "select_indices",
+]
+
+CERTIFY_COLUMNS = (
+    "idx label predict radius correct time selected count n0 n alpha pA_lower scale seed".split()
+)
+PREDICT_COLUMNS = "idx label predict correct time n alpha scale seed".split()
+
+
+def select_indices(length: int, skip: int = 1, max_index: int = -1) -> list[int]:
+    """Cohen et al.'s ``--skip``/``--max``: every ``skip``-th index below ``max_index``."""
+    if skip < 1:
+        raise ValueError(f"skip must be >= 1, got {skip}")
+    stop = length if max_index < 0 else min(length, max_index)
+    return list(range(0, stop, skip))
+
+
+class ResumableLog:
+    """An append-only TSV log that survives being killed.
+
+    ``config`` is everything that determines the rows; reopening a log written with
+    another configuration is an error rather than a silent mix of two runs.
+    """
+
+    def __init__(
+        self, path: str | os.PathLike[str], columns: Sequence[str], config: Mapping[str, Any]
+    ):
+        self.path = Path(path)
+        self.columns = list(columns)
+        self.sidecar = self.path.with_name(self.path.name + ".json")
+        config = json.loads(json.dumps(dict(config), default=str))
+        if self.sidecar.exists() and self.path.exists():
+            previous = json.loads(self.sidecar.read_text())
+            changed = sorted(
+                k for k in set(previous) | set(config) if previous.get(k) != config.get(k)
+            )
+            if changed:
+                raise ValueError(
+                    f"{self.path} was written by a run with different settings "
+                    f"({', '.join(changed)}); pass the same settings to resume it, "
+                    "or choose another output file"
+                )
+        else:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_bytes(self.sidecar, json.dumps(config, indent=2).encode())
+        if not self.path.exists():
+            atomic_write_bytes(self.path, ("\t".join(self.columns) + "\n").encode())
+        self._drop_torn_line()
+        self.done = self._completed_indices()
+
+    def _drop_torn_line(self) -> None:
+        data = self.path.read_bytes()
+        if not data.endswith(b"\n"):
+            with open(self.path, "r+b") as handle:
+                handle.truncate(data.rfind(b"\n") + 1)
+
+    def _completed_indices(self) -> set[int]:
+        with open(self.path) as handle:
+            header = handle.readline().rstrip("\n").split("\t")
+            if header != self.columns:
+                raise ValueError(f"{self.path} has columns {header}, expected {self.columns}")
+            return {int(line.split("\t", 1)[0]) for line in handle if line.strip()}
+
+    def append(self, row: Mapping[str, Any]) -> None:
+        """Write one row and force it to disk."""
+        line = "\t".join(_format(row[c]) for c in self.columns) + "\n"
+        with open(self.path, "a") as handle:
+            handle.write(line)
+            handle.flush()
+            os.fsync(handle.fileno())
+        self.done.add(int(row["idx"]))
+
+
+def _format(value: Any) -> str:
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def certify_dataset(
+    smooth: Smooth,
+    data: Dataset,
+    indices: Iterable[int],
+    path: str | os.PathLike[str],
+    *,
+    n0: int,
+    n: int,
+    alpha: float,
+    seed: int,
+    batch_size: int = 1000,
+    config: Mapping[str, Any] | None = None,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """Run CERTIFY on ``data[i]`` for each index into a resumable log; return the log.
+
+    ``config`` adds what identifies the model (e.g. its checkpoint) to the settings
+    that the log records and checks on resume.
+    """
+    settings = {
+        "noise": repr(smooth.noise),
+        "norm": smooth.norm,
+        "dataset": data.name,
+        "split": data.split,
+        "n0": n0,
+        "n": n,
+        "alpha": alpha,
+        "seed": seed,
+        **(config or {}),
+    }
+    log = ResumableLog(path, CERTIFY_COLUMNS, settings)
+    todo = [i for i in indices if i not in log.done]
+    for i in tqdm(todo, disable=not progress, desc=f"certify {Path(path).name}"):
+        start = time.perf_counter()
+        cert = smooth.certify(data.images[i], n0, n, alpha, batch_size, seed=seed, index=i)
+        label = int(data.labels[i])
+        log.append(
+            {
+                **cert.as_dict(),
+                "idx": i,
+                "label": label,
+                "predict": cert.prediction,
+                "correct": int(cert.prediction == label),
+                "scale": smooth.noise.scale,
+                "time": round(time.perf_counter() - start, 4),
+            }
+        )
+    return read_log(path)
+
+
+def predict_dataset(
+    smooth: Smooth,
+    data: Dataset,
+    indices: Iterable[int],
+    path: str | os.PathLike[str],
+    *,
+    n: int,
+    alpha: float,
+    seed: int,
+    batch_size: int = 1000,
+    config: Mapping[str, Any] | None = None,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """Run PREDICT on ``data[i]`` for each index into a resumable log; return the log."""
+    settings = {
+        "noise": repr(smooth.noise),
+        "dataset": data.name,
+        "split": data.split,
+        "n": n,
+        "alpha": alpha,
+        "seed": seed,
+        **(config or {}),
+    }
+    log = ResumableLog(path, PREDICT_COLUMNS, settings)
+    todo = [i for i in indices if i not in log.done]
+    for i in tqdm(todo, disable=not progress, desc=f"predict {Path(path).name}"):
+        start = time.perf_counter()
+        prediction = smooth.predict(data.images[i], n, alpha, batch_size, seed=seed, index=i)
+        label = int(data.labels[i])
+        log.append(
+            {
+                "idx": i,
+                "label": label,
+                "predict": prediction,
+                "correct": int(prediction == label),
+                "n": n,
+                "alpha": alpha,
+                "scale": smooth.noise.scale,
+                "seed": seed,
+                "time": round(time.perf_counter() - start, 4),
+            }
+        )
+    return read_log(path)
