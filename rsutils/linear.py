@@ -25,6 +25,7 @@ class LinearClassifier(nn.Module):
             raise ValueError("w must be a finite, non-zero weight vector")
         self.register_buffer("w", w)
         self.b = float(b)
+        self.eval()  # no train-time behaviour; ready for Smooth as constructed
 
     def score(self, x: torch.Tensor) -> torch.Tensor:
         """w·x + b for a batch (or one input)."""

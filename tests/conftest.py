@@ -1,0 +1,59 @@
+"""Shared fixtures: tiny models and a fake Fashion-MNIST folder (no real data needed)."""
+
+from __future__ import annotations
+
+import gzip
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from rsutils.linear import LinearClassifier
+from rsutils.models import build_model
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def reference_folder() -> Path:
+    """Released results of the papers: RSUTILS_REFERENCE, else ../shared/reference."""
+    return Path(os.environ.get("RSUTILS_REFERENCE") or REPO.parent / "shared" / "reference")
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
+    """Every test writes its cache into a fresh temporary folder."""
+    monkeypatch.setenv("RSUTILS_CACHE", str(tmp_path_factory.mktemp("cache")))
+
+
+@pytest.fixture
+def cnn() -> torch.nn.Module:
+    torch.manual_seed(0)
+    return build_model("small_cnn", "fashion-mnist").eval()
+
+
+@pytest.fixture
+def line_2d() -> LinearClassifier:
+    return LinearClassifier(torch.tensor([3.0, -4.0]), b=0.5)
+
+
+def write_idx(path: Path, array: np.ndarray) -> None:
+    """Write ``array`` (uint8) as a gzip-compressed IDX file."""
+    header = bytes([0, 0, 0x08, array.ndim]) + b"".join(
+        int(s).to_bytes(4, "big") for s in array.shape
+    )
+    with gzip.open(path, "wb") as handle:
+        handle.write(header + array.astype(np.uint8).tobytes())
+
+
+@pytest.fixture
+def fake_fashion_mnist(tmp_path: Path) -> Path:
+    """A folder with the four IDX files: 64 training and 40 test images."""
+    rng = np.random.default_rng(0)
+    for prefix, count in (("train", 64), ("t10k", 40)):
+        write_idx(
+            tmp_path / f"{prefix}-images-idx3-ubyte.gz", rng.integers(0, 256, (count, 28, 28))
+        )
+        write_idx(tmp_path / f"{prefix}-labels-idx1-ubyte.gz", rng.integers(0, 10, count))
+    return tmp_path

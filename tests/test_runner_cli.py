@@ -1,0 +1,131 @@
+"""The resumable logs and the command line that writes them."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pandas as pd
+import pytest
+import torch
+
+from rsutils import read_log
+from rsutils.models import build_model, save_checkpoint
+from rsutils.runner import CERTIFY_COLUMNS, ResumableLog, select_indices
+
+
+@pytest.fixture
+def checkpoint(tmp_path):
+    torch.manual_seed(0)
+    path = tmp_path / "model.pt"
+    save_checkpoint(
+        build_model("small_cnn", "fashion-mnist"), path, arch="small_cnn", dataset="fashion-mnist"
+    )
+    return path
+
+
+def cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "rsutils", *args]
+
+
+def certify_args(data, checkpoint, out) -> list[str]:
+    return cli(
+        "certify",
+        "fashion-mnist",
+        str(checkpoint),
+        "0.5",
+        str(out),
+        "--N0",
+        "20",
+        "--N",
+        "1000",
+        "--batch",
+        "400",
+        "--max",
+        "30",
+        "--data-root",
+        str(data),
+        "--quiet",
+    )
+
+
+def rows(path) -> int:
+    return max(0, len(path.read_text().splitlines()) - 1) if path.exists() else 0
+
+
+def test_killed_and_restarted_run_equals_an_uninterrupted_one(
+    fake_fashion_mnist, checkpoint, tmp_path
+) -> None:
+    whole, resumed = tmp_path / "whole.tsv", tmp_path / "resumed.tsv"
+    subprocess.run(certify_args(fake_fashion_mnist, checkpoint, whole), check=True)
+
+    process = subprocess.Popen(certify_args(fake_fashion_mnist, checkpoint, resumed))
+    deadline = time.monotonic() + 120
+    while rows(resumed) < 5 and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.05)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    assert 5 <= rows(resumed) < 30, "the run should have been killed part-way"
+
+    subprocess.run(certify_args(fake_fashion_mnist, checkpoint, resumed), check=True)
+    expected, actual = read_log(whole), read_log(resumed)
+    assert list(actual.columns) == CERTIFY_COLUMNS
+    assert len(actual) == 30
+    pd.testing.assert_frame_equal(actual.drop(columns="time"), expected.drop(columns="time"))
+
+
+def test_predict_command_writes_cohens_columns_first(fake_fashion_mnist, checkpoint, tmp_path):
+    out = tmp_path / "predict.tsv"
+    args = cli(
+        "predict",
+        "fashion-mnist",
+        str(checkpoint),
+        "0.25",
+        str(out),
+        "--N",
+        "200",
+        "--skip",
+        "10",
+        "--data-root",
+        str(fake_fashion_mnist),
+        "--quiet",
+    )
+    subprocess.run(args, check=True)
+    log = read_log(out)
+    assert list(log.columns[:5]) == ["idx", "label", "predict", "correct", "time"]
+    assert list(log["idx"]) == [0, 10, 20, 30]
+
+
+def test_cli_reports_bad_input_without_a_traceback(fake_fashion_mnist, checkpoint, tmp_path):
+    args = certify_args(fake_fashion_mnist, checkpoint, tmp_path / "x.tsv")
+    args[args.index("0.5")] = "-1"
+    result = subprocess.run(args, capture_output=True, text=True)
+    assert result.returncode == 2
+    assert "error: sigma must be a positive finite number" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_torn_last_line_is_dropped_on_resume(tmp_path) -> None:
+    path = tmp_path / "log.tsv"
+    log = ResumableLog(path, ["idx", "value"], {"run": 1})
+    log.append({"idx": 0, "value": 1.5})
+    with open(path, "a") as handle:
+        handle.write("1\t2.")  # killed in the middle of a write
+    reopened = ResumableLog(path, ["idx", "value"], {"run": 1})
+    assert reopened.done == {0}
+    assert path.read_text() == "idx\tvalue\n0\t1.5\n"
+
+
+def test_resuming_with_other_settings_is_refused(tmp_path) -> None:
+    path = tmp_path / "log.tsv"
+    ResumableLog(path, ["idx"], {"n": 1000, "seed": 0})
+    with pytest.raises(ValueError, match=r"different settings \(n\).*choose another output file"):
+        ResumableLog(path, ["idx"], {"n": 2000, "seed": 0})
+
+
+def test_select_indices_mirrors_cohens_skip_and_max() -> None:
+    assert select_indices(10, skip=3) == [0, 3, 6, 9]
+    assert select_indices(10, skip=3, max_index=7) == [0, 3, 6]
+    with pytest.raises(ValueError, match="skip must be >= 1"):
+        select_indices(10, skip=0)
