@@ -1,6 +1,6 @@
 """Confidence bounds and hypothesis tests used by PREDICT and CERTIFY.
 
-Both come from :mod:`scipy.stats`; nothing here is computed by hand.
+Both come from ``scipy.stats``; nothing here is computed by hand.
 """
 
 from __future__ import annotations

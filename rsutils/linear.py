@@ -1,9 +1,10 @@
 """Linear binary classifiers: the case where everything is known in closed form.
 
-For f(x) = 1[w·x + b > 0] and Gaussian noise N(0, σ²I), w·(x+ε) + b is normal with
-mean w·x + b and standard deviation σ‖w‖, so the smoothed classifier agrees with f,
-P(f(x+ε) = f(x)) = Φ(|w·x+b| / (σ‖w‖)), and Theorem 1's radius σΦ⁻¹(pA) is exactly
-the distance |w·x+b|/‖w‖ to the decision boundary (Cohen et al., Appendix B).
+For ``f(x) = 1[w·x + b > 0]`` and Gaussian noise N(0, σ²I), ``w·(x+ε) + b`` is normal
+with mean ``w·x + b`` and standard deviation ``σ‖w‖``, so the smoothed classifier agrees
+with f, ``P(f(x+ε) = f(x)) = Φ(d/σ)`` with ``d = abs(w·x + b)/‖w‖`` the distance to the
+decision boundary, and Theorem 1's radius ``σΦ⁻¹(pA)`` is exactly d (Cohen et al.,
+Appendix B).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ class LinearClassifier(nn.Module):
         return flat @ self.w + self.b
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Logits ``(-s, s)`` with ``s = w·x + b``: class 1 exactly when s > 0."""
         s = self.score(x)
         return torch.stack([-s, s], dim=1)
 
@@ -47,6 +49,12 @@ class LinearClassifier(nn.Module):
     def smoothed_pA(self, x: torch.Tensor, sigma: float) -> float:
         """Exact P(f(x + ε) = f(x)) under ε ~ N(0, σ²I)."""
         return float(_std_normal.cdf(self.distance(x) / sigma))
+
+    def point_at_distance(self, distance: float, side: int = 1) -> torch.Tensor:
+        """A float32 point at ℓ2 ``distance`` from the boundary, labelled 1 if ``side`` > 0."""
+        unit = self.w / self.w.norm()
+        on_boundary = -self.b * unit / self.w.norm()
+        return (on_boundary + (1 if side > 0 else -1) * distance * unit).float()
 
     def worst_direction(self, x: torch.Tensor) -> torch.Tensor:
         """Unit vector (shaped like ``x``) pointing straight at the decision boundary."""

@@ -51,6 +51,7 @@ class Normalize(nn.Module):
         self.register_buffer("std", torch.tensor(std).reshape(shape), persistent=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Normalised inputs."""
         return (x - self.mean) / self.std
 
 
@@ -113,6 +114,7 @@ class CifarResNet(nn.Module):
         return nn.Sequential(first, *(_BasicBlock(planes, planes, 1) for _ in range(blocks - 1)))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Logits for a batch of 32×32 images."""
         x = self.relu(self.bn1(self.conv1(x)))
         x = self.layer3(self.layer2(self.layer1(x)))
         return self.fc(torch.flatten(self.avgpool(x), 1))

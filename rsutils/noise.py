@@ -81,7 +81,7 @@ class NoiseFamily(ABC):
         """Certified radius for this noise at ``pA_lower`` (see :mod:`rsutils.radius`).
 
         ``pB_upper`` defaults to ``1 - pA_lower`` (Cohen et al.'s CERTIFY);
-        ``norm`` defaults to :attr:`default_norm`; ``dim`` is the input dimension,
+        ``norm`` defaults to ``default_norm``; ``dim`` is the input dimension,
         needed only by certificates that depend on it (e.g. Gaussian against ℓ∞).
         """
         return _radius.certified_radius(

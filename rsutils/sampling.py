@@ -29,8 +29,8 @@ __all__ = [
     "predicted_labels",
 ]
 
-#: Independent noise streams per input: CERTIFY's selection and estimation draws,
-#: and PREDICT's draws.
+#: The independent noise streams of one input (CERTIFY's selection and estimation
+#: draws, and PREDICT's draws), by name.
 PHASES = {"select": 0, "estimate": 1, "predict": 2}
 
 #: A block holds at most this many draws, and at most ``_BLOCK_ELEMENTS`` numbers.

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gzip
-import os
 from pathlib import Path
 
 import numpy as np
@@ -12,13 +11,6 @@ import torch
 
 from rsutils.linear import LinearClassifier
 from rsutils.models import build_model
-
-REPO = Path(__file__).resolve().parents[1]
-
-
-def reference_folder() -> Path:
-    """Released results of the papers: RSUTILS_REFERENCE, else ../shared/reference."""
-    return Path(os.environ.get("RSUTILS_REFERENCE") or REPO.parent / "shared" / "reference")
 
 
 @pytest.fixture(autouse=True)

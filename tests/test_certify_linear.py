@@ -16,13 +16,6 @@ from rsutils.noise import Gaussian
 SIGMA = 0.5
 
 
-def point_at_distance(model: LinearClassifier, distance: float, side: int) -> torch.Tensor:
-    """A point at ``distance`` from the boundary, on side +1 or -1."""
-    unit = model.w / model.w.norm()
-    on_boundary = -model.b * unit / model.w.norm()
-    return (on_boundary + side * distance * unit).float()
-
-
 @pytest.fixture
 def model() -> LinearClassifier:
     torch.manual_seed(1)
@@ -35,8 +28,9 @@ def test_radius_is_sound_and_nearly_tight_at_n_100000(
     model: LinearClassifier, pA: float, side: int
 ) -> None:
     distance = SIGMA * norm.ppf(pA)
-    x = point_at_distance(model, distance, side)
+    x = model.point_at_distance(distance, side)
     assert model.distance(x) == pytest.approx(distance, rel=1e-5)
+    assert model.label(x) == (side > 0)
     assert model.smoothed_pA(x, SIGMA) == pytest.approx(pA, rel=1e-5)
     smooth = Smooth(model, 2, Gaussian(SIGMA))
     cert = smooth.certify(x, n0=100, n=100_000, alpha=0.001, batch_size=10_000, seed=7)
@@ -48,7 +42,7 @@ def test_radius_is_sound_and_nearly_tight_at_n_100000(
 def test_a_perturbation_just_beyond_the_radius_flips_the_smoothed_class(
     model: LinearClassifier,
 ) -> None:
-    x = point_at_distance(model, SIGMA * norm.ppf(0.99), 1)
+    x = model.point_at_distance(SIGMA * norm.ppf(0.99), 1)
     smooth = Smooth(model, 2, Gaussian(SIGMA))
     cert = smooth.certify(x, n0=100, n=100_000, alpha=0.001, batch_size=10_000, seed=3)
     beyond = x + 1.05 * model.distance(x) * model.worst_direction(x)
@@ -58,7 +52,7 @@ def test_a_perturbation_just_beyond_the_radius_flips_the_smoothed_class(
 
 
 def test_monte_carlo_pA_matches_the_closed_form(model: LinearClassifier) -> None:
-    x = point_at_distance(model, 0.4, -1)
+    x = model.point_at_distance(0.4, -1)
     counts = Smooth(model, 2, Gaussian(SIGMA)).sample_counts(x, 200_000, 20_000, seed=11)
     p = model.smoothed_pA(x, SIGMA)
     standard_error = np.sqrt(p * (1 - p) / 200_000)
@@ -112,6 +106,6 @@ def test_predict_on_an_exact_tie_abstains_at_the_rate_the_test_allows() -> None:
 
 
 def test_predict_returns_the_class_when_it_clearly_dominates(model: LinearClassifier) -> None:
-    x = point_at_distance(model, SIGMA * norm.ppf(0.9), -1)
+    x = model.point_at_distance(SIGMA * norm.ppf(0.9), -1)
     smooth = Smooth(model, 2, Gaussian(SIGMA))
     assert smooth.predict(x, n=1000, alpha=0.001, seed=0) == model.label(x)

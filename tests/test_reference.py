@@ -1,5 +1,8 @@
 """Re-analysis of Cohen et al.'s released logs reproduces their published tables."""
 
+import os
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -7,9 +10,9 @@ from rsutils import certified_accuracy, read_log
 from rsutils.published import cohen2019_published
 from rsutils.reference import cohen2019_certify_log, cohen2019_predict_log
 
-from .conftest import reference_folder
-
-ROOT = reference_folder()
+ROOT = Path(
+    os.environ.get("RSUTILS_REFERENCE") or Path(__file__).resolve().parents[2] / "shared/reference"
+)
 pytestmark = pytest.mark.skipif(
     not (ROOT / "cohen2019").is_dir(),
     reason=f"Cohen et al.'s released logs are not at {ROOT}; set RSUTILS_REFERENCE",
@@ -59,3 +62,17 @@ def test_missing_logs_say_how_to_point_at_them(tmp_path) -> None:
         cohen2019_certify_log("cifar10", "0.25", "0.25", root=tmp_path)
     with pytest.raises(ValueError, match="imagenet and cifar10"):
         cohen2019_certify_log("mnist", "0.25", "0.25")
+
+
+def test_cifar10_logs_are_within_two_standard_errors_of_table_3() -> None:
+    """The released CIFAR-10 logs hold 500 images (every 20th), Table 3 the full test
+    set: the book says their gaps are sampling noise, i.e. under 2 standard errors."""
+    table = cohen2019_published().query("table == 3")
+    for row in table.itertuples():
+        log = read_log(
+            cohen2019_certify_log("cifar10", f"{row.sigma:.2f}", f"{row.sigma:.2f}", root=ROOT)
+        )
+        assert len(log) == 500
+        measured = certified_accuracy(log, row.radius)[0]
+        standard_error = max(np.sqrt(row.value * (1 - row.value) / len(log)), 1 / len(log))
+        assert abs(measured - row.value) < 2 * standard_error

@@ -1,0 +1,59 @@
+# make setup | make book [PROFILE=smoke|cpu|paper] | make test | make bench | make clean
+# See README.md. Every target creates .venv (and installs the project) when needed.
+
+PROFILE   ?= cpu
+PYTHON    ?= python3.11
+VENV      := .venv
+BIN       := $(VENV)/bin
+REFERENCE ?= $(abspath ../shared/reference)
+export RSUTILS_REFERENCE ?= $(REFERENCE)
+
+SOURCES := pyproject.toml $(shell find rsutils -type f -not -path '*/__pycache__/*')
+
+.PHONY: setup data notebooks html book test lint unit smoke-notebooks nbval bench clean
+
+setup: $(VENV)/.installed
+
+# The project is installed (not in editable mode), so tests and notebooks run against
+# the installed package; any change under rsutils/ reinstalls it.
+$(VENV)/.installed: $(SOURCES)
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet '.[test]'
+	touch $@
+
+data: setup
+	$(BIN)/python -c "from rsutils.data import fashion_mnist_folder as f; print('Fashion-MNIST:', f())"
+
+notebooks: data
+	$(BIN)/python book/run_notebooks.py --profile $(PROFILE) --reference $(RSUTILS_REFERENCE)
+
+html: setup
+	rm -rf _build/html
+	$(BIN)/jupyter-book build . --warningiserror --nitpick --keep-going
+
+book: notebooks html
+	@echo "The book is in _build/html/index.html (profile $(PROFILE))."
+
+lint: setup
+	$(BIN)/ruff check rsutils tests notebooks book
+	$(BIN)/ruff format --check rsutils tests book
+
+unit: setup
+	$(BIN)/pytest tests
+
+smoke-notebooks:
+	$(MAKE) notebooks PROFILE=smoke
+
+# nbval re-executes the executed notebooks and compares the cells tagged
+# nbval-check-output (deterministic tables); the rest only has to run without error.
+nbval: setup
+	$(BIN)/pytest --nbval-lax -o filterwarnings= -o addopts= book/_executed
+
+test: lint unit smoke-notebooks nbval html
+
+bench: setup
+	$(BIN)/python -m rsutils bench --batch 1000
+
+clean:
+	rm -rf _build book/_executed

@@ -1,0 +1,89 @@
+"""Execute every notebook of notebooks/ with papermill, in order, into book/_executed/.
+
+    python book/run_notebooks.py --profile smoke [--only 01] [--reference DIR]
+
+Each Jupytext source ``notebooks/NN_slug.py`` becomes ``book/_executed/NN_slug.ipynb``
+with the parameters ``profile``, ``reference_root`` and ``progress=False`` injected.
+Then ``book/_executed/status.md`` is written from the executed notebooks' own papermill
+metadata (profile, start time, duration), for the book's status page.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import jupytext
+import nbformat
+import papermill
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCES = ROOT / "notebooks"
+EXECUTED = ROOT / "book" / "_executed"
+
+
+def execute(source: Path, profile: str, reference: str | None) -> float:
+    """Run one notebook; returns its wall time in seconds."""
+    target = EXECUTED / f"{source.stem}.ipynb"
+    notebook = jupytext.read(source)
+    start = time.perf_counter()
+    papermill.execute_notebook(
+        notebook,
+        str(target),
+        parameters={"profile": profile, "reference_root": reference, "progress": False},
+        kernel_name="python3",
+        cwd=str(EXECUTED),
+        progress_bar=False,
+        log_output=False,
+    )
+    return time.perf_counter() - start
+
+
+def title_of(notebook: nbformat.NotebookNode) -> str:
+    for cell in notebook.cells:
+        if cell.cell_type == "markdown":
+            for line in cell.source.splitlines():
+                if line.startswith("# "):
+                    return line[2:].strip()
+    return "(untitled)"
+
+
+def write_status() -> None:
+    """A Markdown table of every executed notebook's profile and run time."""
+    rows = ["| chapter | profile | started (UTC) | run time |", "|---|---|---|---|"]
+    for path in sorted(EXECUTED.glob("[0-9][0-9]_*.ipynb")):
+        notebook = nbformat.read(path, as_version=4)
+        meta = notebook.metadata.get("papermill", {})
+        profile = meta.get("parameters", {}).get("profile", "?")
+        started = (meta.get("start_time") or "?")[:19].replace("T", " ")
+        duration = meta.get("duration")
+        minutes = f"{duration / 60:.1f} min" if duration is not None else "?"
+        rows.append(f"| {{doc}}`/book/_executed/{path.stem}` ({title_of(notebook)}) | {profile} | {started} | {minutes} |")
+    (EXECUTED / "status.md").write_text("\n".join(rows) + "\n")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--profile", default="cpu")
+    parser.add_argument("--only", default=None, help="run only notebooks starting with this")
+    parser.add_argument("--reference", default=None, help="folder holding cohen2019/")
+    args = parser.parse_args()
+    EXECUTED.mkdir(parents=True, exist_ok=True)
+    sources = sorted(SOURCES.glob("[0-9][0-9]_*.py"))
+    for stale in EXECUTED.glob("*.ipynb"):
+        if not (SOURCES / f"{stale.stem}.py").exists():
+            stale.unlink()
+    for source in sources:
+        if args.only and not source.name.startswith(args.only):
+            continue
+        print(f"[{args.profile}] {source.name} ...", flush=True)
+        seconds = execute(source, args.profile, args.reference)
+        print(f"[{args.profile}] {source.name} done in {seconds:.0f} s", flush=True)
+    write_status()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,45 @@
+"""Project hygiene: the conda environment matches pyproject, profiles keep their budgets."""
+
+import tomllib
+from pathlib import Path
+
+import yaml
+
+from rsutils.profiles import PROFILES
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_environment_yml_lists_the_same_packages_as_pyproject() -> None:
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    extras = project["optional-dependencies"]
+    wanted = {
+        req
+        for req in project["dependencies"] + extras["book"] + extras["test"]
+        if not req.startswith("rsutils")
+    }
+    environment = yaml.safe_load((REPO / "environment.yml").read_text())
+    pip_section = next(d["pip"] for d in environment["dependencies"] if isinstance(d, dict))
+    assert set(pip_section) - {"-e ."} == wanted
+    assert "-e ." in pip_section
+
+
+def test_smoke_profile_is_tiny_and_paper_profile_is_the_papers() -> None:
+    smoke, paper = PROFILES["smoke"], PROFILES["paper"]
+    assert smoke.n <= 1000 and smoke.num_images <= 20 and smoke.epochs <= 1
+    assert max(smoke.predict_ns) <= 1000
+    assert (paper.n0, paper.n, paper.alpha, paper.num_images, paper.skip) == (
+        100,
+        100_000,
+        0.001,
+        500,
+        20,
+    )
+    cpu = PROFILES["cpu"]
+    assert cpu.n >= 10_000 and cpu.num_images >= 200
+
+
+def test_every_notebook_has_a_parameters_cell_with_profile() -> None:
+    for source in sorted((REPO / "notebooks").glob("[0-9][0-9]_*.py")):
+        text = source.read_text()
+        assert '# %% tags=["parameters"]\nprofile = ' in text, source.name
