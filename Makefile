@@ -37,7 +37,7 @@ book: notebooks html
 
 lint: setup
 	$(BIN)/ruff check rsutils tests notebooks book
-	$(BIN)/ruff format --check rsutils tests book
+	$(BIN)/ruff format --check rsutils tests notebooks book
 
 unit: setup
 	$(BIN)/pytest tests

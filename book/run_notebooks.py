@@ -60,7 +60,8 @@ def write_status() -> None:
         started = (meta.get("start_time") or "?")[:19].replace("T", " ")
         duration = meta.get("duration")
         minutes = f"{duration / 60:.1f} min" if duration is not None else "?"
-        rows.append(f"| {{doc}}`/book/_executed/{path.stem}` ({title_of(notebook)}) | {profile} | {started} | {minutes} |")
+        chapter = f"{{doc}}`/book/_executed/{path.stem}` ({title_of(notebook)})"
+        rows.append(f"| {chapter} | {profile} | {started} | {minutes} |")
     (EXECUTED / "status.md").write_text("\n".join(rows) + "\n")
 
 

@@ -54,7 +54,7 @@ import torch
 from myst_nb import glue
 from scipy.stats import norm
 
-from rsutils import ABSTAIN, Smooth, certified_accuracy, certified_accuracy_lower_bound, read_log
+from rsutils import ABSTAIN, Smooth, certified_accuracy, certified_accuracy_lower_bound
 from rsutils.analysis import accuracy_table, average_certified_radius, envelope, recertify
 from rsutils.bounds import max_certifiable_pA
 from rsutils.data import load_dataset
@@ -62,10 +62,9 @@ from rsutils.experiments import certification_log, pick_device, prediction_log, 
 from rsutils.linear import LinearClassifier
 from rsutils.noise import Gaussian
 from rsutils.plots import plot_curves, setup_style
-from rsutils.prior_bounds import lecuyer_radius, li_radius
+from rsutils.prior_bounds import guarantees_compared, lecuyer_radius, li_radius
 from rsutils.profiles import get_profile
-from rsutils.published import cohen2019_published
-from rsutils.reference import cohen2019_certify_log, cohen2019_predict_log
+from rsutils.reanalysis import reanalyse_certify_table, reanalyse_predict_table
 from rsutils.report import run_at_table
 from rsutils.runner import select_indices
 from rsutils.train import TrainConfig, evaluate_accuracy
@@ -82,8 +81,13 @@ SIGMAS = (0.25, 0.5, 1.0)
 # %% tags=["remove-input"]
 test = load_dataset("fashion-mnist", "test")
 indices = select_indices(len(test), P.skip)[: P.num_images]
-run_at_table(P, device, dataset="Fashion-MNIST (test split)", model="small_cnn",
-             sigmas=", ".join(map(str, SIGMAS)))
+run_at_table(
+    P,
+    device,
+    dataset="Fashion-MNIST (test split)",
+    model="small_cnn",
+    sigmas=", ".join(map(str, SIGMAS)),
+)
 
 # %% [markdown]
 # ## (a) A linear classifier: the radius is the distance to the boundary
@@ -104,14 +108,16 @@ x_line = line.point_at_distance(sigma_line * norm.ppf(0.999), side=1)
 smooth_line = Smooth(line, num_classes=2, noise=Gaussian(sigma_line))
 ns = [10**k for k in range(2, int(np.log10(P.n)) + 2)]
 certs = [smooth_line.certify(x_line, P.n0, n, P.alpha, batch_size=10_000, seed=seed) for n in ns]
-linear_table = pd.DataFrame({
-    "n": ns,
-    "pA_lower": [c.pA_lower for c in certs],
-    "certified radius": [c.radius for c in certs],
-    "true distance": line.distance(x_line),
-})
+linear_table = pd.DataFrame(
+    {
+        "n": ns,
+        "pA_lower": [c.pA_lower for c in certs],
+        "certified radius": [c.radius for c in certs],
+        "true distance": line.distance(x_line),
+    }
+)
 linear_table["radius / distance"] = linear_table["certified radius"] / linear_table["true distance"]
-linear_table
+linear_table.set_index("n")
 
 # %% [markdown]
 # The certified radius never exceeds the true distance and approaches it as $n$ grows:
@@ -130,19 +136,28 @@ glue("linear_ratio", float(linear_table["radius / distance"].iloc[-1]), display=
 # %% tags=["nbval-check-output"]
 moved = x_line + 1.05 * line.distance(x_line) * line.worst_direction(x_line)
 at_moved = smooth_line.certify(moved, P.n0, ns[-1], P.alpha, batch_size=10_000, seed=seed + 1)
-pd.DataFrame({
-    "point": ["x", "x + 1.05 d u"],
-    "f = g": [line.label(x_line), line.label(moved)],
-    "exact P(class 1)": [line.smoothed_pA(x_line, sigma_line), 1 - line.smoothed_pA(moved, sigma_line)],
-    "CERTIFY class": [certs[-1].prediction, at_moved.prediction],
-    "certified radius": [certs[-1].radius, at_moved.radius],
-}).set_index("point")
+pd.DataFrame(
+    {
+        "point": ["x", "x + 1.05 d u"],
+        "f = g": [line.label(x_line), line.label(moved)],
+        "exact P(class 1)": [
+            line.smoothed_pA(x_line, sigma_line),
+            1 - line.smoothed_pA(moved, sigma_line),
+        ],
+        "CERTIFY class": [certs[-1].prediction, at_moved.prediction],
+        "certified radius": [certs[-1].radius, at_moved.radius],
+    }
+).set_index("point")
 
 # %% tags=["remove-cell"]
 glue("moved_pB", 1 - line.smoothed_pA(moved, sigma_line), display=False)
-glue("moved_answer", "abstain (the point is too close to the boundary for this n)"
-     if at_moved.abstained else f"class {at_moved.prediction} with radius {at_moved.radius:.3f}",
-     display=False)
+glue(
+    "moved_answer",
+    "abstain (the point is too close to the boundary for this n)"
+    if at_moved.abstained
+    else f"class {at_moved.prediction} with radius {at_moved.radius:.3f}",
+    display=False,
+)
 
 # %% [markdown]
 # ## (b) Sample complexity: how large a radius $n$ draws can certify
@@ -179,17 +194,20 @@ plt.close(ax.figure)
 # clean test set and under one draw of its training noise.
 
 # %%
-configs = {s: TrainConfig(scale=s, epochs=P.epochs, train_subset=P.train_subset, seed=seed)
-           for s in SIGMAS}
+configs = {
+    s: TrainConfig(scale=s, epochs=P.epochs, train_subset=P.train_subset, seed=seed) for s in SIGMAS
+}
 models = {s: trained_model(c, device=P.device, progress=progress) for s, c in configs.items()}
-pd.DataFrame({
-    "σ": SIGMAS,
-    "clean accuracy": [evaluate_accuracy(models[s], test) for s in SIGMAS],
-    "accuracy under noise": [evaluate_accuracy(models[s], test, noise_scale=s) for s in SIGMAS],
-})
+pd.DataFrame(
+    {
+        "σ": SIGMAS,
+        "clean accuracy": [evaluate_accuracy(models[s], test) for s in SIGMAS],
+        "accuracy under noise": [evaluate_accuracy(models[s], test, noise_scale=s) for s in SIGMAS],
+    }
+).set_index("σ")
 
 # %% [markdown]
-# CERTIFY then runs on every {glue:text}`skip`th test image
+# CERTIFY then runs on one test image in {glue:text}`skip`
 # ({glue:text}`num_images` images) with $n_0 = $ {glue:text}`n0`,
 # $n = $ {glue:text}`n:,d` and $\alpha = $ {glue:text}`alpha`. The approximate certified
 # accuracy at radius $r$ is the fraction of images that CERTIFY classifies correctly
@@ -204,8 +222,19 @@ glue("alpha", P.alpha, display=False)
 
 # %%
 logs = {
-    s: certification_log(configs[s], test, indices, scale=s, n0=P.n0, n=P.n, alpha=P.alpha,
-                         seed=seed, batch_size=P.batch_size, device=P.device, progress=progress)
+    s: certification_log(
+        configs[s],
+        test,
+        indices,
+        scale=s,
+        n0=P.n0,
+        n=P.n,
+        alpha=P.alpha,
+        seed=seed,
+        batch_size=P.batch_size,
+        device=P.device,
+        progress=progress,
+    )
     for s in SIGMAS
 }
 
@@ -243,11 +272,14 @@ table_c.rename_axis("σ").round(3)
 
 # %% tags=["remove-cell"]
 glue("acr_best", float(table_c["ACR"].max()), display=False)
-glue("best_sigma_acr", table_c["ACR"].idxmax(), display=False)
-glue("best_sigma_r0", table_c["r = 0"].idxmax(), display=False)
-glue("best_sigma_r1", table_c["r = 1"].idxmax(), display=False)
-glue("max_radius_half", float(max(logs[0.25]["radius"].max(), logs[0.5]["radius"].max())),
-     display=False)
+glue("best_sigma_acr", float(table_c["ACR"].idxmax()), display=False)
+glue("best_sigma_r0", float(table_c["r = 0"].idxmax()), display=False)
+glue("best_sigma_r1", float(table_c["r = 1"].idxmax()), display=False)
+glue(
+    "max_radius_half",
+    float(max(logs[0.25]["radius"].max(), logs[0.5]["radius"].max())),
+    display=False,
+)
 
 # %% [markdown]
 # ## (d) PREDICT: accuracy, abstention and time
@@ -264,11 +296,26 @@ glue("max_radius_half", float(max(logs[0.25]["radius"].max(), logs[0.5]["radius"
 # %%
 predict_rows = []
 for n_predict in P.predict_ns:
-    log = prediction_log(configs[0.25], test, indices, scale=0.25, n=n_predict, alpha=P.alpha,
-                         seed=seed, batch_size=P.batch_size, device=P.device, progress=progress)
-    predict_rows.append({"n": n_predict, "accuracy": log["correct"].mean(),
-                         "abstention rate": (log["predict"] == ABSTAIN).mean(),
-                         "seconds per image": log["time"].mean()})
+    log = prediction_log(
+        configs[0.25],
+        test,
+        indices,
+        scale=0.25,
+        n=n_predict,
+        alpha=P.alpha,
+        seed=seed,
+        batch_size=P.batch_size,
+        device=P.device,
+        progress=progress,
+    )
+    predict_rows.append(
+        {
+            "n": n_predict,
+            "accuracy": log["correct"].mean(),
+            "abstention rate": (log["predict"] == ABSTAIN).mean(),
+            "seconds per image": log["time"].mean(),
+        }
+    )
 table_d = pd.DataFrame(predict_rows).set_index("n")
 table_d
 
@@ -295,22 +342,29 @@ glue("abstain_last", float(table_d["abstention rate"].iloc[-1]), display=False)
 # %% tags=["hide-input"]
 fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
 p_grid = np.linspace(0.5, 0.9999, 400)
-plot_curves({"Theorem 1 (Cohen et al.)": 0.25 * norm.ppf(p_grid),
-             "Li et al.": li_radius(p_grid, sigma=0.25),
-             "Lecuyer et al.": lecuyer_radius(p_grid, sigma=0.25)},
-            p_grid, ax=left, xlabel="p_A (with p_B = 1 − p_A)", ylabel="certified ℓ2 radius")
+plot_curves(
+    {
+        "Theorem 1 (Cohen et al.)": 0.25 * norm.ppf(p_grid),
+        "Li et al.": li_radius(p_grid, sigma=0.25),
+        "Lecuyer et al.": lecuyer_radius(p_grid, sigma=0.25),
+    },
+    p_grid,
+    ax=left,
+    xlabel="p_A (with p_B = 1 − p_A)",
+    ylabel="certified ℓ2 radius",
+)
 base = logs[0.25]
-certified = (base["predict"] != ABSTAIN).to_numpy()
-pA_base = base["pA_lower"].clip(0.5, 1).to_numpy()
-bounds = {"Theorem 1 (Cohen et al.)": base["radius"].to_numpy(),
-          "Li et al.": np.where(certified, li_radius(pA_base, sigma=0.25), 0.0),
-          "Lecuyer et al.": np.where(certified, lecuyer_radius(pA_base, sigma=0.25), 0.0)}
+bounds = guarantees_compared(base["pA_lower"], base["predict"] != ABSTAIN, sigma=0.25)
 radii_e = np.linspace(0, 1.2, 121)
-plot_curves({k: certified_accuracy(base.assign(radius=v), radii_e) for k, v in bounds.items()},
-            radii_e, ax=right)
-for key, name in (("acr_cohen", "Theorem 1 (Cohen et al.)"), ("acr_li", "Li et al."),
-                  ("acr_lecuyer", "Lecuyer et al.")):
-    glue(key, average_certified_radius(base.assign(radius=bounds[name])), display=False)
+plot_curves(
+    {k: certified_accuracy(base.assign(radius=v), radii_e) for k, v in bounds.items()},
+    radii_e,
+    ax=right,
+)
+acr = {k: average_certified_radius(base.assign(radius=v)) for k, v in bounds.items()}
+glue("acr_cohen", acr["Theorem 1 (Cohen et al.)"], display=False)
+glue("acr_li", acr["Li et al."], display=False)
+glue("acr_lecuyer", acr["Lecuyer et al."], display=False)
 fig.tight_layout()
 glue("fig_prior_bounds", fig, display=False)
 plt.close(fig)
@@ -363,23 +417,17 @@ plt.close(ax.figure)
 # ({glue:text}`table1_matches` match).
 
 # %% tags=["nbval-check-output"]
-published = cohen2019_published()
-imagenet_logs = {s: read_log(cohen2019_certify_log("imagenet", s, s, root=reference_root))
-                 for s in ("0.25", "0.50", "1.00")}
-table1 = published.query("table == 1").copy()
-table1["re-analysis"] = [
-    round(float(certified_accuracy(imagenet_logs[f"{row.sigma:.2f}"], row.radius)[0]), 2)
-    for row in table1.itertuples()
-]
-table1["match"] = table1["re-analysis"] == table1["value"]
+table1 = reanalyse_certify_table(1, root=reference_root)
+table1["recomputed"] = table1["recomputed"].round(2)
 table1.rename(columns={"value": "Table 1"}).pivot(
-    index="sigma", columns="radius", values=["Table 1", "re-analysis"])
+    index="sigma", columns="radius", values=["Table 1", "recomputed"]
+)
 
 # %% tags=["remove-cell"]
 glue("table1_entries", len(table1), display=False)
-glue("table1_matches", int(table1["match"].sum()), display=False)
-glue("imagenet_025_rows", len(imagenet_logs["0.25"]), display=False)
-glue("imagenet_050_rows", len(imagenet_logs["0.50"]), display=False)
+glue("table1_matches", int((table1["recomputed"] == table1["value"]).sum()), display=False)
+glue("imagenet_025_rows", int(table1.query("sigma == 0.25")["images"].iloc[0]), display=False)
+glue("imagenet_050_rows", int(table1.query("sigma == 0.5")["images"].iloc[0]), display=False)
 
 # %% [markdown]
 # One detail a reader of the raw files should know: the $\sigma = 0.25$ ImageNet log
@@ -391,25 +439,17 @@ glue("imagenet_050_rows", len(imagenet_logs["0.50"]), display=False)
 # numbers need not agree, and some do not:
 
 # %% tags=["nbval-check-output"]
-cifar_logs = {s: read_log(cohen2019_certify_log("cifar10", s, s, root=reference_root))
-              for s in ("0.25", "0.50", "1.00")}
-table3 = published.query("table == 3").copy()
-table3["released logs (500 images)"] = [
-    round(float(certified_accuracy(cifar_logs[f"{row.sigma:.2f}"], row.radius)[0]), 3)
-    for row in table3.itertuples()
-]
-table3["difference"] = (table3["released logs (500 images)"] - table3["value"]).round(3)
-m_cifar = len(cifar_logs["0.25"])
-standard_error = np.sqrt(table3["value"] * (1 - table3["value"]) / m_cifar).clip(lower=1 / m_cifar)
-table3["difference / standard error"] = (table3["difference"] / standard_error).round(2)
-table3.rename(columns={"value": "Table 3 (full test set)"}).set_index(["sigma", "radius"])[
-    ["Table 3 (full test set)", "released logs (500 images)", "difference",
-     "difference / standard error"]]
+table3 = reanalyse_certify_table(3, root=reference_root)
+table3["difference"] = table3["recomputed"] - table3["value"]
+table3["difference / standard error"] = table3["difference"] / table3["standard_error"]
+table3.rename(
+    columns={"value": "Table 3 (full test set)", "recomputed": "released logs (500 images)"}
+).set_index(["sigma", "radius"]).iloc[:, -4:].round(3)
 
 # %% tags=["remove-cell"]
 glue("cifar_max_diff", float(table3["difference"].abs().max()), display=False)
 glue("cifar_max_z", float(table3["difference / standard error"].abs().max()), display=False)
-glue("cifar_rows", m_cifar, display=False)
+glue("cifar_rows", int(table3["images"].iloc[0]), display=False)
 
 # %% [markdown]
 # The largest gap is {glue:text}`cifar_max_diff:.3f`, or
@@ -417,20 +457,15 @@ glue("cifar_rows", m_cifar, display=False)
 # {glue:text}`cifar_rows` images. Gaps of this size are what a 500-image subsample of a
 # 10,000-image evaluation produces: the released logs are consistent with Table 3
 # without reproducing it digit for digit. (The values of Table 3 used here are those
-# transcribed in the project's summary of the paper, `rsutils/data/cohen2019_published.csv`.)
+# transcribed in the project's summary of the paper, `rsutils/tables/cohen2019_published.csv`.)
 #
 # The released PREDICT logs (ImageNet, $\sigma = 0.25$) against Table 4:
 
 # %% tags=["nbval-check-output"]
-table4 = published.query("table == 4 and quantity != 'seconds_per_prediction'").copy()
-measured = []
-for row in table4.itertuples():
-    log = read_log(cohen2019_predict_log(int(row.n), root=reference_root))
-    value = log["correct"].mean() if row.quantity == "predict_accuracy" else (log["predict"] == ABSTAIN).mean()
-    measured.append(round(float(value), 3))
-table4["released logs"] = measured
-table4["n"] = table4["n"].astype(int)
-table4.rename(columns={"value": "Table 4"}).set_index(["n", "quantity"])[["Table 4", "released logs"]]
+table4 = reanalyse_predict_table(root=reference_root)
+table4.rename(columns={"value": "Table 4", "recomputed": "released logs"}).set_index(
+    ["n", "quantity"]
+)[["Table 4", "released logs"]].round(3)
 
 # %% [markdown]
 # Accuracy agrees to two decimals at $n = 1000$ and $10{,}000$, and abstention at

@@ -10,6 +10,7 @@ any notebook can be re-run alone.
 
 from __future__ import annotations
 
+import pandas as pd
 import torch
 from torch import nn
 
@@ -51,6 +52,19 @@ def trained_model(
     return model
 
 
+def _smooth(
+    config: TrainConfig, data: Dataset, noise: str, scale: float, device: str, progress: bool
+) -> Smooth:
+    model = trained_model(config, device=device, progress=progress)
+    return Smooth(model, data.num_classes, make_noise(noise, scale))
+
+
+def _log_settings(config: TrainConfig, data: Dataset, indices: list[int], **run: object) -> dict:
+    """What identifies a cached log: the model's hash, the data and the run's settings."""
+    model = config_key(config.as_dict())
+    return {"model": model, "dataset": data.name, "split": data.split, "indices": indices, **run}
+
+
 def certification_log(
     config: TrainConfig,
     data: Dataset,
@@ -65,22 +79,12 @@ def certification_log(
     batch_size: int = 1000,
     device: str = "auto",
     progress: bool = True,
-):
+) -> pd.DataFrame:
     """CERTIFY with the model of ``config`` on ``data[indices]``, cached by settings."""
-    model = trained_model(config, device=device, progress=progress)
-    smooth = Smooth(model, data.num_classes, make_noise(noise, scale))
-    settings = {
-        "model": config_key(config.as_dict()),
-        "noise": noise,
-        "scale": scale,
-        "n0": n0,
-        "n": n,
-        "alpha": alpha,
-        "seed": seed,
-        "dataset": data.name,
-        "split": data.split,
-        "indices": indices,
-    }
+    smooth = _smooth(config, data, noise, scale, device, progress)
+    settings = _log_settings(
+        config, data, indices, noise=noise, scale=scale, n0=n0, n=n, alpha=alpha, seed=seed
+    )
     path = cached_path("certify", settings, ".tsv")
     return certify_dataset(
         smooth,
@@ -110,21 +114,12 @@ def prediction_log(
     batch_size: int = 1000,
     device: str = "auto",
     progress: bool = True,
-):
+) -> pd.DataFrame:
     """PREDICT with the model of ``config`` on ``data[indices]``, cached by settings."""
-    model = trained_model(config, device=device, progress=progress)
-    smooth = Smooth(model, data.num_classes, make_noise(noise, scale))
-    settings = {
-        "model": config_key(config.as_dict()),
-        "noise": noise,
-        "scale": scale,
-        "n": n,
-        "alpha": alpha,
-        "seed": seed,
-        "dataset": data.name,
-        "split": data.split,
-        "indices": indices,
-    }
+    smooth = _smooth(config, data, noise, scale, device, progress)
+    settings = _log_settings(
+        config, data, indices, noise=noise, scale=scale, n=n, alpha=alpha, seed=seed
+    )
     path = cached_path("predict", settings, ".tsv")
     return predict_dataset(
         smooth,

@@ -11,8 +11,9 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy.special import logsumexp
+from scipy.stats import norm
 
-__all__ = ["lecuyer_radius", "li_radius"]
+__all__ = ["guarantees_compared", "lecuyer_radius", "li_radius"]
 
 
 def lecuyer_radius(
@@ -54,6 +55,23 @@ def li_radius(
         radius = sigma * np.sqrt(-2.0 / order * np.log(inner))
     radius = np.where((inner < 1) & (inner > 0) & (pA > pB), radius, 0.0)
     return radius.max(axis=0)
+
+
+def guarantees_compared(
+    pA_lower: ArrayLike, certified: ArrayLike, *, sigma: float
+) -> dict[str, np.ndarray]:
+    """Radii that Theorem 1, Li et al. and Lecuyer et al. give at the same ``pA_lower``.
+
+    ``certified`` marks the inputs CERTIFY did not abstain on; the others get 0.
+    """
+    mask = np.asarray(certified, dtype=bool)
+    p = np.clip(np.asarray(pA_lower, dtype=float), 0.5, 1.0)
+    radii = {
+        "Theorem 1 (Cohen et al.)": sigma * norm.ppf(p),
+        "Li et al.": li_radius(p, sigma=sigma),
+        "Lecuyer et al.": lecuyer_radius(p, sigma=sigma),
+    }
+    return {name: np.where(mask, r, 0.0) for name, r in radii.items()}
 
 
 def _probabilities(pA: ArrayLike, pB: ArrayLike | None) -> tuple[np.ndarray, np.ndarray]:

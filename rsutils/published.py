@@ -14,5 +14,5 @@ def cohen2019_published() -> pd.DataFrame:
 
     Columns: ``table, dataset, quantity, sigma, radius, n, value, source``.
     """
-    with files("rsutils").joinpath("data/cohen2019_published.csv").open() as handle:
+    with files("rsutils.tables").joinpath("cohen2019_published.csv").open() as handle:
         return pd.read_csv(handle)

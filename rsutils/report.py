@@ -35,4 +35,5 @@ def run_at_table(profile: Profile, device: torch.device, **extra: object) -> pd.
         "training epochs": profile.epochs,
         "device": device_name(device),
     }
-    return pd.DataFrame({"setting": list(rows), "value": [str(v) for v in rows.values()]})
+    index = pd.Index(list(rows), name="setting")
+    return pd.DataFrame({"value": [str(v) for v in rows.values()]}, index=index)

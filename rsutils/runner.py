@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -109,6 +109,22 @@ def _format(value: Any) -> str:
     return repr(value) if isinstance(value, float) else str(value)
 
 
+def _run(
+    log: ResumableLog,
+    indices: Iterable[int],
+    row: Callable[[int], dict[str, Any]],
+    desc: str,
+    progress: bool,
+) -> pd.DataFrame:
+    """Append ``row(i)`` (timed) to ``log`` for every index it does not hold yet."""
+    todo = [i for i in indices if i not in log.done]
+    for i in tqdm(todo, disable=not progress, desc=desc):
+        start = time.perf_counter()
+        values = row(i)
+        log.append({**values, "idx": i, "time": round(time.perf_counter() - start, 4)})
+    return read_log(log.path)
+
+
 def certify_dataset(
     smooth: Smooth,
     data: Dataset,
@@ -139,24 +155,20 @@ def certify_dataset(
         "seed": seed,
         **(config or {}),
     }
-    log = ResumableLog(path, CERTIFY_COLUMNS, settings)
-    todo = [i for i in indices if i not in log.done]
-    for i in tqdm(todo, disable=not progress, desc=f"certify {Path(path).name}"):
-        start = time.perf_counter()
+
+    def row(i: int) -> dict[str, Any]:
         cert = smooth.certify(data.images[i], n0, n, alpha, batch_size, seed=seed, index=i)
         label = int(data.labels[i])
-        log.append(
-            {
-                **cert.as_dict(),
-                "idx": i,
-                "label": label,
-                "predict": cert.prediction,
-                "correct": int(cert.prediction == label),
-                "scale": smooth.noise.scale,
-                "time": round(time.perf_counter() - start, 4),
-            }
-        )
-    return read_log(path)
+        return {
+            **cert.as_dict(),
+            "label": label,
+            "predict": cert.prediction,
+            "correct": int(cert.prediction == label),
+            "scale": smooth.noise.scale,
+        }
+
+    log = ResumableLog(path, CERTIFY_COLUMNS, settings)
+    return _run(log, indices, row, f"certify {Path(path).name}", progress)
 
 
 def predict_dataset(
@@ -182,23 +194,19 @@ def predict_dataset(
         "seed": seed,
         **(config or {}),
     }
-    log = ResumableLog(path, PREDICT_COLUMNS, settings)
-    todo = [i for i in indices if i not in log.done]
-    for i in tqdm(todo, disable=not progress, desc=f"predict {Path(path).name}"):
-        start = time.perf_counter()
+
+    def row(i: int) -> dict[str, Any]:
         prediction = smooth.predict(data.images[i], n, alpha, batch_size, seed=seed, index=i)
         label = int(data.labels[i])
-        log.append(
-            {
-                "idx": i,
-                "label": label,
-                "predict": prediction,
-                "correct": int(prediction == label),
-                "n": n,
-                "alpha": alpha,
-                "scale": smooth.noise.scale,
-                "seed": seed,
-                "time": round(time.perf_counter() - start, 4),
-            }
-        )
-    return read_log(path)
+        return {
+            "label": label,
+            "predict": prediction,
+            "correct": int(prediction == label),
+            "n": n,
+            "alpha": alpha,
+            "scale": smooth.noise.scale,
+            "seed": seed,
+        }
+
+    log = ResumableLog(path, PREDICT_COLUMNS, settings)
+    return _run(log, indices, row, f"predict {Path(path).name}", progress)

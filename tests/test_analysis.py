@@ -59,7 +59,7 @@ def test_read_log_accepts_both_of_cohens_time_formats(tmp_path) -> None:
 def test_read_log_rejects_other_tables(tmp_path) -> None:
     path = tmp_path / "other.tsv"
     path.write_text("a\tb\n1\t2\n")
-    with pytest.raises(ValueError, match="not a certification log"):
+    with pytest.raises(ValueError, match=r"not a certification log"):
         read_log(path)
 
 
@@ -80,5 +80,5 @@ def test_recertify_at_the_original_alpha_reproduces_the_log_and_is_monotone() ->
 
 
 def test_recertify_needs_our_columns() -> None:
-    with pytest.raises(ValueError, match="only rsutils logs have"):
+    with pytest.raises(ValueError, match=r"only rsutils logs have"):
         recertify(LOG, 0.01, Gaussian(0.25))

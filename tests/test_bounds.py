@@ -39,5 +39,5 @@ def test_pvalue_is_scipys_two_sided_binomial_test() -> None:
 
 @pytest.mark.parametrize("alpha", [0.0, 1.0, -0.1, 1.5, float("nan")])
 def test_alpha_outside_the_open_unit_interval_is_rejected(alpha: float) -> None:
-    with pytest.raises(ValueError, match="alpha must lie strictly between 0 and 1"):
+    with pytest.raises(ValueError, match=r"alpha must lie strictly between 0 and 1"):
         clopper_pearson_lower(5, 10, alpha)

@@ -101,7 +101,7 @@ def test_a_failed_download_is_reported_with_the_three_ways(tmp_path, monkeypatch
     monkeypatch.setattr(rsdata, "DEBIAN_FASHION_MNIST", tmp_path / "absent")
     with local_http_mirror(tmp_path / "empty-mirror") as url:
         monkeypatch.setattr(FashionMNIST, "mirrors", [url])
-        with pytest.raises(FileNotFoundError, match="the download failed"):
+        with pytest.raises(FileNotFoundError, match=r"the download failed"):
             fashion_mnist_folder(tmp_path / "download")
         gc.collect()
 
@@ -112,5 +112,5 @@ def test_non_idx_files_are_rejected(tmp_path) -> None:
     path = tmp_path / "x.gz"
     with gzip.open(path, "wb") as handle:
         handle.write(b"not an idx file")
-    with pytest.raises(ValueError, match="not an unsigned-byte IDX file"):
+    with pytest.raises(ValueError, match=r"not an unsigned-byte IDX file"):
         rsdata._read_idx(path)

@@ -62,5 +62,5 @@ def test_a_noise_stream_serves_the_same_draws_however_requests_are_cut(total, cu
 def test_asking_a_stream_for_more_than_its_total_is_an_error() -> None:
     stream = NoiseStream(Gaussian(1.0), torch.Size([2]), 5, torch.Generator(), torch.float32)
     stream.fill_(torch.empty(5, 2))
-    with pytest.raises(RuntimeError, match="exhausted"):
+    with pytest.raises(RuntimeError, match=r"exhausted"):
         stream.fill_(torch.empty(1, 2))

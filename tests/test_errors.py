@@ -19,32 +19,32 @@ def smooth(cnn) -> Smooth:
 
 @pytest.mark.parametrize("alpha", [0, 1, -0.5, 2.0])
 def test_alpha_outside_zero_one(smooth, alpha) -> None:
-    with pytest.raises(ValueError, match="alpha must lie strictly between 0 and 1.*alpha=0.001"):
+    with pytest.raises(ValueError, match=r"alpha must lie strictly between 0 and 1.*alpha=0.001"):
         smooth.certify(X, 10, 100, alpha)
-    with pytest.raises(ValueError, match="alpha must lie strictly between 0 and 1"):
+    with pytest.raises(ValueError, match=r"alpha must lie strictly between 0 and 1"):
         smooth.predict(X, 100, alpha)
 
 
 @pytest.mark.parametrize(("n0", "n"), [(0, 100), (10, 0), (-1, 100), (10, 2.5), (True, 10)])
 def test_sample_sizes_below_one(smooth, n0, n) -> None:
-    with pytest.raises(ValueError, match="must be a positive integer"):
+    with pytest.raises(ValueError, match=r"must be a positive integer"):
         smooth.certify(X, n0, n, 0.001)
 
 
 def test_sigma_not_positive() -> None:
-    with pytest.raises(ValueError, match="sigma must be a positive finite number"):
+    with pytest.raises(ValueError, match=r"sigma must be a positive finite number"):
         Gaussian(sigma=0)
 
 
 def test_nan_image(smooth) -> None:
     x = X.clone()
     x[0, 3, 3] = float("nan")
-    with pytest.raises(ValueError, match="NaN or infinite.*clean the input"):
+    with pytest.raises(ValueError, match=r"NaN or infinite.*clean the input"):
         smooth.certify(x, 10, 100, 0.001)
 
 
 def test_input_with_a_batch_dimension_names_the_expected_shape(smooth) -> None:
-    with pytest.raises(RuntimeError, match="without a batch dimension"):
+    with pytest.raises(RuntimeError, match=r"without a batch dimension"):
         smooth.certify(torch.rand(2, 1, 28, 28), 10, 100, 0.001)
 
 
@@ -54,12 +54,12 @@ def test_wrong_number_of_classes(cnn) -> None:
 
 
 def test_model_in_training_mode(cnn) -> None:
-    with pytest.raises(ValueError, match="call model.eval"):
+    with pytest.raises(ValueError, match=r"call model.eval"):
         Smooth(cnn.train(), 10, Gaussian(0.25)).predict(X, 10, 0.01)
 
 
 def test_unknown_noise_norm_pair(cnn) -> None:
-    with pytest.raises(ValueError, match="choose one of the supported family/norm pairs"):
+    with pytest.raises(ValueError, match=r"choose one of the supported family/norm pairs"):
         Smooth(cnn, 10, Laplace(0.25), norm="l2")
 
 
@@ -69,7 +69,7 @@ def test_noise_must_be_a_family(cnn) -> None:
 
 
 def test_unknown_profile() -> None:
-    with pytest.raises(ValueError, match="unknown profile 'fast'.*smoke, cpu, paper"):
+    with pytest.raises(ValueError, match=r"unknown profile 'fast'.*smoke, cpu, paper"):
         get_profile("fast")
 
 
@@ -84,19 +84,19 @@ def test_missing_dataset_names_all_three_ways(tmp_path, monkeypatch) -> None:
 
 
 def test_unknown_dataset_and_split() -> None:
-    with pytest.raises(ValueError, match="choose fashion-mnist, mnist or cifar10"):
+    with pytest.raises(ValueError, match=r"choose fashion-mnist, mnist or cifar10"):
         load_dataset("svhn")
-    with pytest.raises(ValueError, match="'train' or 'test'"):
+    with pytest.raises(ValueError, match=r"'train' or 'test'"):
         load_dataset("fashion-mnist", "val")
 
 
 def test_missing_log_and_checkpoint(tmp_path) -> None:
-    with pytest.raises(FileNotFoundError, match="python -m rsutils certify"):
+    with pytest.raises(FileNotFoundError, match=r"python -m rsutils certify"):
         read_log(tmp_path / "none.tsv")
-    with pytest.raises(FileNotFoundError, match="no checkpoint"):
+    with pytest.raises(FileNotFoundError, match=r"no checkpoint"):
         load_checkpoint(tmp_path / "none.pt")
 
 
 def test_unknown_architecture() -> None:
-    with pytest.raises(ValueError, match="choose one of"):
+    with pytest.raises(ValueError, match=r"choose one of"):
         build_model("vgg", "cifar10")

@@ -60,8 +60,8 @@ def test_a_bare_network_state_dict_loads(tmp_path) -> None:
 
 def test_unreadable_checkpoints_are_explained(tmp_path) -> None:
     torch.save({"weights": 1}, tmp_path / "x.pt")
-    with pytest.raises(ValueError, match="'arch' and 'state_dict'"):
+    with pytest.raises(ValueError, match=r"'arch' and 'state_dict'"):
         load_checkpoint(tmp_path / "x.pt")
     torch.save({"arch": "small_cnn", "state_dict": {}}, tmp_path / "y.pt")
-    with pytest.raises(ValueError, match="pass dataset="):
+    with pytest.raises(ValueError, match=r"pass dataset="):
         load_checkpoint(tmp_path / "y.pt")

@@ -49,12 +49,12 @@ def test_same_generator_state_same_draws() -> None:
 
 @pytest.mark.parametrize("bad", [0.0, -0.25, float("nan"), float("inf")])
 def test_non_positive_scale_is_rejected_with_the_fix(bad: float) -> None:
-    with pytest.raises(ValueError, match="must be a positive finite number.*e.g. sigma=0.25"):
+    with pytest.raises(ValueError, match=r"must be a positive finite number.*e.g. sigma=0.25"):
         Gaussian(bad)
-    with pytest.raises(ValueError, match="positive finite"):
+    with pytest.raises(ValueError, match=r"positive finite"):
         make_noise("laplace", bad)
 
 
 def test_unknown_family_names_the_known_ones() -> None:
-    with pytest.raises(ValueError, match="gaussian.*laplace.*uniform"):
+    with pytest.raises(ValueError, match=r"gaussian.*laplace.*uniform"):
         make_noise("cauchy", 1.0)

@@ -36,3 +36,15 @@ def test_li_matches_a_direct_evaluation_at_its_maximiser() -> None:
     mean = ((pA ** (1 - orders) + pB ** (1 - orders)) / 2) ** (1 / (1 - orders))
     direct = np.sqrt(-2 / orders * np.log(1 - pA - pB + 2 * mean)).max()
     assert li_radius(pA, pB, sigma=1.0)[0] == pytest.approx(direct, rel=2e-3)
+
+
+def test_guarantees_compared_zero_where_certify_abstained() -> None:
+    from rsutils.prior_bounds import guarantees_compared
+
+    radii = guarantees_compared([0.3, 0.9, 0.99], [False, True, True], sigma=0.25)
+    np.testing.assert_allclose(
+        radii["Theorem 1 (Cohen et al.)"], [0, *0.25 * norm.ppf([0.9, 0.99])]
+    )
+    for values in radii.values():
+        assert values[0] == 0.0
+    assert np.all(radii["Li et al."] <= radii["Theorem 1 (Cohen et al.)"])

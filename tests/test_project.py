@@ -43,3 +43,14 @@ def test_every_notebook_has_a_parameters_cell_with_profile() -> None:
     for source in sorted((REPO / "notebooks").glob("[0-9][0-9]_*.py")):
         text = source.read_text()
         assert '# %% tags=["parameters"]\nprofile = ' in text, source.name
+
+
+def test_run_at_table_states_the_scale() -> None:
+    import torch
+
+    from rsutils.report import run_at_table
+
+    table = run_at_table(PROFILES["cpu"], torch.device("cpu"), dataset="Fashion-MNIST")
+    assert table.loc["n (estimation draws)", "value"] == "10,000"
+    assert table.loc["dataset", "value"] == "Fashion-MNIST"
+    assert table.loc["device", "value"].startswith("CPU")

@@ -66,9 +66,9 @@ def test_families_use_their_default_norm() -> None:
 
 
 def test_unknown_pairs_and_missing_dimension_are_clear_errors() -> None:
-    with pytest.raises(ValueError, match="no certified radius is known.*gaussian/l2"):
+    with pytest.raises(ValueError, match=r"no certified radius is known.*gaussian/l2"):
         get_rule("laplace", "linf")
-    with pytest.raises(ValueError, match="pass dim=x.numel"):
+    with pytest.raises(ValueError, match=r"pass dim=x.numel"):
         certified_radius("gaussian", "linf", 0.9, scale=1.0)
     with pytest.raises(ValueError, match=r"pA_lower must lie in \[0, 1\]"):
         certified_radius("gaussian", "l2", 1.2, scale=1.0)

@@ -127,5 +127,5 @@ def test_resuming_with_other_settings_is_refused(tmp_path) -> None:
 def test_select_indices_mirrors_cohens_skip_and_max() -> None:
     assert select_indices(10, skip=3) == [0, 3, 6, 9]
     assert select_indices(10, skip=3, max_index=7) == [0, 3, 6]
-    with pytest.raises(ValueError, match="skip must be >= 1"):
+    with pytest.raises(ValueError, match=r"skip must be >= 1"):
         select_indices(10, skip=0)
