@@ -50,10 +50,15 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 
 def _setup(args: argparse.Namespace):
-    data = load_dataset(args.dataset, args.split, args.data_root)
-    model, _ = load_checkpoint(
+    model, info = load_checkpoint(
         args.base_classifier, dataset=args.dataset, map_location=pick_device(args.device)
     )
+    if info["dataset"] != args.dataset:
+        raise ValueError(
+            f"{args.base_classifier} was trained on {info['dataset']}, not {args.dataset}; "
+            f"pass {info['dataset']} as the dataset argument"
+        )
+    data = load_dataset(args.dataset, args.split, args.data_root)
     smooth = Smooth(
         model,
         data.num_classes,
@@ -61,7 +66,9 @@ def _setup(args: argparse.Namespace):
         norm=getattr(args, "norm", None),
     )
     indices = select_indices(len(data), args.skip, args.max)
-    config = {"checkpoint": _file_digest(args.base_classifier), "skip": args.skip, "max": args.max}
+    # Rows depend on (checkpoint, settings, idx) only, so a log may be extended with
+    # another --skip/--max; the checkpoint's digest guards against mixing models.
+    config = {"checkpoint": _file_digest(args.base_classifier)}
     return data, smooth, indices, config
 
 

@@ -106,6 +106,17 @@ def test_cli_reports_bad_input_without_a_traceback(fake_fashion_mnist, checkpoin
     assert "Traceback" not in result.stderr
 
 
+def test_cli_refuses_a_checkpoint_of_another_dataset(tmp_path) -> None:
+    path = tmp_path / "cifar.pt"
+    save_checkpoint(
+        build_model("cifar_resnet20", "cifar10"), path, arch="cifar_resnet20", dataset="cifar10"
+    )
+    args = cli("certify", "fashion-mnist", str(path), "0.25", str(tmp_path / "o.tsv"), "--quiet")
+    result = subprocess.run(args, capture_output=True, text=True)
+    assert result.returncode == 2
+    assert "was trained on cifar10, not fashion-mnist" in result.stderr
+
+
 def test_a_torn_last_line_is_dropped_on_resume(tmp_path) -> None:
     path = tmp_path / "log.tsv"
     log = ResumableLog(path, ["idx", "value"], {"run": 1})
