@@ -53,6 +53,8 @@ def image_generator(seed: int, index: int, phase: str, device: torch.device) -> 
         raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
     if isinstance(index, bool) or not isinstance(index, int | np.integer) or index < 0:
         raise ValueError(f"index must be a non-negative integer (the input's id), got {index!r}")
+    if phase not in PHASES:
+        raise ValueError(f"phase must be one of {sorted(PHASES)}, got {phase!r}")
     sequence = np.random.SeedSequence(entropy=int(seed), spawn_key=(int(index), PHASES[phase]))
     state = int(sequence.generate_state(1, np.uint64)[0]) >> 1
     generator = torch.Generator(device=device)

@@ -123,9 +123,9 @@ class Smooth:
         check_alpha(alpha)
         x = self._prepare(x)
         seed = draw_seed() if seed is None else seed
-        selection = self.sample_counts(x, n0, batch_size, seed=seed, index=index, phase="select")
+        selection = self._counts(x, n0, batch_size, seed, index, "select")
         c_hat = int(np.argmax(selection))
-        counts = self.sample_counts(x, n, batch_size, seed=seed, index=index, phase="estimate")
+        counts = self._counts(x, n, batch_size, seed, index, "estimate")
         count = int(counts[c_hat])
         pA_lower = float(clopper_pearson_lower(count, n, alpha))
         common = {
@@ -165,7 +165,7 @@ class Smooth:
         check_alpha(alpha)
         x = self._prepare(x)
         seed = draw_seed() if seed is None else seed
-        counts = self.sample_counts(x, n, batch_size, seed=seed, index=index, phase="predict")
+        counts = self._counts(x, n, batch_size, seed, index, "predict")
         second, top = np.argsort(counts, kind="stable")[-2:]
         if top_two_pvalue(counts[top], counts[second]) > alpha:
             return ABSTAIN
@@ -186,9 +186,14 @@ class Smooth:
         The stream of draws is fixed by ``(seed, index, phase)``; ``phase`` is one of
         ``"select"``, ``"estimate"`` (CERTIFY's two samples) and ``"predict"``.
         """
+        x = self._prepare(x)
+        return self._counts(x, num, batch_size, seed, index, phase)
+
+    def _counts(
+        self, x: torch.Tensor, num: int, batch_size: int, seed: int, index: int, phase: str
+    ) -> np.ndarray:
         _check_count("num", num)
         _check_count("batch_size", batch_size)
-        x = self._prepare(x)
         generator = image_generator(seed, index, phase, x.device)
         counts = count_classes(
             self.model,

@@ -100,3 +100,12 @@ def test_missing_log_and_checkpoint(tmp_path) -> None:
 def test_unknown_architecture() -> None:
     with pytest.raises(ValueError, match=r"choose one of"):
         build_model("vgg", "cifar10")
+
+
+def test_unknown_phase_and_bad_seed(smooth) -> None:
+    with pytest.raises(
+        ValueError, match=r"phase must be one of \['estimate', 'predict', 'select'\]"
+    ):
+        smooth.sample_counts(X, 10, seed=0, phase="warmup")
+    with pytest.raises(ValueError, match=r"seed must be a non-negative integer or None"):
+        smooth.certify(X, 10, 100, 0.001, seed=-1)
