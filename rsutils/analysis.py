@@ -83,7 +83,9 @@ def certified_accuracy_lower_bound(
     independently across inputs (independent noise per input), so the number of wrong
     ones is stochastically dominated by Binomial(m, alpha). Subtracting its
     ``1 - rho`` quantile (``scipy.stats.binom.ppf``) from the count behind the
-    approximate certified accuracy gives the bound.
+    approximate certified accuracy gives the bound. Cohen et al.'s analysis code
+    bounds the same count with Bernstein's inequality instead; the exact quantile is
+    the smallest value any valid tail bound for Binomial(m, alpha) can give.
     """
     check_alpha(alpha)
     check_alpha(rho)
