@@ -72,37 +72,19 @@ def _setup(args: argparse.Namespace):
     return data, smooth, indices, config
 
 
-def _certify(args: argparse.Namespace) -> None:
+def _run_log(args: argparse.Namespace) -> None:
     data, smooth, indices, config = _setup(args)
-    certify_dataset(
-        smooth,
-        data,
-        indices,
-        args.outfile,
-        n0=args.N0,
-        n=args.N,
-        alpha=args.alpha,
-        seed=args.seed,
-        batch_size=args.batch,
-        config=config,
-        progress=not args.quiet,
-    )
-
-
-def _predict(args: argparse.Namespace) -> None:
-    data, smooth, indices, config = _setup(args)
-    predict_dataset(
-        smooth,
-        data,
-        indices,
-        args.outfile,
-        n=args.N,
-        alpha=args.alpha,
-        seed=args.seed,
-        batch_size=args.batch,
-        config=config,
-        progress=not args.quiet,
-    )
+    common = {
+        "alpha": args.alpha,
+        "seed": args.seed,
+        "batch_size": args.batch,
+        "config": config,
+        "progress": not args.quiet,
+    }
+    if args.command == "certify":
+        certify_dataset(smooth, data, indices, args.outfile, n0=args.N0, n=args.N, **common)
+    else:
+        predict_dataset(smooth, data, indices, args.outfile, n=args.N, **common)
 
 
 def _train(args: argparse.Namespace) -> None:
@@ -167,11 +149,11 @@ def build_parser() -> argparse.ArgumentParser:
     _common(certify)
     certify.add_argument("--N0", type=int, default=100, help="selection samples")
     certify.add_argument("--norm", default=None, help="threat norm (default: the noise's own)")
-    certify.set_defaults(run=_certify)
+    certify.set_defaults(run=_run_log)
 
     predict = commands.add_parser("predict", help="PREDICT every skip-th input into a TSV log")
     _common(predict)
-    predict.set_defaults(run=_predict)
+    predict.set_defaults(run=_run_log)
 
     train = commands.add_parser("train", help="train a base model with noise augmentation")
     train.add_argument("dataset")

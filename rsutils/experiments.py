@@ -10,6 +10,8 @@ any notebook can be re-run alone.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 import torch
 from torch import nn
@@ -52,17 +54,36 @@ def trained_model(
     return model
 
 
-def _smooth(
-    config: TrainConfig, data: Dataset, noise: str, scale: float, device: str, progress: bool
-) -> Smooth:
+def _cached_log(
+    kind: str, config: TrainConfig, data: Dataset, indices: list[int], **run: Any
+) -> pd.DataFrame:
+    """Run ``kind`` ("certify" or "predict") into the cached log of these settings."""
+    noise, scale = run.pop("noise"), run.pop("scale")
+    batch_size, device, progress = run.pop("batch_size"), run.pop("device"), run.pop("progress")
     model = trained_model(config, device=device, progress=progress)
-    return Smooth(model, data.num_classes, make_noise(noise, scale))
-
-
-def _log_settings(config: TrainConfig, data: Dataset, indices: list[int], **run: object) -> dict:
-    """What identifies a cached log: the model's hash, the data and the run's settings."""
-    model = config_key(config.as_dict())
-    return {"model": model, "dataset": data.name, "split": data.split, "indices": indices, **run}
+    smooth = Smooth(model, data.num_classes, make_noise(noise, scale))
+    model_key = config_key(config.as_dict())
+    settings = {
+        "model": model_key,
+        "dataset": data.name,
+        "split": data.split,
+        "indices": indices,
+        "noise": noise,
+        "scale": scale,
+        **run,
+    }
+    path = cached_path(kind, settings, ".tsv")
+    runner = certify_dataset if kind == "certify" else predict_dataset
+    return runner(
+        smooth,
+        data,
+        indices,
+        path,
+        batch_size=batch_size,
+        config={"model": model_key},
+        progress=progress,
+        **run,
+    )
 
 
 def certification_log(
@@ -81,22 +102,19 @@ def certification_log(
     progress: bool = True,
 ) -> pd.DataFrame:
     """CERTIFY with the model of ``config`` on ``data[indices]``, cached by settings."""
-    smooth = _smooth(config, data, noise, scale, device, progress)
-    settings = _log_settings(
-        config, data, indices, noise=noise, scale=scale, n0=n0, n=n, alpha=alpha, seed=seed
-    )
-    path = cached_path("certify", settings, ".tsv")
-    return certify_dataset(
-        smooth,
+    return _cached_log(
+        "certify",
+        config,
         data,
         indices,
-        path,
+        noise=noise,
+        scale=scale,
         n0=n0,
         n=n,
         alpha=alpha,
         seed=seed,
         batch_size=batch_size,
-        config={"model": settings["model"]},
+        device=device,
         progress=progress,
     )
 
@@ -116,20 +134,17 @@ def prediction_log(
     progress: bool = True,
 ) -> pd.DataFrame:
     """PREDICT with the model of ``config`` on ``data[indices]``, cached by settings."""
-    smooth = _smooth(config, data, noise, scale, device, progress)
-    settings = _log_settings(
-        config, data, indices, noise=noise, scale=scale, n=n, alpha=alpha, seed=seed
-    )
-    path = cached_path("predict", settings, ".tsv")
-    return predict_dataset(
-        smooth,
+    return _cached_log(
+        "predict",
+        config,
         data,
         indices,
-        path,
+        noise=noise,
+        scale=scale,
         n=n,
         alpha=alpha,
         seed=seed,
         batch_size=batch_size,
-        config={"model": settings["model"]},
+        device=device,
         progress=progress,
     )
