@@ -391,7 +391,7 @@ plt.close(fig)
 # %% tags=["hide-input"]
 alphas = (0.1, 0.01, 0.001, 0.0001, 0.00001)
 recertified = {a: recertify(logs[0.5], a, Gaussian(0.5)) for a in alphas}
-radii_f = np.linspace(0, 2.5, 126)  # beyond 4σ = 2 nothing is certifiable at n <= 10^6
+radii_f = np.linspace(0, 2.5, 126)  # 5σ: above σΦ⁻¹(α^(1/n)) for these α and n <= 10^6
 by_alpha = {f"α = {a:g}": certified_accuracy(df, radii_f) for a, df in recertified.items()}
 acr_alpha = [average_certified_radius(df) for df in recertified.values()]
 glue("acr_alpha_first", acr_alpha[0], display=False)
