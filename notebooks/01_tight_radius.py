@@ -332,7 +332,8 @@ glue("abstain_last", float(table_d["abstention rate"].iloc[-1]), display=False)
 #
 # {cite:t}`lecuyer2019certified` (differential privacy) and {cite:t}`li2019certified`
 # (Rényi divergence) certified ℓ2 balls for the same smoothed classifier before Theorem
-# 1; both radii are valid but smaller at every $p_A$ (left; both are suprema over a free
+# 1; both radii are valid, never larger than Theorem 1's and clearly smaller once $p_A$
+# moves away from 1/2 (left; both are suprema over a free
 # parameter that {mod}`rsutils.prior_bounds` maximises on a dense grid). Applied to the
 # same $\underline{p_A}$ values of the $\sigma = 0.25$ log (right; the paper's Fig. 8
 # left), they give an ACR of {glue:text}`acr_li:.3f` (Li et al.) and

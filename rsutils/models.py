@@ -189,13 +189,15 @@ def load_checkpoint(
 ) -> tuple[nn.Sequential, dict[str, Any]]:
     """Load a checkpoint (ours or Cohen et al.'s) into a model in eval mode.
 
+    The file is read with ``torch.load(weights_only=True)``: tensors and plain
+    containers only, so a checkpoint from elsewhere cannot run code.
     Returns ``(model, info)`` with ``info`` holding ``arch``, ``dataset`` and ``meta``.
     ``dataset`` is needed only for Cohen-format checkpoints whose architecture does
     not imply it.
     """
     if not os.path.exists(path):
         raise FileNotFoundError(f"no checkpoint at {os.fspath(path)!r}")
-    checkpoint = torch.load(path, map_location=map_location, weights_only=False)
+    checkpoint = torch.load(path, map_location=map_location, weights_only=True)
     if (
         not isinstance(checkpoint, dict)
         or "arch" not in checkpoint

@@ -43,7 +43,14 @@ def test_cohen_format_checkpoints_load(tmp_path, prefix) -> None:
     reference = build_model("cifar_resnet20", "cifar10").eval()
     network_state = reference[1].state_dict()
     state = {f"{prefix}{key}": value for key, value in network_state.items()}
-    torch.save({"arch": "cifar_resnet20", "state_dict": state, "epoch": 90}, tmp_path / "c.pth")
+    optimizer = torch.optim.SGD(reference.parameters(), lr=0.1, momentum=0.9)
+    checkpoint = {
+        "epoch": 90,
+        "arch": "cifar_resnet20",
+        "state_dict": state,
+        "optimizer": optimizer.state_dict(),
+    }
+    torch.save(checkpoint, tmp_path / "c.pth")
     loaded, info = load_checkpoint(tmp_path / "c.pth")
     assert info["dataset"] == "cifar10"
     x = torch.rand(2, 3, 32, 32)
