@@ -73,14 +73,14 @@ setup_style()
 P = get_profile(profile)
 device = pick_device(P.device)
 SIGMAS = (0.25, 0.5, 1.0)
+test = load_dataset("fashion-mnist", "test")
+indices = select_indices(len(test), P.skip)[: P.num_images]  # Cohen et al.'s --skip
 
 # %% [markdown]
 # The chapter ran at the scale below (the `profile` parameter chooses it; see
 # {doc}`../reproduce`).
 
 # %% tags=["remove-input"]
-test = load_dataset("fashion-mnist", "test")
-indices = select_indices(len(test), P.skip)[: P.num_images]
 run_at_table(
     P,
     device,
