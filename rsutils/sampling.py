@@ -11,6 +11,7 @@ itself gives the same label for the same input whatever the batch.
 from __future__ import annotations
 
 import secrets
+from itertools import chain
 
 import numpy as np
 import torch
@@ -83,9 +84,9 @@ class NoiseStream:
         self.noise = noise
         self.generator = generator
         self._unissued = total  # draws not yet generated
-        self._buffer = torch.empty(
-            (min(self.block, total), *shape), dtype=dtype, device=generator.device
-        )
+        self._buffer_shape = (min(self.block, total), *shape)
+        self._dtype = dtype
+        self._buffer: torch.Tensor | None = None  # allocated when a request splits a block
         self._pos = self._len = 0  # unread draws are _buffer[_pos:_len]
 
     def _next_block_len(self) -> int:
@@ -106,8 +107,12 @@ class NoiseStream:
                     self.noise.sample_(out[filled : filled + next_len], self.generator)
                     filled += next_len
                     continue
+                if self._buffer is None:
+                    device = self.generator.device
+                    self._buffer = torch.empty(self._buffer_shape, dtype=self._dtype, device=device)
                 self._len, self._pos = self._next_block_len(), 0
                 self.noise.sample_(self._buffer[: self._len], self.generator)
+            assert self._buffer is not None
             take = min(wanted - filled, self._len - self._pos)
             out[filled : filled + take].copy_(self._buffer[self._pos : self._pos + take])
             self._pos += take
@@ -117,17 +122,14 @@ class NoiseStream:
 
 def model_device(model: nn.Module) -> torch.device:
     """The device of the model's first parameter or buffer (CPU if it has none)."""
-    for tensor in (*model.parameters(), *model.buffers()):
-        return tensor.device
-    return torch.device("cpu")
+    first = next(chain(model.parameters(), model.buffers()), None)
+    return torch.device("cpu") if first is None else first.device
 
 
 def model_dtype(model: nn.Module) -> torch.dtype:
     """The dtype of the model's first floating-point parameter (float32 if none)."""
-    for tensor in (*model.parameters(), *model.buffers()):
-        if tensor.is_floating_point():
-            return tensor.dtype
-    return torch.float32
+    tensors = chain(model.parameters(), model.buffers())
+    return next((t.dtype for t in tensors if t.is_floating_point()), torch.float32)
 
 
 def predicted_labels(output: torch.Tensor, batch: int, num_classes: int) -> torch.Tensor:

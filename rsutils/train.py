@@ -16,6 +16,7 @@ from tqdm.auto import tqdm
 from rsutils.data import Dataset
 from rsutils.models import build_model
 from rsutils.noise import make_noise
+from rsutils.sampling import model_device
 
 __all__ = ["TrainConfig", "evaluate_accuracy", "train_model"]
 
@@ -98,7 +99,7 @@ def evaluate_accuracy(
     seed: int = 0,
 ) -> float:
     """Top-1 accuracy of the base model on ``data``, under one noise draw per image."""
-    device = next(model.parameters()).device
+    device = model_device(model)
     generator = torch.Generator(device=device).manual_seed(seed)
     sampler = make_noise(noise, noise_scale) if noise_scale > 0 else None
     correct = 0
