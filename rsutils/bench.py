@@ -31,6 +31,7 @@ class BenchResult:
     raw_per_second: float
     sampling_per_second: float
     ratio: float  # median over rounds of sampling / raw, each round timing both
+    ratio_range: tuple[float, float]  # smallest and largest per-round ratio (machine noise)
 
 
 def _elapsed(run: Callable[[], object], device: torch.device) -> float:
@@ -51,7 +52,7 @@ def benchmark(
     num_classes: int,
     batch_size: int = 1000,
     num_batches: int = 10,
-    repeats: int = 5,
+    repeats: int = 7,
 ) -> BenchResult:
     """Throughputs of the raw model and of the loop, timed alternately ``repeats`` times.
 
@@ -85,5 +86,8 @@ def benchmark(
     sampling()
     rounds = np.array([(_elapsed(raw, device), _elapsed(sampling, device)) for _ in range(repeats)])
     raw_time, sampling_time = np.median(rounds, axis=0)
-    ratio = float(np.median(rounds[:, 0] / rounds[:, 1]))
-    return BenchResult(batch_size, total, total / raw_time, total / sampling_time, ratio)
+    ratios = rounds[:, 0] / rounds[:, 1]
+    spread = (float(ratios.min()), float(ratios.max()))
+    return BenchResult(
+        batch_size, total, total / raw_time, total / sampling_time, float(np.median(ratios)), spread
+    )

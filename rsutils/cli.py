@@ -131,10 +131,11 @@ def _bench(args: argparse.Namespace) -> None:
         num_batches=args.batches,
     )
     print(f"model      {args.checkpoint or args.arch} ({dataset}, input {shape}) on {device}")
-    print(f"batch      {result.batch_size}, {result.inputs} inputs per timing, median of 5")
+    print(f"batch      {result.batch_size}, {result.inputs} inputs per timing, median of 7 rounds")
     print(f"raw        {result.raw_per_second:12,.0f} inputs/s  (forward + argmax)")
     print(f"sampling   {result.sampling_per_second:12,.0f} inputs/s  (noise + forward + counting)")
-    print(f"ratio      {result.ratio:12.3f}  (median over rounds of sampling/raw)")
+    low, high = result.ratio_range
+    print(f"ratio      {result.ratio:12.3f}  (median of sampling/raw; rounds {low:.3f}-{high:.3f})")
 
 
 def build_parser() -> argparse.ArgumentParser:
