@@ -31,8 +31,9 @@ __all__ = [
 ]
 
 #: The independent noise streams of one input (CERTIFY's selection and estimation
-#: draws, and PREDICT's draws), by name.
-PHASES = {"select": 0, "estimate": 1, "predict": 2}
+#: draws, PREDICT's draws, and the draws of the sigma ascent of
+#: :mod:`rsutils.sigma_ascent`), by name.
+PHASES = {"select": 0, "estimate": 1, "predict": 2, "sigma": 3}
 
 #: A block holds at most this many draws, and at most ``_BLOCK_ELEMENTS`` numbers.
 _MAX_BLOCK_DRAWS = 1000
