@@ -1,0 +1,318 @@
+"""The memory-based certifier of data-dependent smoothing (DDRS §3.5), on SQLite.
+
+With a noise level chosen per input, the smoothed classifier is no longer one fixed
+classifier, and two certificates can contradict each other: the region certified at
+one input may contain another input answered with a different class. The memory
+keeps every answer and its region, and admits a new Monte Carlo certificate
+``(x, class, radius)`` so that this cannot happen:
+
+1. if ``x`` lies in a stored region of another class, the answer becomes that class
+   and the region shrinks to fit inside the stored one ("adopted");
+2. the region then shrinks until it misses every stored region of another class
+   ("shrunk"), otherwise it is kept as certified ("kept");
+3. the answer and its region are stored.
+
+Invariant after any sequence of admissions: no two stored regions of different
+classes intersect, and every stored input lies in its own region and in no region of
+another class. An abstention outside every region is stored without a region.
+
+Storage is a SQLite file (write-ahead log, full sync): every admission is one
+transaction, so concurrent readers see a consistent memory, a second process picks up
+what the first wrote, and a process killed mid-write leaves the last committed state.
+Admissions from several processes are serialised by the database lock.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+from rsutils.regions import RegionGeometry, get_geometry
+from rsutils.smooth import ABSTAIN
+
+__all__ = ["CertificateMemory", "MemoryAnswer", "MemoryInconsistencyError"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS entries (
+    id INTEGER PRIMARY KEY,
+    key TEXT UNIQUE,
+    prediction INTEGER NOT NULL,
+    radius REAL NOT NULL,
+    mc_prediction INTEGER NOT NULL,
+    mc_radius REAL NOT NULL,
+    action TEXT NOT NULL,
+    center BLOB NOT NULL
+);
+"""
+
+#: What the memory did to a Monte Carlo certificate.
+ACTIONS = ("kept", "shrunk", "adopted", "abstained")
+
+
+class MemoryInconsistencyError(RuntimeError):
+    """A new input lies in stored regions of two different classes (a corrupted memory)."""
+
+
+@dataclass(frozen=True)
+class MemoryAnswer:
+    """The memory's answer for one input: class (or ABSTAIN) and certified radius.
+
+    ``mc_prediction`` and ``mc_radius`` are the Monte Carlo certificate it was given;
+    ``action`` is one of ``kept``, ``shrunk``, ``adopted``, ``abstained``; ``repeated``
+    is true when ``key`` was already in the memory (the stored answer is returned).
+    """
+
+    prediction: int
+    radius: float
+    mc_prediction: int
+    mc_radius: float
+    action: str
+    entry: int
+    repeated: bool = False
+
+
+class CertificateMemory:
+    """A persistent memory of certified answers; ``path=None`` keeps it in RAM only.
+
+    ``geometry`` names the kind of region (see :mod:`rsutils.regions`). All inputs
+    must have the same number of elements; they are stored as float32, and distances
+    are computed from the stored values.
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, geometry: str = "l2-ball"):
+        self.path = None if path is None else Path(path)
+        self.geometry: RegionGeometry = get_geometry(geometry)
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        target = ":memory:" if self.path is None else str(self.path)
+        self._db = sqlite3.connect(target, timeout=60.0, isolation_level=None)
+        if self.path is not None:
+            self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=FULL")
+        with self._transaction():
+            self._create_schema()
+            stored = dict(self._db.execute("SELECT name, value FROM meta").fetchall())
+            if "geometry" not in stored:
+                self._db.execute("INSERT INTO meta VALUES ('geometry', ?)", (geometry,))
+            elif stored["geometry"] != geometry:
+                raise ValueError(
+                    f"{self.path} holds {stored['geometry']} regions, not {geometry}; "
+                    f"open it with geometry={stored['geometry']!r} or use another file"
+                )
+        self._last_id = 0
+        self._ids: list[int] = []
+        self._classes = np.empty(0, dtype=np.int64)
+        self._scales = np.empty(0, dtype=np.float64)
+        self._centers = np.empty((0, 0), dtype=np.float32)
+        self._count = 0
+        self._dim: int | None = None
+        self._sync()
+
+    # -- storage -------------------------------------------------------------------------
+
+    def _create_schema(self) -> None:
+        for statement in _SCHEMA.split(";"):
+            if statement.strip():
+                self._db.execute(statement)
+
+    def _transaction(self):
+        return _Transaction(self._db)
+
+    def _sync(self) -> None:
+        """Load the regions committed since the last call (by this or another process)."""
+        rows = self._db.execute(
+            "SELECT id, prediction, radius, center FROM entries WHERE id > ? ORDER BY id",
+            (self._last_id,),
+        ).fetchall()
+        for entry, prediction, radius, blob in rows:
+            self._last_id = entry
+            center = np.frombuffer(blob, dtype=np.float32)
+            self._check_dim(center.size)
+            if prediction != ABSTAIN:
+                self._append(entry, prediction, radius, center)
+
+    def _check_dim(self, size: int) -> None:
+        if self._dim is None:
+            self._dim = size
+        elif size != self._dim:
+            raise ValueError(
+                f"this memory holds inputs of {self._dim} elements, got one of {size}; "
+                "use one memory per input shape"
+            )
+
+    def _append(self, entry: int, prediction: int, radius: float, center: np.ndarray) -> None:
+        if self._count == len(self._centers):  # grow by doubling
+            grown = np.empty((max(16, 2 * self._count), center.size), dtype=np.float32)
+            if self._count:
+                grown[: self._count] = self._centers[: self._count]
+            self._centers = grown
+            self._classes = np.resize(self._classes, len(grown))
+            self._scales = np.resize(self._scales, len(grown))
+        self._centers[self._count] = center
+        self._classes[self._count] = prediction
+        self._scales[self._count] = radius
+        self._ids.append(entry)
+        self._count += 1
+
+    # -- queries ---------------------------------------------------------------------------
+
+    @property
+    def centers(self) -> np.ndarray:
+        """The stored inputs that carry a region, ``(N, d)`` float32, in admission order."""
+        return self._centers[: self._count]
+
+    @property
+    def classes(self) -> np.ndarray:
+        return self._classes[: self._count]
+
+    @property
+    def radii(self) -> np.ndarray:
+        return self._scales[: self._count]
+
+    def __len__(self) -> int:
+        (count,) = self._db.execute("SELECT COUNT(*) FROM entries").fetchone()
+        return int(count)
+
+    def entries(self) -> pd.DataFrame:
+        """Every stored answer (regions and abstentions), without the inputs."""
+        return pd.read_sql_query(
+            "SELECT id, key, prediction, radius, mc_prediction, mc_radius, action "
+            "FROM entries ORDER BY id",
+            self._db,
+        )
+
+    def lookup(self, x: torch.Tensor | np.ndarray) -> int | None:
+        """The class of the first stored region containing ``x``, or ``None``."""
+        self._sync()
+        center = _as_vector(x)
+        holders = self.geometry.contains(self._distances(center), self.radii)
+        return int(self.classes[np.argmax(holders)]) if holders.any() else None
+
+    def violations(self) -> list[tuple[int, int]]:
+        """Entry ids of stored regions that break the invariant (empty when sound)."""
+        self._sync()
+        found = []
+        for i in range(self._count):
+            dist = self.geometry.distances(self.centers, self.centers[i])
+            other = self.classes != self.classes[i]
+            bad = other & ~self.geometry.separated(dist, self.radii, self.radii[i])
+            found += [(self._ids[i], self._ids[j]) for j in np.flatnonzero(bad) if j > i]
+        return found
+
+    def _distances(self, center: np.ndarray) -> np.ndarray:
+        if self._count == 0:
+            return np.empty(0, dtype=np.float64)
+        self._check_dim(center.size)
+        return self.geometry.distances(self.centers, center)
+
+    # -- admission -------------------------------------------------------------------------
+
+    def admit(
+        self,
+        x: torch.Tensor | np.ndarray,
+        prediction: int,
+        radius: float,
+        *,
+        key: str | None = None,
+    ) -> MemoryAnswer:
+        """Admit the Monte Carlo certificate ``(prediction, radius)`` at ``x``.
+
+        Returns the memory's answer, which is what the certified classifier answers
+        at ``x``. If ``key`` was admitted before, the stored answer is returned
+        unchanged (so a resumed run gets the same answers).
+        """
+        prediction, radius = int(prediction), float(radius)
+        if not (math.isfinite(radius) and radius >= 0):
+            raise ValueError(f"radius must be finite and >= 0, got {radius!r}")
+        if prediction < ABSTAIN:
+            raise ValueError(f"prediction must be a class index or ABSTAIN, got {prediction}")
+        if prediction == ABSTAIN and radius != 0:
+            raise ValueError(f"an abstention certifies nothing: its radius must be 0, got {radius}")
+        center = _as_vector(x)
+        with self._transaction():
+            if key is not None:
+                stored = self._by_key(key)
+                if stored is not None:
+                    return stored
+            self._sync()
+            self._check_dim(center.size)
+            final, final_radius, action = self._resolve(center, prediction, radius)
+            cursor = self._db.execute(
+                "INSERT INTO entries (key, prediction, radius, mc_prediction, mc_radius, "
+                "action, center) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (key, final, final_radius, prediction, radius, action, center.tobytes()),
+            )
+            entry = int(cursor.lastrowid or 0)
+        self._sync()
+        return MemoryAnswer(final, final_radius, prediction, radius, action, entry)
+
+    def _resolve(
+        self, center: np.ndarray, prediction: int, radius: float
+    ) -> tuple[int, float, str]:
+        dist = self._distances(center)
+        classes, radii = self.classes, self.radii
+        holders = self.geometry.contains(dist, radii) & (classes != prediction)
+        action = "kept"
+        if holders.any():
+            first = int(np.argmax(holders))
+            prediction, action = int(classes[first]), "adopted"
+            radius, _ = self.geometry.shrink_to_fit(dist[[first]], radii[[first]], radius)
+        elif prediction == ABSTAIN:
+            return ABSTAIN, 0.0, "abstained"
+        other = classes != prediction
+        shrunk, possible = self.geometry.shrink_to_avoid(dist[other], radii[other], radius)
+        if not possible:
+            raise MemoryInconsistencyError(
+                "the new input lies in stored regions of two different classes; the memory "
+                f"{self.path or '(in RAM)'} is inconsistent (run .violations() to list them)"
+            )
+        if shrunk < radius and action == "kept":
+            action = "shrunk"
+        return prediction, shrunk, action
+
+    def _by_key(self, key: str) -> MemoryAnswer | None:
+        row = self._db.execute(
+            "SELECT prediction, radius, mc_prediction, mc_radius, action, id FROM entries "
+            "WHERE key = ?",
+            (key,),
+        ).fetchone()
+        return None if row is None else MemoryAnswer(*row, repeated=True)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> CertificateMemory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class _Transaction:
+    """``BEGIN IMMEDIATE`` … ``COMMIT`` (``ROLLBACK`` on error): one writer at a time."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, kind: object, *exc: object) -> None:
+        self.db.execute("ROLLBACK" if kind is not None else "COMMIT")
+
+
+def _as_vector(x: torch.Tensor | np.ndarray) -> np.ndarray:
+    if isinstance(x, torch.Tensor):
+        x = x.detach().cpu().numpy()
+    vector = np.ascontiguousarray(np.asarray(x, dtype=np.float32).ravel())
+    if not np.isfinite(vector).all():
+        raise ValueError("x contains NaN or infinite values; clean the input first")
+    return vector
