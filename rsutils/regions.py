@@ -5,7 +5,7 @@ certified at an input: does a region contain a point; are two regions disjoint; 
 far must a new region shrink to avoid a stored one; how far to fit inside one. A
 :class:`RegionGeometry` answers them, vectorised over the stored regions. Regions are
 indexed by a scale ``r`` around their centre and shrink by lowering ``r``, so the same
-interface can carry ℓ2 balls now and ellipsoids (a centre, a shape, a scale) later.
+interface carries ℓp balls now and ellipsoids (a centre, a shape, a scale) later.
 
 Float rounding is handled in one place: the "largest" scales are found in closed form,
 then lowered by a few ulps (doubling the step each time) until the predicate that
@@ -19,7 +19,7 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-__all__ = ["GEOMETRIES", "L2Ball", "RegionGeometry", "get_geometry"]
+__all__ = ["GEOMETRIES", "NormBall", "RegionGeometry", "get_geometry"]
 
 
 class RegionGeometry(ABC):
@@ -84,14 +84,29 @@ class RegionGeometry(ABC):
         return float(candidate), True
 
 
-class L2Ball(RegionGeometry):
-    """ℓ2 balls: the certificate of Gaussian smoothing (Cohen et al., Theorem 1)."""
+class NormBall(RegionGeometry):
+    """Balls of an ℓp norm (p = 1, 2 or ∞): the certificates of isotropic smoothing.
 
-    name = "l2-ball"
+    In a normed space the open balls ``B(x, t)`` and ``B(c, r)`` are disjoint exactly
+    when ``‖x − c‖ ≥ t + r``, and ``B(x, t) ⊆ B(c, r)`` exactly when
+    ``‖x − c‖ + t ≤ r`` (walk along the segment from c to x), so one set of formulas
+    serves every p.
+    """
+
+    def __init__(self, norm: str) -> None:
+        orders = {"l1": 1, "l2": 2, "linf": np.inf}
+        if norm not in orders:
+            raise ValueError(f"norm must be one of {sorted(orders)}, got {norm!r}")
+        self.norm, self.order = norm, orders[norm]
+        self.name = f"{norm}-ball"
 
     def distances(self, centers: np.ndarray, x: np.ndarray) -> np.ndarray:
         difference = np.asarray(centers, dtype=np.float64) - np.asarray(x, dtype=np.float64)
-        return np.sqrt(np.square(difference).sum(axis=1))
+        if self.order == 2:
+            return np.sqrt(np.square(difference).sum(axis=1))
+        if self.order == 1:
+            return np.abs(difference).sum(axis=1)
+        return np.abs(difference).max(axis=1, initial=0.0)
 
     def contains(self, dist: np.ndarray, scales: np.ndarray) -> np.ndarray:
         return (dist < scales) | (dist == 0)
@@ -111,7 +126,11 @@ class L2Ball(RegionGeometry):
         return scales - dist
 
 
-GEOMETRIES: dict[str, RegionGeometry] = {"l2-ball": L2Ball()}
+#: Geometry name → geometry. The certificate of a noise and norm lives in the
+#: ``f"{norm}-ball"`` geometry.
+GEOMETRIES: dict[str, RegionGeometry] = {
+    ball.name: ball for ball in (NormBall("l1"), NormBall("l2"), NormBall("linf"))
+}
 
 
 def get_geometry(name: str) -> RegionGeometry:

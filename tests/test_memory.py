@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from rsutils import ABSTAIN
 from rsutils.memory import CertificateMemory
-from rsutils.regions import L2Ball, get_geometry
+from rsutils.regions import NormBall, get_geometry
 
 
 def test_kept_shrunk_adopted() -> None:
@@ -98,22 +98,42 @@ certificates = st.lists(
 )
 
 
-def _independent_check(memory: CertificateMemory) -> None:
-    """The invariant, re-derived with math.dist (tolerance 1e-9 for float rounding)."""
+def _independent_check(memory: CertificateMemory, distance) -> None:
+    """The invariant, re-derived in pure Python (tolerance 1e-9 for float rounding)."""
     regions = list(zip(memory.centers.tolist(), memory.classes, memory.radii, strict=True))
     for i, (x_i, c_i, r_i) in enumerate(regions):
         for x_j, c_j, r_j in regions[i + 1 :]:
             if c_i == c_j:
                 continue
-            distance = math.dist(x_i, x_j)
-            assert distance > 0, "two different answers at the same input"
-            assert r_i + r_j <= distance * (1 + 1e-9), "regions of different classes intersect"
+            gap = distance(x_i, x_j)
+            assert gap > 0, "two different answers at the same input"
+            assert r_i + r_j <= gap * (1 + 1e-9), "regions of different classes intersect"
 
 
 @settings(max_examples=200, deadline=None)
 @given(certificates)
 def test_no_two_regions_of_different_classes_intersect(sequence) -> None:
     memory = CertificateMemory()
+    _admit_and_check(memory, sequence)
+    _independent_check(memory, math.dist)
+
+
+@pytest.mark.parametrize(
+    ("norm", "distance"),
+    [
+        ("l1", lambda a, b: sum(abs(u - v) for u, v in zip(a, b, strict=True))),
+        ("linf", lambda a, b: max(abs(u - v) for u, v in zip(a, b, strict=True))),
+    ],
+)
+@settings(max_examples=60, deadline=None)
+@given(sequence=certificates)
+def test_the_invariant_holds_for_l1_and_linf_balls(norm, distance, sequence) -> None:
+    memory = CertificateMemory(geometry=f"{norm}-ball")
+    _admit_and_check(memory, sequence)
+    _independent_check(memory, distance)
+
+
+def _admit_and_check(memory: CertificateMemory, sequence) -> None:
     for point, prediction, radius in sequence:
         radius = 0.0 if prediction == ABSTAIN else radius
         answer = memory.admit(np.array(point), prediction, radius)
@@ -122,10 +142,11 @@ def test_no_two_regions_of_different_classes_intersect(sequence) -> None:
             # The input lies in its own region and in no region of another class.
             assert memory.lookup(np.array(point)) == answer.prediction
     assert memory.violations() == []
-    _independent_check(memory)
-    geometry = L2Ball()
-    for center, radius in zip(memory.centers, memory.radii, strict=True):
+    geometry = memory.geometry
+    for center, label, radius in zip(memory.centers, memory.classes, memory.radii, strict=True):
+        # Every stored input is in its own region, and later regions did not take it.
         assert geometry.contains(geometry.distances(center[None], center), radius).all()
+        assert memory.lookup(center) == label
 
 
 @settings(max_examples=100, deadline=None)
