@@ -18,13 +18,23 @@ from torch import nn
 
 from rsutils.cache import cached_path, config_key
 from rsutils.data import Dataset, load_dataset
+from rsutils.memory import CertificateMemory
 from rsutils.models import load_checkpoint, save_checkpoint
 from rsutils.noise import make_noise
-from rsutils.runner import certify_dataset, predict_dataset
+from rsutils.runner import certify_dataset, certify_dataset_ds, predict_dataset
+from rsutils.sigma_ascent import SigmaAscent
+from rsutils.sigma_store import SigmaStore
 from rsutils.smooth import Smooth
 from rsutils.train import TrainConfig, train_model
 
-__all__ = ["certification_log", "pick_device", "prediction_log", "trained_model"]
+__all__ = [
+    "certification_log",
+    "ds_certification_log",
+    "pick_device",
+    "prediction_log",
+    "trained_model",
+    "training_sigmas",
+]
 
 
 def pick_device(name: str = "auto") -> torch.device:
@@ -37,21 +47,37 @@ def pick_device(name: str = "auto") -> torch.device:
 def trained_model(
     config: TrainConfig, *, device: str = "auto", progress: bool = True
 ) -> nn.Sequential:
-    """The model trained with ``config``, from the cache or trained now (then cached)."""
+    """The model trained with ``config``, from the cache or trained now (then cached).
+
+    A model fine-tuned from ``config.init`` trains (or loads) that one first. With
+    data-dependent training, the final per-sample sigmas are kept in the checkpoint
+    (see :func:`training_sigmas`).
+    """
     path = cached_path("models", config.as_dict(), ".pt")
     target = pick_device(device)
     if not path.exists():
+        start = None if config.init is None else trained_model(config.init, device=device)
         data = load_dataset(config.dataset, "train")
-        model = train_model(config, data, device=target, progress=progress)
-        save_checkpoint(
-            model,
-            path,
-            arch=config.arch,
-            dataset=config.dataset,
-            meta={"train_config": config.as_dict()},
+        size = len(data) if config.train_subset is None else min(len(data), config.train_subset)
+        store = SigmaStore(size, config.scale)
+        model = train_model(
+            config, data, device=target, progress=progress, start=start, sigma_store=store
         )
+        meta: dict[str, object] = {"train_config": config.as_dict()}
+        if config.ds is not None:
+            meta["sigma_store"] = store.values
+        save_checkpoint(model, path, arch=config.arch, dataset=config.dataset, meta=meta)
     model, _ = load_checkpoint(path, map_location=target)
     return model
+
+
+def training_sigmas(config: TrainConfig, *, device: str = "auto") -> torch.Tensor:
+    """The per-sample sigmas at the end of data-dependent training with ``config``."""
+    if config.ds is None:
+        raise ValueError("this configuration trains with a fixed sigma (config.ds is None)")
+    trained_model(config, device=device, progress=False)
+    _, info = load_checkpoint(cached_path("models", config.as_dict(), ".pt"))
+    return info["meta"]["sigma_store"]
 
 
 def _cached_log(
@@ -148,3 +174,56 @@ def prediction_log(
         device=device,
         progress=progress,
     )
+
+
+def ds_certification_log(
+    config: TrainConfig,
+    data: Dataset,
+    indices: list[int],
+    *,
+    ascent: SigmaAscent,
+    n0: int,
+    n: int,
+    alpha: float,
+    seed: int = 0,
+    batch_size: int = 1000,
+    device: str = "auto",
+    progress: bool = True,
+) -> tuple[pd.DataFrame, CertificateMemory]:
+    """Data-dependent certification with the model of ``config``, cached by settings.
+
+    Returns the log and the certificate memory it was written with (a SQLite file
+    next to the log, which the caller should close).
+    """
+    model = trained_model(config, device=device, progress=progress)
+    model_key = config_key(config.as_dict())
+    settings = {
+        "model": model_key,
+        "dataset": data.name,
+        "split": data.split,
+        "indices": indices,
+        "ascent": ascent.as_dict(),
+        "n0": n0,
+        "n": n,
+        "alpha": alpha,
+        "seed": seed,
+    }
+    path = cached_path("certify-ds", settings, ".tsv")
+    memory = CertificateMemory(path.with_suffix(".sqlite"), geometry=f"{ascent.norm}-ball")
+    log = certify_dataset_ds(
+        model,
+        data.num_classes,
+        data,
+        indices,
+        path,
+        ascent=ascent,
+        n0=n0,
+        n=n,
+        alpha=alpha,
+        seed=seed,
+        memory=memory,
+        batch_size=batch_size,
+        config={"model": model_key},
+        progress=progress,
+    )
+    return log, memory

@@ -21,16 +21,25 @@ from typing import Any
 import pandas as pd
 from tqdm.auto import tqdm
 
+import torch
+from torch import nn
+
 from rsutils.analysis import read_log
 from rsutils.cache import atomic_write_bytes
 from rsutils.data import Dataset
+from rsutils.memory import CertificateMemory
+from rsutils.noise import make_noise
+from rsutils.sampling import image_generator, model_device, model_dtype
+from rsutils.sigma_ascent import SigmaAscent, optimize_sigma
 from rsutils.smooth import Smooth
 
 __all__ = [
     "CERTIFY_COLUMNS",
+    "DS_COLUMNS",
     "PREDICT_COLUMNS",
     "ResumableLog",
     "certify_dataset",
+    "certify_dataset_ds",
     "predict_dataset",
     "select_indices",
 ]
@@ -39,6 +48,9 @@ CERTIFY_COLUMNS = (
     "idx label predict radius correct time selected count n0 n alpha pA_lower scale seed".split()
 )
 PREDICT_COLUMNS = "idx label predict correct time n alpha scale seed".split()
+#: Data-dependent certification: ``scale`` is each input's own sigma*, ``predict`` and
+#: ``radius`` the memory's answer, ``mc_predict`` and ``mc_radius`` CERTIFY's.
+DS_COLUMNS = [*CERTIFY_COLUMNS, "mc_predict", "mc_radius", "memory"]
 
 
 def select_indices(length: int, skip: int = 1, max_index: int = -1) -> list[int]:
@@ -210,3 +222,87 @@ def predict_dataset(
 
     log = ResumableLog(path, PREDICT_COLUMNS, settings)
     return _run(log, indices, row, f"predict {Path(path).name}", progress)
+
+
+def certify_dataset_ds(
+    model: nn.Module,
+    num_classes: int,
+    data: Dataset,
+    indices: Iterable[int],
+    path: str | os.PathLike[str],
+    *,
+    ascent: SigmaAscent,
+    n0: int,
+    n: int,
+    alpha: float,
+    seed: int,
+    memory: CertificateMemory | None = None,
+    batch_size: int = 1000,
+    ascent_batch: int = 100,
+    config: Mapping[str, Any] | None = None,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """Data-dependent certification (DDRS "Cohen-DS") into a resumable log.
+
+    For each input: sigma ascent from ``ascent.sigma0`` (inputs in groups of
+    ``ascent_batch``, each with its own noise stream, so the result does not depend on
+    the grouping), CERTIFY with the noise at the scale found, then admission to
+    ``memory`` (its answer is the logged ``predict``/``radius``; the memory is keyed by
+    index, so a resumed run gets the same answers). Without a memory the log holds
+    CERTIFY's answers, which are not sound certificates of the data-dependent
+    classifier (see :mod:`rsutils.memory`).
+    """
+    if memory is not None and memory.geometry.name != f"{ascent.norm}-ball":
+        raise ValueError(
+            f"the memory holds {memory.geometry.name} regions but {ascent.family} noise "
+            f"certifies {ascent.norm} balls; open it with geometry='{ascent.norm}-ball'"
+        )
+    settings = {
+        "method": "ds",
+        "ascent": ascent.as_dict(),
+        "dataset": data.name,
+        "split": data.split,
+        "n0": n0,
+        "n": n,
+        "alpha": alpha,
+        "seed": seed,
+        "memory": None if memory is None else str(memory.path),
+        **(config or {}),
+    }
+    log = ResumableLog(path, DS_COLUMNS, settings)
+    todo = [i for i in indices if i not in log.done]
+    device, dtype = model_device(model), model_dtype(model)
+    bar = tqdm(total=len(todo), disable=not progress, desc=f"certify-ds {Path(path).name}")
+    for start in range(0, len(todo), ascent_batch):
+        group = todo[start : start + ascent_batch]
+        began = time.perf_counter()
+        x = torch.stack([data.images[i] for i in group]).to(device=device, dtype=dtype)
+        generators = [image_generator(seed, i, "sigma", device) for i in group]
+        scales = optimize_sigma(model, x, ascent, generators).scale.tolist()
+        ascent_time = (time.perf_counter() - began) / len(group)
+        for i, image, scale in zip(group, x, scales, strict=True):
+            began = time.perf_counter()
+            smooth = Smooth(model, num_classes, make_noise(ascent.family, scale), norm=ascent.norm)
+            cert = smooth.certify(image, n0, n, alpha, batch_size, seed=seed, index=i)
+            prediction, radius, action = cert.prediction, cert.radius, "none"
+            if memory is not None:
+                answer = memory.admit(image, cert.prediction, cert.radius, key=str(i))
+                prediction, radius, action = answer.prediction, answer.radius, answer.action
+            label = int(data.labels[i])
+            row = {
+                **cert.as_dict(),
+                "idx": i,
+                "label": label,
+                "predict": prediction,
+                "radius": radius,
+                "correct": int(prediction == label),
+                "scale": scale,
+                "mc_predict": cert.prediction,
+                "mc_radius": cert.radius,
+                "memory": action,
+                "time": round(ascent_time + time.perf_counter() - began, 4),
+            }
+            log.append(row)
+            bar.update()
+    bar.close()
+    return read_log(log.path)

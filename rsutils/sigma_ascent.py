@@ -141,12 +141,15 @@ def optimize_sigma(
     generators: torch.Generator | Sequence[torch.Generator],
     *,
     classes: torch.Tensor | None = None,
+    initial: torch.Tensor | None = None,
 ) -> SigmaResult:
     """Algorithm 1 for a batch ``x`` of shape ``(B, *input_shape)``.
 
     ``generators`` is one generator per input (then each input's scale does not
     depend on the rest of the batch) or one shared by all. ``classes`` fixes c_A;
-    by default it is the argmax of the expected softmax at ``sigma0``. Gradients
+    by default it is the argmax of the expected softmax at the starting scales, which
+    are ``initial`` (one per input, e.g. last epoch's, in DS training) or else
+    ``sigma0``. Gradients
     flow to the scales only: the model's parameters are untouched, and the model
     must be in eval mode (batch norm in training mode would mix the inputs).
     """
@@ -157,7 +160,12 @@ def optimize_sigma(
     if len(generators) != x.shape[0]:
         raise ValueError(f"got {len(generators)} generators for a batch of {x.shape[0]} inputs")
     dtype = x.dtype
-    scale = torch.full((x.shape[0],), float(config.sigma0), dtype=dtype, device=x.device)
+    if initial is None:
+        scale = torch.full((x.shape[0],), float(config.sigma0), dtype=dtype, device=x.device)
+    else:
+        scale = initial.detach().to(device=x.device, dtype=dtype).clamp(min=config.min_scale)
+        if scale.shape != (x.shape[0],):
+            raise ValueError(f"initial must have shape ({x.shape[0]},), got {tuple(scale.shape)}")
     history = []
     for step in range(config.iterations + 1):
         scale.requires_grad_(True)

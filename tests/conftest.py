@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 
+from rsutils.data import Dataset
 from rsutils.linear import LinearClassifier
 from rsutils.models import build_model
 
@@ -49,3 +50,21 @@ def fake_fashion_mnist(tmp_path: Path) -> Path:
         )
         write_idx(tmp_path / f"{prefix}-labels-idx1-ubyte.gz", rng.integers(0, 10, count))
     return tmp_path
+
+
+def _separable_data(count: int = 512) -> Dataset:
+    """Two classes that differ in mean brightness: learnable in one short epoch."""
+    generator = torch.Generator().manual_seed(0)
+    labels = torch.arange(count) % 2
+    images = (
+        0.25
+        + 0.5 * labels.float().reshape(-1, 1, 1, 1)
+        + 0.05 * torch.randn(count, 1, 28, 28, generator=generator)
+    )
+    return Dataset("fashion-mnist", "train", images.clamp(0, 1), labels, ("dark", "light"))
+
+
+@pytest.fixture
+def separable_data():
+    """A factory of easy two-class training sets of a given size."""
+    return _separable_data

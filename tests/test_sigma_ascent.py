@@ -71,6 +71,15 @@ def test_zero_iterations_returns_sigma0_and_its_class(band: ProbitBand) -> None:
     assert result.classes.tolist() == [0, 1]
 
 
+def test_initial_scales_are_per_input(band: ProbitBand) -> None:
+    initial = torch.tensor([0.2, 0.7], dtype=torch.float64)
+    config = SigmaAscent(iterations=0)
+    result = optimize_sigma(band, _inputs()[:2], config, _generators(2), initial=initial)
+    assert result.scale.tolist() == [0.2, 0.7]
+    with pytest.raises(ValueError, match="initial must have shape"):
+        optimize_sigma(band, _inputs()[:2], config, _generators(2), initial=initial[:1])
+
+
 def test_fixed_class_is_kept_even_when_it_is_not_the_top_one(band: ProbitBand) -> None:
     # With c_A forced to class 1 at an input deep inside the band, E_A < E_B and the
     # surrogate is negative; raising sigma raises it, never switching class.

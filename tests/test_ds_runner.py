@@ -1,0 +1,88 @@
+"""Data-dependent certification over a dataset (Cohen-DS): logs, memory, resumption."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import torch
+
+from rsutils.data import Dataset
+from rsutils.memory import CertificateMemory
+from rsutils.noise import Gaussian
+from rsutils.runner import DS_COLUMNS, certify_dataset, certify_dataset_ds
+from rsutils.sigma_ascent import SigmaAscent
+from rsutils.smooth import Smooth
+
+RUN = {"n0": 20, "n": 200, "alpha": 0.01, "seed": 5, "batch_size": 64, "progress": False}
+
+
+@pytest.fixture
+def images() -> Dataset:
+    generator = torch.Generator().manual_seed(0)
+    x = torch.rand(12, 1, 28, 28, generator=generator)
+    return Dataset("fashion-mnist", "test", x, torch.arange(12) % 10, tuple("abcdefghij"))
+
+
+def test_zero_iterations_is_cohen_certification(cnn, images: Dataset, tmp_path: Path) -> None:
+    cohen = certify_dataset(
+        Smooth(cnn, 10, Gaussian(0.3)), images, range(12), tmp_path / "cohen.tsv", **RUN
+    )
+    ds = certify_dataset_ds(
+        cnn, 10, images, range(12), tmp_path / "ds.tsv", ascent=SigmaAscent(0.3, 0), **RUN
+    )
+    columns = ["idx", "predict", "radius", "selected", "count", "pA_lower", "scale"]
+    pd.testing.assert_frame_equal(cohen[columns], ds[columns])
+    assert list(ds.columns) == DS_COLUMNS and set(ds["memory"]) == {"none"}
+
+
+def test_each_row_records_its_own_sigma(cnn, images: Dataset, tmp_path: Path) -> None:
+    ascent = SigmaAscent(sigma0=0.3, iterations=5, lr=0.05, draws=2)
+    with CertificateMemory(tmp_path / "m.sqlite") as memory:
+        ds = certify_dataset_ds(
+            cnn, 10, images, range(12), tmp_path / "ds.tsv", ascent=ascent, memory=memory, **RUN
+        )
+        assert ds["scale"].nunique() > 1 and (ds["scale"] != 0.3).all()
+        assert set(ds["memory"]) <= {"kept", "shrunk", "adopted", "abstained"}
+        stored = memory.entries()
+        assert stored["key"].tolist() == [str(i) for i in range(12)]
+        assert stored["radius"].tolist() == ds["radius"].tolist()
+        assert (ds["radius"] <= ds["mc_radius"]).all()
+
+
+def test_a_split_run_equals_a_whole_one(cnn, images: Dataset, tmp_path: Path) -> None:
+    ascent = SigmaAscent(sigma0=0.3, iterations=3, lr=0.05, draws=2)
+
+    def run(folder: Path, parts: list[range], group: int) -> pd.DataFrame:
+        with CertificateMemory(folder / "m.sqlite") as memory:
+            for number, part in enumerate(parts):
+                if number:  # killed after the memory stored the last answer, before the log
+                    lines = (folder / "ds.tsv").read_text().splitlines(keepends=True)
+                    (folder / "ds.tsv").write_text("".join(lines[:-1]))
+                log = certify_dataset_ds(
+                    cnn,
+                    10,
+                    images,
+                    part,
+                    folder / "ds.tsv",
+                    ascent=ascent,
+                    memory=memory,
+                    ascent_batch=group,
+                    **RUN,
+                )
+        return log.drop(columns="time")
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    whole = run(tmp_path / "a", [range(12)], group=12)
+    split = run(tmp_path / "b", [range(5), range(12)], group=4)
+    pd.testing.assert_frame_equal(whole, split)
+
+
+def test_memory_geometry_must_match_the_certificate(cnn, images, tmp_path: Path) -> None:
+    ascent = SigmaAscent(sigma0=0.3, iterations=0, family="uniform")
+    with CertificateMemory(geometry="l2-ball") as memory, pytest.raises(ValueError, match="l1"):
+        certify_dataset_ds(
+            cnn, 10, images, range(2), tmp_path / "x.tsv", ascent=ascent, memory=memory, **RUN
+        )
