@@ -19,10 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from tqdm.auto import tqdm
-
 import torch
 from torch import nn
+from tqdm.auto import tqdm
 
 from rsutils.analysis import read_log
 from rsutils.cache import atomic_write_bytes

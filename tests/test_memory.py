@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from rsutils import ABSTAIN
 from rsutils.memory import CertificateMemory
-from rsutils.regions import NormBall, get_geometry
+from rsutils.regions import get_geometry
 
 
 def test_kept_shrunk_adopted() -> None:

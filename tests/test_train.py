@@ -5,7 +5,6 @@ import torch
 from rsutils.experiments import trained_model
 from rsutils.train import TrainConfig, evaluate_accuracy, train_model
 
-
 CONFIG = TrainConfig(epochs=1, batch_size=64, scale=0.25, seed=3)
 
 
