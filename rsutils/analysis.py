@@ -23,6 +23,7 @@ from rsutils.smooth import ABSTAIN
 __all__ = [
     "accuracy_table",
     "average_certified_radius",
+    "best_accuracy_table",
     "certified_accuracy",
     "certified_accuracy_lower_bound",
     "envelope",
@@ -117,6 +118,24 @@ def accuracy_table(
     if acr:
         table["ACR"] = [average_certified_radius(df) for df in logs.values()]
     return table
+
+
+def best_accuracy_table(
+    methods: Mapping[str, Mapping[object, pd.DataFrame]], radii: Iterable[float]
+) -> pd.DataFrame:
+    """Per method, the best certified accuracy per radius over its logs, and best ACR.
+
+    The layout of DDRS's tables: ``methods`` maps a method name to its logs (e.g. one
+    per training sigma); each cell is the maximum over those logs (the envelope), as
+    the papers report it.
+    """
+    radii = list(radii)
+    rows = {
+        name: accuracy_table(logs, radii).max(axis=0)
+        for name, logs in methods.items()
+        if len(logs) > 0
+    }
+    return pd.DataFrame.from_dict(rows, orient="index")
 
 
 def recertify(

@@ -10,6 +10,7 @@ any notebook can be re-run alone.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -18,18 +19,20 @@ from torch import nn
 
 from rsutils.cache import cached_path, config_key
 from rsutils.data import Dataset, load_dataset
-from rsutils.memory import CertificateMemory
+from rsutils.memory import CertificateMemory, copy_memory
 from rsutils.models import load_checkpoint, save_checkpoint
 from rsutils.noise import make_noise
+from rsutils.probes import points_inside
 from rsutils.runner import certify_dataset, certify_dataset_ds, predict_dataset
 from rsutils.sigma_ascent import SigmaAscent
 from rsutils.sigma_store import SigmaStore
-from rsutils.smooth import Smooth
+from rsutils.smooth import ABSTAIN, Smooth
 from rsutils.train import TrainConfig, train_model
 
 __all__ = [
     "certification_log",
     "ds_certification_log",
+    "ds_probe_log",
     "pick_device",
     "prediction_log",
     "trained_model",
@@ -189,11 +192,12 @@ def ds_certification_log(
     batch_size: int = 1000,
     device: str = "auto",
     progress: bool = True,
-) -> tuple[pd.DataFrame, CertificateMemory]:
+) -> pd.DataFrame:
     """Data-dependent certification with the model of ``config``, cached by settings.
 
-    Returns the log and the certificate memory it was written with (a SQLite file
-    next to the log, which the caller should close).
+    Certificates go through a memory stored next to the log (a SQLite file, whose
+    path is in the returned log's ``attrs["memory_path"]``; open it with
+    :class:`~rsutils.memory.CertificateMemory` to inspect it).
     """
     model = trained_model(config, device=device, progress=progress)
     model_key = config_key(config.as_dict())
@@ -209,21 +213,93 @@ def ds_certification_log(
         "seed": seed,
     }
     path = cached_path("certify-ds", settings, ".tsv")
-    memory = CertificateMemory(path.with_suffix(".sqlite"), geometry=f"{ascent.norm}-ball")
-    log = certify_dataset_ds(
-        model,
-        data.num_classes,
+    memory_path = path.with_suffix(".sqlite")
+    with CertificateMemory(memory_path, geometry=f"{ascent.norm}-ball") as memory:
+        log = certify_dataset_ds(
+            model,
+            data.num_classes,
+            data,
+            indices,
+            path,
+            ascent=ascent,
+            n0=n0,
+            n=n,
+            alpha=alpha,
+            seed=seed,
+            memory=memory,
+            batch_size=batch_size,
+            config={"model": model_key},
+            progress=progress,
+        )
+    log.attrs["memory_path"] = str(memory_path)
+    return log
+
+
+def ds_probe_log(
+    config: TrainConfig,
+    data: Dataset,
+    indices: list[int],
+    *,
+    ascent: SigmaAscent,
+    fraction: float,
+    n0: int,
+    n: int,
+    alpha: float,
+    seed: int = 0,
+    batch_size: int = 1000,
+    device: str = "auto",
+    progress: bool = True,
+) -> pd.DataFrame:
+    """Query the data-dependent classifier inside its own certified regions.
+
+    Takes the certificates of :func:`ds_certification_log` with the same settings;
+    for each input certified with a positive radius R, draws a point at distance
+    ``fraction``·R in a random direction (:func:`~rsutils.probes.points_inside`) and
+    certifies it the same way, through a copy of that run's memory. In the returned
+    log, ``label`` is the class certified at the original input (``source_idx``), so
+    ``mc_predict != label`` counts the probes where the classifier contradicts a
+    certificate and ``correct`` those where the memory's answer agrees with it.
+    """
+    base = ds_certification_log(
+        config,
         data,
         indices,
-        path,
         ascent=ascent,
         n0=n0,
         n=n,
         alpha=alpha,
         seed=seed,
-        memory=memory,
         batch_size=batch_size,
-        config={"model": model_key},
+        device=device,
         progress=progress,
     )
-    return log, memory
+    certified = base[(base["predict"] != ABSTAIN) & (base["radius"] > 0)]
+    sources = certified["idx"].to_numpy().copy()
+    generator = torch.Generator().manual_seed(seed)
+    radii = torch.tensor(certified["radius"].to_list(), dtype=torch.float64)
+    probes = points_inside(data.images[sources], radii, fraction, generator)
+    labels = torch.tensor(certified["predict"].to_list())
+    probe_data = Dataset(data.name, f"{data.split}-probes", probes, labels, data.classes)
+    path = Path(base.attrs["memory_path"]).with_suffix(f".probes-{fraction:g}.tsv")
+    memory_path = path.with_suffix(".sqlite")
+    copy_memory(base.attrs["memory_path"], memory_path)
+    model = trained_model(config, device=device, progress=progress)
+    with CertificateMemory(memory_path, geometry=f"{ascent.norm}-ball") as memory:
+        log = certify_dataset_ds(
+            model,
+            data.num_classes,
+            probe_data,
+            range(len(probe_data)),
+            path,
+            ascent=ascent,
+            n0=n0,
+            n=n,
+            alpha=alpha,
+            seed=seed + 1,
+            memory=memory,
+            batch_size=batch_size,
+            key_prefix="probe-",
+            config={"model": config_key(config.as_dict()), "fraction": fraction},
+            progress=progress,
+        )
+    return log.assign(source_idx=sources[log["idx"].to_numpy()])

@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 import os
 import sqlite3
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,7 +38,14 @@ import torch
 from rsutils.regions import RegionGeometry, get_geometry
 from rsutils.smooth import ABSTAIN
 
-__all__ = ["CertificateMemory", "MemoryAnswer", "MemoryInconsistencyError"]
+__all__ = [
+    "CertificateMemory",
+    "MemoryAnswer",
+    "MemoryInconsistencyError",
+    "conflicting_pairs",
+    "copy_memory",
+    "replay",
+]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -199,13 +207,8 @@ class CertificateMemory:
     def violations(self) -> list[tuple[int, int]]:
         """Entry ids of stored regions that break the invariant (empty when sound)."""
         self._sync()
-        found = []
-        for i in range(self._count):
-            dist = self.geometry.distances(self.centers, self.centers[i])
-            other = self.classes != self.classes[i]
-            bad = other & ~self.geometry.separated(dist, self.radii, self.radii[i])
-            found += [(self._ids[i], self._ids[j]) for j in np.flatnonzero(bad) if j > i]
-        return found
+        pairs = conflicting_pairs(self.centers, self.classes, self.radii, self.geometry)
+        return [(self._ids[i], self._ids[j]) for i, j in pairs]
 
     def _distances(self, center: np.ndarray) -> np.ndarray:
         if self._count == 0:
@@ -294,6 +297,68 @@ class CertificateMemory:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def copy_memory(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
+    """Copy a memory file (a consistent snapshot, even while others write to it).
+
+    Does nothing if ``target`` exists, so a resumed run keeps its own copy. The copy
+    is written to a temporary file and renamed, so a kill leaves no partial target.
+    """
+    target = Path(target)
+    if target.exists():
+        return
+    partial = target.with_name(target.name + ".partial")
+    partial.unlink(missing_ok=True)
+    with closing(sqlite3.connect(source)) as src, closing(sqlite3.connect(partial)) as dst:
+        src.backup(dst)
+    os.replace(partial, target)
+
+
+def conflicting_pairs(
+    points: np.ndarray, classes: np.ndarray, radii: np.ndarray, geometry: RegionGeometry
+) -> list[tuple[int, int]]:
+    """Index pairs ``i < j`` of regions with different classes that intersect.
+
+    ``points`` ``(N, d)``, ``classes`` and ``radii`` ``(N,)`` describe certificates
+    (abstentions, class ABSTAIN, are skipped). Applied to raw Monte Carlo
+    certificates of a data-dependent classifier, each pair is a contradiction the
+    memory would have to resolve.
+    """
+    points = np.asarray(points, dtype=np.float32)
+    points = points.reshape(len(points), -1) if len(points) else points
+    classes, radii = np.asarray(classes), np.asarray(radii, dtype=np.float64)
+    found = []
+    for i in range(len(points)):
+        if classes[i] == ABSTAIN:
+            continue
+        dist = geometry.distances(points, points[i])
+        bad = (classes != classes[i]) & (classes != ABSTAIN)
+        bad &= ~geometry.separated(dist, radii, radii[i])
+        found += [(i, int(j)) for j in np.flatnonzero(bad) if j > i]
+    return found
+
+
+def replay(
+    points: np.ndarray,
+    predictions: np.ndarray,
+    radii: np.ndarray,
+    order: np.ndarray,
+    *,
+    geometry: str = "l2-ball",
+) -> pd.DataFrame:
+    """Admit the certificates in ``order`` to a fresh in-RAM memory; one row per input.
+
+    The rows come back in the original order (columns ``prediction``, ``radius``,
+    ``action``), so replays in different orders can be compared row by row.
+    """
+    rows = {}
+    with CertificateMemory(geometry=geometry) as memory:
+        for i in np.asarray(order):
+            answer = memory.admit(points[i], int(predictions[i]), float(radii[i]))
+            rows[int(i)] = (answer.prediction, answer.radius, answer.action)
+    frame = pd.DataFrame.from_dict(rows, orient="index", columns=["prediction", "radius", "action"])
+    return frame.sort_index()
 
 
 class _Transaction:

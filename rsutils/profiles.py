@@ -26,6 +26,16 @@ class Profile:
     train_subset: int | None  # training images used (None: all)
     predict_ns: tuple[int, ...]  # PREDICT sample sizes compared in chapter 01 (d)
     batch_size: int  # Monte Carlo batch size
+    # Data-dependent smoothing (chapters 02 and 03)
+    ascent_iterations: int  # K of sigma ascent when certifying
+    ascent_draws: int  # M, noise draws per ascent step
+    ablation_ks: tuple[int, ...]  # the K compared in the ablation
+    reduced_images: int  # test images of the secondary experiments ...
+    reduced_skip: int  # ... every `reduced_skip`-th one ...
+    reduced_n: int  # ... certified with this many draws
+    finetune_epochs: int  # epochs of fine-tuning (DS², SmoothAdv, MACER, uniform noise)
+    finetune_subset: int | None  # training images used by fine-tuning (None: all)
+    macer_draws: int  # noise draws per sample in MACER's loss
     device: str = "auto"
 
     def as_dict(self) -> dict[str, object]:
@@ -44,6 +54,15 @@ PROFILES: dict[str, Profile] = {
         train_subset=6000,
         predict_ns=(100, 1000),
         batch_size=1000,
+        ascent_iterations=5,
+        ascent_draws=2,
+        ablation_ks=(0, 2, 5),
+        reduced_images=10,
+        reduced_skip=1000,
+        reduced_n=200,
+        finetune_epochs=1,
+        finetune_subset=1000,
+        macer_draws=2,
     ),
     "cpu": Profile(
         name="cpu",
@@ -56,6 +75,15 @@ PROFILES: dict[str, Profile] = {
         train_subset=None,
         predict_ns=(100, 1000, 10_000),
         batch_size=1000,
+        ascent_iterations=50,
+        ascent_draws=8,
+        ablation_ks=(0, 1, 5, 20, 50),
+        reduced_images=100,
+        reduced_skip=100,
+        reduced_n=2000,
+        finetune_epochs=2,
+        finetune_subset=20_000,
+        macer_draws=4,
     ),
     "paper": Profile(
         name="paper",
@@ -68,6 +96,15 @@ PROFILES: dict[str, Profile] = {
         train_subset=None,
         predict_ns=(100, 1000, 10_000, 100_000),
         batch_size=10_000,
+        ascent_iterations=100,
+        ascent_draws=8,
+        ablation_ks=(0, 1, 10, 50, 100),
+        reduced_images=500,
+        reduced_skip=20,
+        reduced_n=100_000,
+        finetune_epochs=10,
+        finetune_subset=None,
+        macer_draws=64,
     ),
 }
 

@@ -238,6 +238,7 @@ def certify_dataset_ds(
     memory: CertificateMemory | None = None,
     batch_size: int = 1000,
     ascent_batch: int = 100,
+    key_prefix: str = "",
     config: Mapping[str, Any] | None = None,
     progress: bool = True,
 ) -> pd.DataFrame:
@@ -247,9 +248,9 @@ def certify_dataset_ds(
     ``ascent_batch``, each with its own noise stream, so the result does not depend on
     the grouping), CERTIFY with the noise at the scale found, then admission to
     ``memory`` (its answer is the logged ``predict``/``radius``; the memory is keyed by
-    index, so a resumed run gets the same answers). Without a memory the log holds
-    CERTIFY's answers, which are not sound certificates of the data-dependent
-    classifier (see :mod:`rsutils.memory`).
+    ``key_prefix`` and the index, so a resumed run gets the same answers). Without a
+    memory the log holds CERTIFY's answers, which are not sound certificates of the
+    data-dependent classifier (see :mod:`rsutils.memory`).
     """
     if memory is not None and memory.geometry.name != f"{ascent.norm}-ball":
         raise ValueError(
@@ -265,7 +266,8 @@ def certify_dataset_ds(
         "n": n,
         "alpha": alpha,
         "seed": seed,
-        "memory": None if memory is None else str(memory.path),
+        "memory": None if memory is None else getattr(memory.path, "name", "(in RAM)"),
+        "key_prefix": key_prefix,
         **(config or {}),
     }
     log = ResumableLog(path, DS_COLUMNS, settings)
@@ -285,7 +287,7 @@ def certify_dataset_ds(
             cert = smooth.certify(image, n0, n, alpha, batch_size, seed=seed, index=i)
             prediction, radius, action = cert.prediction, cert.radius, "none"
             if memory is not None:
-                answer = memory.admit(image, cert.prediction, cert.radius, key=str(i))
+                answer = memory.admit(image, cert.prediction, cert.radius, key=f"{key_prefix}{i}")
                 prediction, radius, action = answer.prediction, answer.radius, answer.action
             label = int(data.labels[i])
             row = {

@@ -105,22 +105,31 @@ class Disk(nn.Module):
         distance2 = np.square(x).sum(axis=-1)
         return ncx2.cdf(self.a**2 / sigma**2, df=x.shape[-1], nc=distance2 / sigma**2)
 
-    def smoothed(self, x: np.ndarray, sigma: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
-        """The smoothed class at ``x`` and the exact Theorem-1 radius σΦ⁻¹(pA) (pB = 1 − pA)."""
+    def smoothed(
+        self, x: np.ndarray, sigma: np.ndarray | float, p_max: float = 1.0
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The smoothed class at ``x`` and Theorem 1's radius σΦ⁻¹(min(pA, p_max)).
+
+        ``pB = 1 − pA``; ``p_max`` stands for what a finite sample can certify (e.g.
+        :func:`rsutils.bounds.max_certifiable_pA`), without it the radius is infinite
+        wherever pA rounds to 1.
+        """
         inside = self.prob_inside(x, sigma)
         label = (inside > 0.5).astype(int)
-        p_a = np.maximum(inside, 1 - inside)
+        p_a = np.minimum(np.maximum(inside, 1 - inside), p_max)
         return label, np.asarray(sigma) * _std_normal.ppf(p_a)
 
-    def best_sigma(self, x: np.ndarray, sigmas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """For each point, the sigma in ``sigmas`` with the largest exact radius, and it.
+    def best_sigma(
+        self, x: np.ndarray, sigmas: np.ndarray, p_max: float = 1.0
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """For each point, the sigma in ``sigmas`` with the largest radius, and that radius.
 
         The class is kept fixed at the one predicted with the smallest sigma, as in
         DDRS (a sigma that flips the class does not count).
         """
         x = np.asarray(x, dtype=np.float64)
         sigmas = np.asarray(sigmas, dtype=np.float64)
-        labels, radii = self.smoothed(x[..., None, :], sigmas)
+        labels, radii = self.smoothed(x[..., None, :], sigmas, p_max)
         radii = np.where(labels == labels[..., :1], radii, -np.inf)
         best = radii.argmax(axis=-1)
         return sigmas[best], np.take_along_axis(radii, best[..., None], axis=-1)[..., 0]

@@ -6,7 +6,13 @@ import pytest
 from scipy.stats import binom, norm
 
 from rsutils import certified_accuracy, certified_accuracy_lower_bound, read_log
-from rsutils.analysis import accuracy_table, average_certified_radius, envelope, recertify
+from rsutils.analysis import (
+    accuracy_table,
+    average_certified_radius,
+    best_accuracy_table,
+    envelope,
+    recertify,
+)
 from rsutils.bounds import clopper_pearson_lower
 from rsutils.noise import Gaussian
 
@@ -47,6 +53,15 @@ def test_envelope_and_table_layout() -> None:
     table = accuracy_table({"σ = 0.25": LOG}, [0.0, 0.5])
     assert list(table.columns) == ["r = 0", "r = 0.5", "ACR"]
     assert table.loc["σ = 0.25", "r = 0.5"] == 0.25
+
+
+def test_best_table_takes_the_best_log_per_radius_and_acr() -> None:
+    other = LOG.assign(radius=[0.1, 0.3, 0.0, 0.0], correct=[1, 1, 1, 0])
+    table = best_accuracy_table({"Cohen": {0.25: LOG, 0.5: other}, "none": {}}, [0.0, 0.5])
+    assert list(table.index) == ["Cohen"]
+    assert table.loc["Cohen", "r = 0"] == 0.75  # from `other`
+    assert table.loc["Cohen", "r = 0.5"] == 0.25  # from LOG
+    assert table.loc["Cohen", "ACR"] == pytest.approx(max((0.2 + 0.9) / 4, (0.1 + 0.3) / 4))
 
 
 def test_read_log_accepts_both_of_cohens_time_formats(tmp_path) -> None:

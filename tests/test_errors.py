@@ -104,7 +104,7 @@ def test_unknown_architecture() -> None:
 
 def test_unknown_phase_and_bad_seed(smooth) -> None:
     with pytest.raises(
-        ValueError, match=r"phase must be one of \['estimate', 'predict', 'select'\]"
+        ValueError, match=r"phase must be one of \['estimate', 'predict', 'select', 'sigma'\]"
     ):
         smooth.sample_counts(X, 10, seed=0, phase="warmup")
     with pytest.raises(ValueError, match=r"seed must be a non-negative integer or None"):

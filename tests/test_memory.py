@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rsutils import ABSTAIN
-from rsutils.memory import CertificateMemory
+from rsutils.memory import CertificateMemory, conflicting_pairs, replay
 from rsutils.regions import get_geometry
 
 
@@ -167,7 +167,7 @@ WRITER = textwrap.dedent(
     """
     import sys
     import numpy as np
-    from rsutils.memory import CertificateMemory
+    from rsutils.memory import CertificateMemory, conflicting_pairs, replay
 
     memory = CertificateMemory(sys.argv[1])
     rng = np.random.default_rng(int(sys.argv[2]))
@@ -239,3 +239,34 @@ def test_two_writers_interleave_without_breaking_the_invariant(tmp_path: Path) -
     with CertificateMemory(path) as reader:
         assert len(reader) == 120
         assert reader.violations() == []
+
+
+# -- analysis helpers ------------------------------------------------------------------------
+
+
+def test_conflicting_pairs_lists_exactly_the_overlaps_of_different_classes() -> None:
+    points = np.array([[0.0, 0.0], [1.5, 0.0], [0.0, 3.0], [10.0, 0.0], [1.0, 0.0]])
+    classes = np.array([0, 1, 1, 0, ABSTAIN])
+    radii = np.array([1.0, 1.0, 2.0, 100.0, 0.0])
+    # 0-1 overlap (1 + 1 > 1.5); 0-2 touch only (1 + 2 = 3 is allowed for open balls);
+    # 1-3 and 2-3 overlap (radius 100), 0-3 share a class; the abstention is ignored.
+    geometry = get_geometry("l2-ball")
+    assert conflicting_pairs(points, classes, radii, geometry) == [(0, 1), (1, 3), (2, 3)]
+
+
+def test_replay_in_any_order_is_sound_and_reports_rows_in_input_order() -> None:
+    rng = np.random.default_rng(0)
+    points = rng.uniform(-2, 2, (30, 2))
+    predictions, radii = rng.integers(0, 3, 30), rng.uniform(0, 1.5, 30)
+    forward = replay(points, predictions, radii, np.arange(30))
+    backward = replay(points, predictions, radii, np.arange(30)[::-1])
+    assert list(forward.index) == list(range(30)) == list(backward.index)
+    assert forward.iloc[0].tolist() == [predictions[0], radii[0], "kept"]  # admitted first
+    assert backward.iloc[29].tolist() == [predictions[29], radii[29], "kept"]
+    for frame in (forward, backward):
+        kept = frame["prediction"] != ABSTAIN
+        pairs = conflicting_pairs(
+            points[kept], frame["prediction"][kept], frame["radius"][kept], get_geometry("l2-ball")
+        )
+        assert pairs == []
+    assert not forward.equals(backward)  # with this many overlaps, order matters
