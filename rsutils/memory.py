@@ -42,6 +42,7 @@ __all__ = [
     "CertificateMemory",
     "MemoryAnswer",
     "MemoryInconsistencyError",
+    "closest_conflict",
     "conflicting_pairs",
     "copy_memory",
     "replay",
@@ -337,6 +338,28 @@ def conflicting_pairs(
         bad &= ~geometry.separated(dist, radii, radii[i])
         found += [(i, int(j)) for j in np.flatnonzero(bad) if j > i]
     return found
+
+
+def closest_conflict(
+    points: np.ndarray, classes: np.ndarray, radii: np.ndarray, geometry: RegionGeometry
+) -> float:
+    """The smallest distance / (r_i + r_j) over pairs of certificates of different classes.
+
+    Below 1 the two regions intersect; the further above 1, the further the
+    certificates are from any conflict. ``inf`` when no pair has a positive radius sum.
+    """
+    points = np.asarray(points, dtype=np.float32)
+    points = points.reshape(len(points), -1) if len(points) else points
+    classes, radii = np.asarray(classes), np.asarray(radii, dtype=np.float64)
+    best = np.inf
+    for i in range(len(points)):
+        if classes[i] == ABSTAIN:
+            continue
+        other = (classes != classes[i]) & (classes != ABSTAIN) & (radii + radii[i] > 0)
+        if other.any():
+            dist = geometry.distances(points[other], points[i])
+            best = min(best, float(np.min(dist / (radii[other] + radii[i]))))
+    return best
 
 
 def replay(

@@ -7,9 +7,15 @@ hour on two cores), ``paper`` is the papers' own scale for a GPU.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
-__all__ = ["PROFILES", "Profile", "get_profile"]
+from rsutils.sigma_ascent import SigmaAscent
+
+__all__ = ["PROFILES", "Profile", "ascent_for", "get_profile"]
+
+#: Step size and clamp of sigma ascent in the book (DDRS's code clamps at 0.02).
+ASCENT_LR = 0.05
+ASCENT_CLAMP = 0.02
 
 
 @dataclass(frozen=True)
@@ -118,3 +124,20 @@ def get_profile(name: str) -> Profile:
             f"unknown profile {name!r}; choose one of {', '.join(PROFILES)} "
             "(e.g. `make book PROFILE=smoke`)"
         ) from None
+
+
+def ascent_for(profile: Profile, sigma0: float, **changes: object) -> SigmaAscent:
+    """The book's sigma-ascent settings at this profile's scale, from ``sigma0``.
+
+    ``changes`` override fields (e.g. ``iterations=1`` for training, or
+    ``family="uniform"``), so every chapter asks for the same settings the same way
+    and shares the cached results.
+    """
+    base = SigmaAscent(
+        sigma0=sigma0,
+        iterations=profile.ascent_iterations,
+        lr=ASCENT_LR,
+        draws=profile.ascent_draws,
+        clamp=ASCENT_CLAMP,
+    )
+    return replace(base, **changes)

@@ -26,10 +26,9 @@ from tqdm.auto import tqdm
 from rsutils.analysis import read_log
 from rsutils.cache import atomic_write_bytes
 from rsutils.data import Dataset
+from rsutils.data_dependent import DataDependentSmooth
 from rsutils.memory import CertificateMemory
-from rsutils.noise import make_noise
-from rsutils.sampling import image_generator, model_device, model_dtype
-from rsutils.sigma_ascent import SigmaAscent, optimize_sigma
+from rsutils.sigma_ascent import SigmaAscent
 from rsutils.smooth import Smooth
 
 __all__ = [
@@ -252,11 +251,7 @@ def certify_dataset_ds(
     memory the log holds CERTIFY's answers, which are not sound certificates of the
     data-dependent classifier (see :mod:`rsutils.memory`).
     """
-    if memory is not None and memory.geometry.name != f"{ascent.norm}-ball":
-        raise ValueError(
-            f"the memory holds {memory.geometry.name} regions but {ascent.family} noise "
-            f"certifies {ascent.norm} balls; open it with geometry='{ascent.norm}-ball'"
-        )
+    smooth = DataDependentSmooth(model, num_classes, ascent, memory)
     settings = {
         "method": "ds",
         "ascent": ascent.as_dict(),
@@ -272,35 +267,37 @@ def certify_dataset_ds(
     }
     log = ResumableLog(path, DS_COLUMNS, settings)
     todo = [i for i in indices if i not in log.done]
-    device, dtype = model_device(model), model_dtype(model)
     bar = tqdm(total=len(todo), disable=not progress, desc=f"certify-ds {Path(path).name}")
     for start in range(0, len(todo), ascent_batch):
         group = todo[start : start + ascent_batch]
         began = time.perf_counter()
-        x = torch.stack([data.images[i] for i in group]).to(device=device, dtype=dtype)
-        generators = [image_generator(seed, i, "sigma", device) for i in group]
-        scales = optimize_sigma(model, x, ascent, generators).scale.tolist()
+        scales = smooth.scales(torch.stack([data.images[i] for i in group]), seed, group)
         ascent_time = (time.perf_counter() - began) / len(group)
-        for i, image, scale in zip(group, x, scales, strict=True):
+        for i, scale in zip(group, scales, strict=True):
             began = time.perf_counter()
-            smooth = Smooth(model, num_classes, make_noise(ascent.family, scale), norm=ascent.norm)
-            cert = smooth.certify(image, n0, n, alpha, batch_size, seed=seed, index=i)
-            prediction, radius, action = cert.prediction, cert.radius, "none"
-            if memory is not None:
-                answer = memory.admit(image, cert.prediction, cert.radius, key=f"{key_prefix}{i}")
-                prediction, radius, action = answer.prediction, answer.radius, answer.action
-            label = int(data.labels[i])
+            answer = smooth.certify(
+                data.images[i],
+                n0,
+                n,
+                alpha,
+                batch_size,
+                seed=seed,
+                index=i,
+                scale=scale,
+                key=f"{key_prefix}{i}",
+            )
+            cert, label = answer.certificate, int(data.labels[i])
             row = {
                 **cert.as_dict(),
                 "idx": i,
                 "label": label,
-                "predict": prediction,
-                "radius": radius,
-                "correct": int(prediction == label),
+                "predict": answer.prediction,
+                "radius": answer.radius,
+                "correct": int(answer.prediction == label),
                 "scale": scale,
                 "mc_predict": cert.prediction,
                 "mc_radius": cert.radius,
-                "memory": action,
+                "memory": answer.action,
                 "time": round(ascent_time + time.perf_counter() - began, 4),
             }
             log.append(row)

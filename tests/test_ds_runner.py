@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from rsutils.data import Dataset
+from rsutils.data_dependent import DataDependentSmooth
 from rsutils.memory import CertificateMemory
 from rsutils.noise import Gaussian
 from rsutils.runner import DS_COLUMNS, certify_dataset, certify_dataset_ds
@@ -86,3 +87,26 @@ def test_memory_geometry_must_match_the_certificate(cnn, images, tmp_path: Path)
         certify_dataset_ds(
             cnn, 10, images, range(2), tmp_path / "x.tsv", ascent=ascent, memory=memory, **RUN
         )
+
+
+def test_one_input_alone_gets_the_answer_of_the_dataset_run(cnn, images, tmp_path) -> None:
+    ascent = SigmaAscent(sigma0=0.3, iterations=4, lr=0.05, draws=2)
+    log = certify_dataset_ds(cnn, 10, images, range(6), tmp_path / "ds.tsv", ascent=ascent, **RUN)
+    smooth = DataDependentSmooth(cnn, 10, ascent)
+    answer = smooth.certify(images.images[3], 20, 200, 0.01, 64, seed=5, index=3)
+    row = log.set_index("idx").loc[3]
+    assert (answer.scale, answer.prediction, answer.radius) == (
+        row["scale"],
+        row["predict"],
+        row["radius"],
+    )
+    assert answer.action == "none" and answer.certificate.index == 3
+
+
+def test_a_repeated_key_returns_the_stored_answer(cnn, images) -> None:
+    with CertificateMemory() as memory:
+        smooth = DataDependentSmooth(cnn, 10, SigmaAscent(0.3, 2, draws=2), memory)
+        first = smooth.certify(images.images[0], 20, 200, 0.01, seed=1, key="user-42")
+        again = smooth.certify(images.images[5], 20, 200, 0.01, seed=2, key="user-42")
+        assert (again.prediction, again.radius) == (first.prediction, first.radius)
+        assert len(memory) == 1

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rsutils import ABSTAIN
-from rsutils.memory import CertificateMemory, conflicting_pairs, replay
+from rsutils.memory import CertificateMemory, closest_conflict, conflicting_pairs, replay
 from rsutils.regions import get_geometry
 
 
@@ -167,7 +167,7 @@ WRITER = textwrap.dedent(
     """
     import sys
     import numpy as np
-    from rsutils.memory import CertificateMemory, conflicting_pairs, replay
+    from rsutils.memory import CertificateMemory, closest_conflict, conflicting_pairs, replay
 
     memory = CertificateMemory(sys.argv[1])
     rng = np.random.default_rng(int(sys.argv[2]))
@@ -252,6 +252,10 @@ def test_conflicting_pairs_lists_exactly_the_overlaps_of_different_classes() -> 
     # 1-3 and 2-3 overlap (radius 100), 0-3 share a class; the abstention is ignored.
     geometry = get_geometry("l2-ball")
     assert conflicting_pairs(points, classes, radii, geometry) == [(0, 1), (1, 3), (2, 3)]
+    # Closest pair relative to its radii: 1-3 at distance 8.5 with radii 1 + 100.
+    assert closest_conflict(points, classes, radii, geometry) == pytest.approx(8.5 / 101)
+    assert closest_conflict(points[[0, 2]], classes[[0, 2]], radii[[0, 2]], geometry) == 1.0
+    assert closest_conflict(points[:1], classes[:1], radii[:1], geometry) == np.inf
 
 
 def test_replay_in_any_order_is_sound_and_reports_rows_in_input_order() -> None:

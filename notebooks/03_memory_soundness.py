@@ -1,0 +1,352 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# (chapter-memory)=
+# # Memory soundness
+#
+# A certificate is a promise about a single classifier: $g$ answers $c_A$ everywhere in
+# the ball of radius $R$ around $x$. With a data-dependent $\sigma$
+# ({ref}`chapter-sigma-ascent`) the classifier that answers at $x'$ is
+# $g_{\sigma^*_{x'}}$, not the $g_{\sigma^*_x}$ that certified $x$, so nothing in
+# Theorem 1 stops it from answering another class inside $x$'s ball.
+# {cite:t}`alfarra2022data` (§3.5) repair this with a memory of past answers: a new
+# input inside a stored region of another class adopts that class (its region shrinks
+# to fit inside), and a new region that would meet a region of another class shrinks to
+# avoid it. This chapter builds a case where the repair is needed, checks the
+# {class}`~rsutils.memory.CertificateMemory` on it, and then asks how often the
+# repair acts on real data, and whether the order of queries matters.
+
+# %% tags=["parameters"]
+profile = "cpu"  # smoke | cpu | paper
+reference_root = None  # unused here; every chapter takes the same parameters
+progress = True  # progress bars (papermill runs pass False)
+seed = 0
+
+# %%
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import torch
+from matplotlib.patches import Circle
+from myst_nb import glue
+
+from rsutils import ABSTAIN
+from rsutils.bounds import max_certifiable_pA
+from rsutils.data import load_dataset
+from rsutils.experiments import ds_certification_log, ds_probe_log, pick_device
+from rsutils.memory import CertificateMemory, closest_conflict, conflicting_pairs, replay
+from rsutils.plots import setup_style
+from rsutils.profiles import ascent_for, get_profile
+from rsutils.regions import get_geometry
+from rsutils.report import run_at_table
+from rsutils.runner import select_indices
+from rsutils.toy import Disk
+from rsutils.train import TrainConfig
+
+setup_style()
+P = get_profile(profile)
+device = pick_device(P.device)
+SIGMAS = (0.25, 0.5, 1.0)
+test = load_dataset("fashion-mnist", "test")
+indices = select_indices(len(test), P.skip)[: P.num_images]
+reduced = select_indices(len(test), P.reduced_skip)[: P.reduced_images]
+configs = {
+    s: TrainConfig(scale=s, epochs=P.epochs, train_subset=P.train_subset, seed=seed) for s in SIGMAS
+}
+main_run = {"n0": P.n0, "n": P.n, "alpha": P.alpha, "seed": seed, "batch_size": P.batch_size}
+reduced_run = {**main_run, "n": P.reduced_n}
+common = {"device": P.device, "progress": progress}
+L2 = get_geometry("l2-ball")
+
+# %% [markdown]
+# The real-data sections reuse the Cohen-DS certificates of
+# {ref}`chapter-sigma-ascent` (from the cache; run alone, this chapter computes them).
+
+# %% tags=["remove-input"]
+run_at_table(
+    P,
+    device,
+    dataset="Fashion-MNIST (test split)",
+    model="small_cnn",
+    sigmas=", ".join(map(str, SIGMAS)),
+    **{"probes": f"{P.reduced_images} images (every {P.reduced_skip}th), n = {P.reduced_n:,}"},
+)
+
+# %% [markdown]
+# ## (a) Two certificates that contradict each other
+#
+# Take the plane, the base classifier "class 1 inside the unit disk, class 0 outside"
+# ({class}`rsutils.toy.Disk`), and Gaussian smoothing. The probability that
+# $x + \sigma\varepsilon$ falls in the disk is a non-central $\chi^2$ probability, so
+# every radius below is exact (capped at the $p_A$ that $n = 10^5$ draws can certify at
+# $\alpha = 0.001$). Each input gets the $\sigma$ in $[0.05, 3]$ with the largest
+# radius for the class it has at small $\sigma$, as sigma ascent would look for.
+#
+# At the centre $x_A = (0, 0)$ the best level is $\sigma^*_A = $
+# {glue:text}`sigma_a:.3f`, certifying class 1 within {glue:text}`radius_a:.3f`. At
+# $x_B = (1.3, 0)$, outside the disk, larger $\sigma$ only helps: the disk becomes a
+# smaller and smaller part of the noise, and $\sigma^*_B = $ {glue:text}`sigma_b:.2f`
+# certifies class 0 within {glue:text}`radius_b:.2f`, a ball that contains $x_A$ and
+# the whole disk ({numref}`fig-disk`). Both statements are true of the classifier that
+# made them, $g_{\sigma^*_A}$ and $g_{\sigma^*_B}$. Together they are contradictory:
+# the data-dependent classifier answers {glue:text}`label_a` at $x_A$, inside a ball
+# certified to be class 0.
+
+# %%
+disk = Disk(radius=1.0)
+p_cap = float(max_certifiable_pA(100_000, 0.001))
+sigma_grid = np.geomspace(0.05, 3.0, 400)
+x_a, x_b = np.array([0.0, 0.0]), np.array([1.3, 0.0])
+(sigma_a, sigma_b), (radius_a, radius_b) = disk.best_sigma(np.stack([x_a, x_b]), sigma_grid, p_cap)
+labels_ab, _ = disk.smoothed(np.stack([x_a, x_b]), np.array([sigma_a, sigma_b]), p_cap)
+toy = pd.DataFrame(
+    {
+        "σ*": [sigma_a, sigma_b],
+        "class at σ*": labels_ab,
+        "certified radius": [radius_a, radius_b],
+    },
+    index=pd.Index(["x_A = (0, 0)", "x_B = (1.3, 0)"], name="input"),
+)
+toy.round(3)
+
+# %% tags=["remove-cell"]
+glue("sigma_a", float(sigma_a), display=False)
+glue("sigma_b", float(sigma_b), display=False)
+glue("radius_a", float(radius_a), display=False)
+glue("radius_b", float(radius_b), display=False)
+glue("label_a", f"class {int(labels_ab[0])}", display=False)
+assert radius_b > np.linalg.norm(x_b - x_a) and labels_ab[0] != labels_ab[1]
+
+# %% tags=["hide-input"]
+grid = np.linspace(-2.5, 4.0, 131)
+points = np.stack(np.meshgrid(grid, grid), axis=-1).reshape(-1, 2)
+best_sigmas, _ = disk.best_sigma(points, sigma_grid, p_cap)
+grid_labels, _ = disk.smoothed(points, best_sigmas, p_cap)
+fig, ax = plt.subplots(figsize=(5.5, 5.5))
+ax.contourf(
+    grid,
+    grid,
+    grid_labels.reshape(len(grid), len(grid)),
+    levels=[-0.5, 0.5, 1.5],
+    colors=["#f0f0f0", "#9ecae1"],
+)
+for center, radius, color, name in ((x_a, radius_a, "C0", "A"), (x_b, radius_b, "C3", "B")):
+    ax.add_patch(Circle(center, radius, fill=False, color=color, linewidth=2))
+    ax.plot(*center, "o", color=color)
+    ax.annotate(f"$x_{name}$", center, textcoords="offset points", xytext=(6, 6))
+ax.set(xlim=(grid[0], grid[-1]), ylim=(grid[0], grid[-1]), aspect="equal")
+ax.set_title("blue: the data-dependent classifier answers class 1")
+glue("fig_disk", fig, display=False)
+plt.close(fig)
+
+# %% [markdown]
+# ```{glue:figure} fig_disk
+# :name: fig-disk
+#
+# The data-dependent classifier (each point smoothed with its own best $\sigma$) and
+# the certified balls of $x_A$ (class 1, blue) and $x_B$ (class 0, red).
+# ```
+#
+# ## (b) The memory repairs it, and the order of queries matters
+#
+# Admitted in the order $x_A, x_B$, the memory keeps $A$'s certificate and shrinks $B$'s
+# ball to {glue:text}`shrunk_b:.3f`, the distance to $A$'s ball. Admitted as $x_B, x_A$,
+# it keeps $B$'s ball, and $x_A$, which lies inside it, adopts class 0 with its ball
+# shrunk to fit inside $B$'s: the memory now answers class 0 at the centre of the disk.
+# Both outcomes are sound (no two regions of different classes meet); which one a
+# deployed classifier gives depends on which input it saw first.
+
+# %% tags=["nbval-check-output"]
+rows = []
+for order in (("A", "B"), ("B", "A")):
+    with CertificateMemory() as memory:
+        for name in order:
+            x, label, radius = (
+                (x_a, labels_ab[0], radius_a) if name == "A" else (x_b, labels_ab[1], radius_b)
+            )
+            answer = memory.admit(x, int(label), float(radius))
+            rows.append(
+                {
+                    "order": " then ".join(order),
+                    "input": name,
+                    "Monte Carlo class": answer.mc_prediction,
+                    "Monte Carlo radius": answer.mc_radius,
+                    "memory class": answer.prediction,
+                    "memory radius": answer.radius,
+                    "action": answer.action,
+                }
+            )
+        assert memory.violations() == []
+orders = pd.DataFrame(rows).set_index(["order", "input"])
+orders.round(3)
+
+# %% tags=["remove-cell"]
+glue("shrunk_b", float(orders.loc[("A then B", "B"), "memory radius"]), display=False)
+
+# %% [markdown]
+# ## (c) On the test set: how often does the memory act?
+#
+# The Cohen-DS certificates of {ref}`chapter-sigma-ascent` ({glue:text}`num_images`
+# test images per starting $\sigma_0$) went through a memory. Before it, we can count
+# the pairs of raw Monte Carlo certificates with different classes whose balls meet,
+# and how close the nearest such pair comes, as the ratio of the distance between the
+# two images to the sum of their radii (below 1 is an overlap). DDRS report no overlap
+# on CIFAR-10 and ImageNet. Here {glue:text}`overlap_verdict`, and the memory
+# {glue:text}`memory_verdict`.
+
+# %% tags=["remove-cell"]
+glue("num_images", len(indices), display=False)
+
+# %%
+rows = []
+for s in SIGMAS:
+    log = ds_certification_log(
+        configs[s], test, indices, ascent=ascent_for(P, s), **main_run, **common
+    )
+    images = test.images[log["idx"].to_numpy()].numpy()
+    mc_class, mc_radius = log["mc_predict"].to_numpy(), log["mc_radius"].to_numpy()
+    with CertificateMemory(log.attrs["memory_path"]) as memory:
+        stored = memory.entries()
+    rows.append(
+        {
+            "σ0": s,
+            "certificates": int((mc_class != ABSTAIN).sum()),
+            "overlapping pairs (Monte Carlo)": len(
+                conflicting_pairs(images, mc_class, mc_radius, L2)
+            ),
+            "closest pair / radius sum": closest_conflict(images, mc_class, mc_radius, L2),
+            "kept": int((stored["action"] == "kept").sum()),
+            "shrunk": int((stored["action"] == "shrunk").sum()),
+            "adopted": int((stored["action"] == "adopted").sum()),
+        }
+    )
+overlaps = pd.DataFrame(rows).set_index("σ0")
+overlaps.round(2)
+
+# %% tags=["remove-cell"]
+closest = float(overlaps["closest pair / radius sum"].min())
+overlapping = int(overlaps["overlapping pairs (Monte Carlo)"].sum())
+glue(
+    "overlap_verdict",
+    f"no two certificates of different classes overlap: the closest pair is {closest:.2f} times its radius sum apart"
+    if overlapping == 0
+    else f"{overlapping} pairs of certificates of different classes overlap (closest ratio {closest:.2f})",
+    display=False,
+)
+changed_by_memory = int(overlaps[["shrunk", "adopted"]].to_numpy().sum())
+glue(
+    "memory_verdict",
+    "kept every certificate as it was"
+    if changed_by_memory == 0
+    else f"changed {changed_by_memory} certificates",
+    display=False,
+)
+
+# %% [markdown]
+# The reason is scale: the median ℓ2 distance from a certified test image to the
+# nearest one of another certified class is {glue:text}`median_gap:.2f`, while the
+# median certified radius is {glue:text}`median_radius:.2f` ($\sigma_0 = 0.25$). The
+# order of queries can only matter where the memory acts: replaying the same Monte
+# Carlo certificates through a fresh memory in {glue:text}`num_orders` random orders
+# per $\sigma_0$ changes {glue:text}`order_changes` answers.
+
+# %% tags=["remove-cell"]
+log = ds_certification_log(
+    configs[0.25], test, indices, ascent=ascent_for(P, 0.25), **main_run, **common
+)
+certified = log[log["mc_predict"] != ABSTAIN]
+flat = test.images[certified["idx"].to_numpy()].flatten(1).double()
+distances = torch.cdist(flat, flat)
+other_class = (
+    certified["mc_predict"].to_numpy()[:, None] != certified["mc_predict"].to_numpy()[None, :]
+)
+distances[~torch.as_tensor(other_class)] = float("inf")
+glue("median_gap", float(distances.min(dim=1).values.median()), display=False)
+glue("median_radius", float(certified["mc_radius"].median()), display=False)
+
+# %%
+rng = np.random.default_rng(seed)
+num_orders, changed = 20, 0
+for s in SIGMAS:
+    log = ds_certification_log(
+        configs[s], test, indices, ascent=ascent_for(P, s), **main_run, **common
+    )
+    images = test.images[log["idx"].to_numpy()].numpy()
+    mc_class, mc_radius = log["mc_predict"].to_numpy(), log["mc_radius"].to_numpy()
+    reference = replay(images, mc_class, mc_radius, np.arange(len(log)))
+    for _ in range(num_orders):
+        shuffled = replay(images, mc_class, mc_radius, rng.permutation(len(log)))
+        changed += int(
+            (shuffled[["prediction", "radius"]] != reference[["prediction", "radius"]])
+            .any(axis=1)
+            .sum()
+        )
+pd.Series({"orders per σ0": num_orders, "answers changed": changed})
+
+# %% tags=["remove-cell"]
+glue("num_orders", num_orders, display=False)
+glue("order_changes", changed, display=False)
+
+# %% [markdown]
+# ## (d) Queries inside certified regions
+#
+# Held-out images are a gentle test: an attacker queries points *near* a certified
+# input. For every test image certified with a positive radius $R$ (model $\sigma_0 =
+# 0.25$, {glue:text}`probe_images` images at the secondary scale), we draw a point at
+# distance $0.9R$ in a random direction and run the same data-dependent certification
+# there, through a copy of the memory that holds the original certificates
+# ({func}`rsutils.experiments.ds_probe_log`). Without the memory, the data-dependent
+# classifier answers another class at {glue:text}`probe_contradictions` of the
+# {glue:text}`probe_count` probes and abstains at {glue:text}`probe_abstains`; the
+# memory overrides {glue:text}`probe_adopted` answers, so that every probe's answer
+# agrees with the certificate it lies in ({glue:text}`probe_agree` of
+# {glue:text}`probe_count`).
+
+# %%
+probes = ds_probe_log(
+    configs[0.25], test, reduced, ascent=ascent_for(P, 0.25), fraction=0.9, **reduced_run, **common
+)
+probe_table = pd.DataFrame(
+    {
+        "probes": [len(probes)],
+        "Monte Carlo: same class": [int((probes["mc_predict"] == probes["label"]).sum())],
+        "Monte Carlo: other class": [
+            int(
+                (
+                    (probes["mc_predict"] != probes["label"]) & (probes["mc_predict"] != ABSTAIN)
+                ).sum()
+            )
+        ],
+        "Monte Carlo: abstain": [int((probes["mc_predict"] == ABSTAIN).sum())],
+        "memory: adopted": [int((probes["memory"] == "adopted").sum())],
+        "memory: agrees with the certificate": [int(probes["correct"].sum())],
+    }
+)
+probe_table
+
+# %% tags=["remove-cell"]
+glue("probe_images", len(reduced), display=False)
+glue("probe_count", len(probes), display=False)
+glue("probe_contradictions", int(probe_table["Monte Carlo: other class"].iloc[0]), display=False)
+glue("probe_abstains", int(probe_table["Monte Carlo: abstain"].iloc[0]), display=False)
+glue("probe_adopted", int(probe_table["memory: adopted"].iloc[0]), display=False)
+glue("probe_agree", int(probe_table["memory: agrees with the certificate"].iloc[0]), display=False)
+assert probe_table["memory: agrees with the certificate"].iloc[0] == len(probes)
+
+# %% [markdown]
+# Every probe lies inside a stored region, so the memory answers with that region's
+# class by construction; the interesting number is how often the data-dependent
+# classifier alone would have broken a certificate. An abstention is not a
+# contradiction (the smoothed classifier declines to answer), but a deployed system
+# that reads the memory first answers there too.
