@@ -214,7 +214,7 @@ for s in SIGMAS:
     log = ds_certification_log(
         configs[s], test, indices, ascent=ascent_for(P, s), **main_run, **common
     )
-    images = test.images[log["idx"].to_numpy()].numpy()
+    images = test.images[log["idx"].tolist()].numpy()
     mc_class, mc_radius = log["mc_predict"].to_numpy(), log["mc_radius"].to_numpy()
     with CertificateMemory(log.attrs["memory_path"]) as memory:
         stored = memory.entries()
@@ -266,7 +266,7 @@ log = ds_certification_log(
     configs[0.25], test, indices, ascent=ascent_for(P, 0.25), **main_run, **common
 )
 certified = log[log["mc_predict"] != ABSTAIN]
-flat = test.images[certified["idx"].to_numpy()].flatten(1).double()
+flat = test.images[certified["idx"].tolist()].flatten(1).double()
 distances = torch.cdist(flat, flat)
 other_class = (
     certified["mc_predict"].to_numpy()[:, None] != certified["mc_predict"].to_numpy()[None, :]
@@ -282,7 +282,7 @@ for s in SIGMAS:
     log = ds_certification_log(
         configs[s], test, indices, ascent=ascent_for(P, s), **main_run, **common
     )
-    images = test.images[log["idx"].to_numpy()].numpy()
+    images = test.images[log["idx"].tolist()].numpy()
     mc_class, mc_radius = log["mc_predict"].to_numpy(), log["mc_radius"].to_numpy()
     reference = replay(images, mc_class, mc_radius, np.arange(len(log)))
     for _ in range(num_orders):
