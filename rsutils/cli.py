@@ -4,6 +4,11 @@
 al.'s ``certify.py``/``predict.py`` (``dataset base_classifier sigma outfile --batch
 --skip --max --split --N0 --N --alpha``) and write the same TSV columns, followed by
 ours. Both resume a killed run: run the same command again.
+
+``certify --ascent-steps K`` certifies with a data-dependent noise level (DDRS): each
+input's sigma comes from K steps of sigma ascent started at ``sigma``, and the answers
+go through a certificate memory (``--memory``, by default ``<outfile>.memory.sqlite``)
+that keeps them consistent across runs and processes.
 """
 
 from __future__ import annotations
@@ -15,9 +20,11 @@ from collections.abc import Sequence
 
 from rsutils.data import load_dataset
 from rsutils.experiments import pick_device
+from rsutils.memory import CertificateMemory
 from rsutils.models import build_model, load_checkpoint, save_checkpoint
 from rsutils.noise import FAMILIES, make_noise
-from rsutils.runner import certify_dataset, predict_dataset, select_indices
+from rsutils.runner import certify_dataset, certify_dataset_ds, predict_dataset, select_indices
+from rsutils.sigma_ascent import SigmaAscent
 from rsutils.smooth import Smooth
 
 __all__ = ["main"]
@@ -81,10 +88,39 @@ def _run_log(args: argparse.Namespace) -> None:
         "config": config,
         "progress": not args.quiet,
     }
-    if args.command == "certify":
+    if args.command == "certify" and args.ascent_steps is not None:
+        _certify_ds(args, data, smooth, indices, common)
+    elif args.command == "certify":
         certify_dataset(smooth, data, indices, args.outfile, n0=args.N0, n=args.N, **common)
     else:
         predict_dataset(smooth, data, indices, args.outfile, n=args.N, **common)
+
+
+def _certify_ds(args: argparse.Namespace, data, smooth: Smooth, indices, common) -> None:
+    ascent = SigmaAscent(
+        sigma0=args.sigma,
+        iterations=args.ascent_steps,
+        lr=args.ascent_lr,
+        draws=args.ascent_draws,
+        family=args.noise,
+        clamp=args.ascent_clamp,
+    )
+    if smooth.norm != ascent.norm:
+        raise ValueError(f"{args.noise} sigma ascent certifies {ascent.norm}; drop --norm")
+    memory_path = args.memory or f"{args.outfile}.memory.sqlite"
+    with CertificateMemory(memory_path, geometry=f"{ascent.norm}-ball") as memory:
+        certify_dataset_ds(
+            smooth.model,
+            data.num_classes,
+            data,
+            indices,
+            args.outfile,
+            ascent=ascent,
+            n0=args.N0,
+            n=args.N,
+            memory=memory,
+            **common,
+        )
 
 
 def _train(args: argparse.Namespace) -> None:
@@ -150,6 +186,17 @@ def build_parser() -> argparse.ArgumentParser:
     _common(certify)
     certify.add_argument("--N0", type=int, default=100, help="selection samples")
     certify.add_argument("--norm", default=None, help="threat norm (default: the noise's own)")
+    certify.add_argument(
+        "--ascent-steps",
+        type=int,
+        default=None,
+        metavar="K",
+        help="data-dependent sigma: K steps of sigma ascent from `sigma` (DDRS)",
+    )
+    certify.add_argument("--ascent-lr", type=float, default=0.05, help="sigma ascent step size")
+    certify.add_argument("--ascent-draws", type=int, default=8, help="noise draws per step")
+    certify.add_argument("--ascent-clamp", type=float, default=0.02, help="probability clamp")
+    certify.add_argument("--memory", default=None, help="certificate memory (SQLite) file")
     certify.set_defaults(run=_run_log)
 
     predict = commands.add_parser("predict", help="PREDICT every skip-th input into a TSV log")

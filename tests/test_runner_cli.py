@@ -11,8 +11,9 @@ import pytest
 import torch
 
 from rsutils import read_log
+from rsutils.memory import CertificateMemory
 from rsutils.models import build_model, save_checkpoint
-from rsutils.runner import CERTIFY_COLUMNS, ResumableLog, select_indices
+from rsutils.runner import CERTIFY_COLUMNS, DS_COLUMNS, ResumableLog, select_indices
 
 
 @pytest.fixture
@@ -73,6 +74,27 @@ def test_killed_and_restarted_run_equals_an_uninterrupted_one(
     assert list(actual.columns) == CERTIFY_COLUMNS
     assert len(actual) == 30
     pd.testing.assert_frame_equal(actual.drop(columns="time"), expected.drop(columns="time"))
+
+
+def test_killed_data_dependent_run_resumes_with_the_same_memory(
+    fake_fashion_mnist, checkpoint, tmp_path
+) -> None:
+    ds = ["--ascent-steps", "3", "--ascent-draws", "2"]
+    whole, resumed = tmp_path / "whole.tsv", tmp_path / "resumed.tsv"
+    subprocess.run([*certify_args(fake_fashion_mnist, checkpoint, whole), *ds], check=True)
+    process = subprocess.Popen([*certify_args(fake_fashion_mnist, checkpoint, resumed), *ds])
+    deadline = time.monotonic() + 120
+    while rows(resumed) < 5 and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.05)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    assert 5 <= rows(resumed) < 30, "the run should have been killed part-way"
+    subprocess.run([*certify_args(fake_fashion_mnist, checkpoint, resumed), *ds], check=True)
+    expected, actual = read_log(whole), read_log(resumed)
+    assert list(actual.columns) == DS_COLUMNS and len(actual) == 30
+    pd.testing.assert_frame_equal(actual.drop(columns="time"), expected.drop(columns="time"))
+    with CertificateMemory(f"{resumed}.memory.sqlite") as memory:
+        assert len(memory) == 30 and memory.violations() == []
 
 
 def test_predict_command_writes_cohens_columns_first(fake_fashion_mnist, checkpoint, tmp_path):
