@@ -124,8 +124,12 @@ def _certify_ds(args: argparse.Namespace, data, smooth: Smooth, indices, common)
 
 
 def _train(args: argparse.Namespace) -> None:
+    from rsutils.objectives import ObjectiveSettings
     from rsutils.train import TrainConfig, train_model
 
+    ds = None
+    if args.ds_steps is not None:
+        ds = SigmaAscent(sigma0=args.noise_sd, iterations=args.ds_steps, lr=0.05, clamp=0.02)
     config = TrainConfig(
         arch=args.arch,
         dataset=args.dataset,
@@ -135,6 +139,9 @@ def _train(args: argparse.Namespace) -> None:
         batch_size=args.batch,
         lr=args.lr,
         seed=args.seed,
+        method=args.method,
+        objective=ObjectiveSettings(draws=args.draws, epsilon=args.epsilon),
+        ds=ds,
     )
     data = load_dataset(args.dataset, "train", args.data_root)
     model = train_model(config, data, device=pick_device(args.device), progress=not args.quiet)
@@ -203,7 +210,9 @@ def build_parser() -> argparse.ArgumentParser:
     _common(predict)
     predict.set_defaults(run=_run_log)
 
-    train = commands.add_parser("train", help="train a base model with noise augmentation")
+    train = commands.add_parser(
+        "train", help="train a base model (noise augmentation, SmoothAdv or MACER; DS optional)"
+    )
     train.add_argument("dataset")
     train.add_argument("arch", help="small_cnn, cifar_resnet20, cifar_resnet110")
     train.add_argument("outfile")
@@ -213,6 +222,16 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--batch", type=int, default=128)
     train.add_argument("--lr", type=float, default=2e-3)
     train.add_argument("--seed", type=int, default=0)
+    train.add_argument("--method", choices=("gaussian", "smoothadv", "macer"), default="gaussian")
+    train.add_argument("--draws", type=int, default=1, help="noise draws per image (MACER: 64)")
+    train.add_argument("--epsilon", type=float, default=0.25, help="SmoothAdv attack radius")
+    train.add_argument(
+        "--ds-steps",
+        type=int,
+        default=None,
+        metavar="K",
+        help="data-dependent sigma per training image, K ascent steps per draw (DDRS Alg. 2)",
+    )
     train.add_argument("--device", default="auto")
     train.add_argument("--data-root", default=None)
     train.add_argument("--quiet", action="store_true")

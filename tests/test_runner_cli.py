@@ -162,3 +162,18 @@ def test_select_indices_mirrors_cohens_skip_and_max() -> None:
     assert select_indices(10, skip=3, max_index=7) == [0, 3, 6]
     with pytest.raises(ValueError, match=r"skip must be >= 1"):
         select_indices(10, skip=0)
+
+
+def test_train_command_with_macer_and_data_dependent_sigma(fake_fashion_mnist, tmp_path) -> None:
+    from rsutils.cli import main
+    from rsutils.models import load_checkpoint
+
+    out = tmp_path / "macer.pt"
+    argv = ["train", "fashion-mnist", "small_cnn", str(out), "--noise-sd", "0.25"]
+    argv += ["--epochs", "1", "--batch", "32", "--method", "macer", "--draws", "2"]
+    argv += ["--ds-steps", "1", "--data-root", str(fake_fashion_mnist), "--quiet"]
+    assert main(argv) == 0
+    _, info = load_checkpoint(out)
+    config = info["meta"]["train_config"]
+    assert config["method"] == "macer" and config["objective"]["draws"] == 2
+    assert config["ds"]["iterations"] == 1
