@@ -103,6 +103,27 @@ class CertificateMemory:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         target = ":memory:" if self.path is None else str(self.path)
         self._db = sqlite3.connect(target, timeout=60.0, isolation_level=None)
+        try:
+            self._open(geometry)
+        except sqlite3.DatabaseError as error:
+            self._db.close()
+            raise ValueError(
+                f"{self.path} is not a certificate memory ({error}); choose another file"
+            ) from None
+        except ValueError:
+            self._db.close()
+            raise
+        self._last_id = 0
+        self._ids: list[int] = []
+        self._classes = np.empty(0, dtype=np.int64)
+        self._scales = np.empty(0, dtype=np.float64)
+        self._centers = np.empty((0, 0), dtype=np.float32)
+        self._count = 0
+        self._dim: int | None = None
+        self._sync()
+
+    def _open(self, geometry: str) -> None:
+        """Set up the journal, create the tables, check the stored geometry."""
         if self.path is not None:
             self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")
@@ -116,14 +137,6 @@ class CertificateMemory:
                     f"{self.path} holds {stored['geometry']} regions, not {geometry}; "
                     f"open it with geometry={stored['geometry']!r} or use another file"
                 )
-        self._last_id = 0
-        self._ids: list[int] = []
-        self._classes = np.empty(0, dtype=np.int64)
-        self._scales = np.empty(0, dtype=np.float64)
-        self._centers = np.empty((0, 0), dtype=np.float32)
-        self._count = 0
-        self._dim: int | None = None
-        self._sync()
 
     # -- storage -------------------------------------------------------------------------
 

@@ -80,6 +80,11 @@ def test_bad_input_is_named(tmp_path: Path) -> None:
     memory.close()
     with pytest.raises(ValueError, match="unknown region geometry"):
         CertificateMemory(tmp_path / "m.sqlite", geometry="ellipsoid")
+    with pytest.raises(ValueError, match="holds l2-ball regions, not l1-ball"):
+        CertificateMemory(tmp_path / "m.sqlite", geometry="l1-ball")
+    (tmp_path / "notes.txt").write_text("not a database, but long enough to look like one" * 40)
+    with pytest.raises(ValueError, match="is not a certificate memory"):
+        CertificateMemory(tmp_path / "notes.txt")
     with pytest.raises(ValueError, match="unknown region geometry"):
         get_geometry("cube")
 

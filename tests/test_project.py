@@ -5,7 +5,7 @@ from pathlib import Path
 
 import yaml
 
-from rsutils.profiles import PROFILES
+from rsutils.profiles import PROFILES, ascent_for
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -37,6 +37,17 @@ def test_smoke_profile_is_tiny_and_paper_profile_is_the_papers() -> None:
     )
     cpu = PROFILES["cpu"]
     assert cpu.n >= 10_000 and cpu.num_images >= 200
+    assert smoke.reduced_n <= 1000 and smoke.reduced_images <= 20 and smoke.finetune_epochs <= 1
+    assert paper.macer_draws == 64  # MACER's own setting
+
+
+def test_ds_profiles_include_their_main_k_in_the_ablation() -> None:
+    # Chapter 02 reuses the ablation's run at K = ascent_iterations as its Cohen-DS row.
+    for profile in PROFILES.values():
+        assert profile.ascent_iterations in profile.ablation_ks and 0 in profile.ablation_ks
+        ascent = ascent_for(profile, 0.5, family="uniform", iterations=1)
+        assert (ascent.sigma0, ascent.family, ascent.iterations) == (0.5, "uniform", 1)
+        assert ascent.draws == profile.ascent_draws
 
 
 def test_every_notebook_has_a_parameters_cell_with_profile() -> None:
