@@ -85,6 +85,13 @@ configs = {
 main_run = {"n0": P.n0, "n": P.n, "alpha": P.alpha, "seed": seed, "batch_size": P.batch_size}
 reduced_run = {**main_run, "n": P.reduced_n}
 common = {"device": P.device, "progress": progress}
+finetune = {
+    "epochs": P.finetune_epochs,
+    "train_subset": P.finetune_subset,
+    "lr": 5e-4,
+    "init": configs[0.25],
+    "seed": seed,
+}
 
 # %% [markdown]
 # The chapter ran at the scale below. The main comparison (Cohen against Cohen-DS) uses
@@ -120,8 +127,10 @@ run_at_table(
 # ({class}`rsutils.toy.ProbitBand`), has an exact expected softmax under Gaussian
 # noise, $\mathbb{E} f^0(x + \sigma\varepsilon) = \Phi((a-t)/s) - \Phi((-a-t)/s)$ with
 # $s = \sqrt{\tau^2 + \sigma^2}$, so the objective {eq}`eq-ddrs-objective` and its
-# maximiser are known for every input. Started from $\sigma_0 = 0.1$, 300 ascent steps
-# of 256 draws each reach the maximum within {glue:text}`band_gap:.2%` for three inputs
+# maximiser are known for every input. Started from $\sigma_0 = $
+# {glue:text}`band_sigma0`, {glue:text}`band_steps` ascent steps of
+# {glue:text}`band_draws` draws each reach the maximum within
+# {glue:text}`band_gap:.2%` for three inputs
 # at different distances from the band's edge ({numref}`fig-band-ascent`); the test
 # suite checks the same to 1% for Gaussian and uniform noise.
 
@@ -149,6 +158,9 @@ right.set(xlabel="ascent step", ylabel="surrogate radius (256-draw estimate)")
 left.legend()
 fig.tight_layout()
 glue("band_gap", float(max(gaps)), display=False)
+glue("band_sigma0", band_ascent.sigma0, display=False)
+glue("band_steps", band_ascent.iterations, display=False)
+glue("band_draws", band_ascent.draws, display=False)
 glue("fig_band_ascent", fig, display=False)
 plt.close(fig)
 
@@ -349,7 +361,7 @@ glue("k_last", max(by_k), display=False)
 # image keeps its own $\sigma$ across epochs, refined by $K = 1$ ascent step (towards
 # the radius of its true class) each time it is drawn ({class}`rsutils.sigma_store.SigmaStore`).
 # At this scale all training variants fine-tune the $\sigma = 0.25$ model of chapter 01
-# for {glue:text}`finetune_epochs` epochs at learning rate $5\cdot10^{-4}$, so that a
+# for {glue:text}`finetune_epochs` epochs at learning rate {glue:text}`finetune_lr`, so that a
 # plain fine-tuned model ("Cohen-FT") separates the effect of the extra epochs from
 # that of the method:
 #
@@ -366,16 +378,10 @@ glue("k_last", max(by_k), display=False)
 
 # %% tags=["remove-cell"]
 glue("finetune_epochs", P.finetune_epochs, display=False)
+glue("finetune_lr", finetune["lr"], display=False)
 glue("macer_draws", P.macer_draws, display=False)
 
 # %%
-finetune = {
-    "epochs": P.finetune_epochs,
-    "train_subset": P.finetune_subset,
-    "lr": 5e-4,
-    "init": configs[0.25],
-    "seed": seed,
-}
 trained = {
     "Cohen-FT": TrainConfig(**finetune),
     "Cohen-DS²": TrainConfig(**finetune, ds=ascent_for(P, 0.25, iterations=1, draws=1)),

@@ -126,7 +126,10 @@ glue("sigma_b", float(sigma_b), display=False)
 glue("radius_a", float(radius_a), display=False)
 glue("radius_b", float(radius_b), display=False)
 glue("label_a", f"class {int(labels_ab[0])}", display=False)
-assert radius_b > np.linalg.norm(x_b - x_a) and labels_ab[0] != labels_ab[1]
+# What the prose says: B's ball holds x_A and the whole disk, with sigma* at the top of
+# the grid, and the two classes differ.
+assert radius_b > np.linalg.norm(x_b) + disk.a and sigma_b == sigma_grid[-1]
+assert labels_ab[0] != labels_ab[1]
 
 # %% tags=["hide-input"]
 grid = np.linspace(-2.5, 4.0, 131)
@@ -193,6 +196,8 @@ orders.round(3)
 
 # %% tags=["remove-cell"]
 glue("shrunk_b", float(orders.loc[("A then B", "B"), "memory radius"]), display=False)
+assert orders["action"].tolist() == ["kept", "shrunk", "kept", "adopted"]
+assert orders.loc[("B then A", "A"), "memory class"] == 0
 
 # %% [markdown]
 # ## (c) On the test set: how often does the memory act?
