@@ -52,9 +52,11 @@ import pandas as pd
 import seaborn as sns
 import torch
 from myst_nb import glue
+from scipy.stats import norm
 
 from rsutils import certified_accuracy
 from rsutils.analysis import accuracy_table, average_certified_radius, best_accuracy_table, envelope
+from rsutils.bounds import max_certifiable_pA
 from rsutils.data import load_dataset
 from rsutils.experiments import (
     certification_log,
@@ -232,7 +234,8 @@ plt.close(fig)
 # {glue:text}`acr_ds_100:.3f` at $1$ (it {glue:text}`acr_verdict`). The envelope over
 # $\sigma$ goes from {glue:text}`env_cohen_r1:.1%` to {glue:text}`env_ds_r1:.1%` at
 # $r = 1$, and from {glue:text}`env_cohen_r0:.1%` to {glue:text}`env_ds_r0:.1%` at
-# $r = 0$, where only the change of $\sigma$ in CERTIFY's class selection can matter.
+# $r = 0$ (correct answers with any radius, where a new $\sigma$ can only change which
+# inputs abstain or flip).
 
 # %% tags=["nbval-check-output"]
 table_b = accuracy_table(
@@ -274,7 +277,13 @@ glue("env_ds_r1", float(main_best.loc["Cohen-DS", "r = 1"]), display=False)
 # level moves follows how sure the base model is of it: the Spearman correlation
 # between $\sigma^*_x$ and the $\underline{p_A}$ of the same image under Cohen's fixed
 # $\sigma_0 = 0.25$ is {glue:text}`sigma_pa_rho:.2f` ({numref}`fig-sigma-examples`
-# shows the extremes).
+# shows the extremes). The largest levels have a second cause: the tenth of the
+# images with the largest $\sigma^*_x$ are {glue:text}`top_class_share:.0%`
+# "{glue:text}`top_class`", and the same base model labels
+# {glue:text}`noise_class_share:.0%` of pure-noise images ($0.5 + 3\varepsilon$)
+# "{glue:text}`noise_class`". For an input of the class that the model also gives to
+# noise, more noise never changes the answer, so the ascent keeps raising $\sigma$ and
+# only the step budget $K$ stops it.
 
 # %% tags=["hide-input"]
 frame = pd.concat([log.assign(start=f"σ0 = {s}") for s, log in cohen_ds.items()], ignore_index=True)
@@ -289,6 +298,21 @@ glue("sigma_q75", float(quartiles.iloc[1]), display=False)
 glue("sigma_up", float((cohen_ds[0.25]["scale"] > 0.25).mean()), display=False)
 rho = cohen_ds[0.25]["scale"].corr(cohen[0.25]["pA_lower"], method="spearman")
 glue("sigma_pa_rho", float(rho), display=False)
+top = (
+    cohen_ds[0.25]
+    .nlargest(max(1, len(indices) // 10), "scale")["label"]
+    .value_counts(normalize=True)
+)
+glue("top_class", test.classes[int(top.index[0])], display=False)
+glue("top_class_share", float(top.iloc[0]), display=False)
+with torch.inference_mode():
+    noise_images = 0.5 + 3 * torch.randn(
+        1000, 1, 28, 28, generator=torch.Generator().manual_seed(seed)
+    )
+    noise_labels = trained_model(configs[0.25], **common)(noise_images.to(device)).argmax(1).cpu()
+noise_counts = torch.bincount(noise_labels, minlength=test.num_classes)
+glue("noise_class", test.classes[int(noise_counts.argmax())], display=False)
+glue("noise_class_share", float(noise_counts.max()) / len(noise_labels), display=False)
 
 # %% [markdown]
 # ```{glue:figure} fig_sigma_star
@@ -323,11 +347,16 @@ plt.close(fig)
 # secondary scale ({glue:text}`reduced_images` images, $n = $
 # {glue:text}`reduced_n:,d`), the ACR goes from {glue:text}`acr_k_first:.3f` at
 # $K = 0$ (Cohen) to {glue:text}`acr_k_last:.3f` at $K = $ {glue:text}`k_last`
-# ({numref}`fig-k-ablation`).
+# ({numref}`fig-k-ablation`). At this $n$ no certificate can exceed
+# $\sigma\Phi^{-1}(\alpha^{1/n})$, {glue:text}`reduced_cap:.2f` at $\sigma = 0.25$:
+# beyond it only inputs whose $\sigma^*_x$ grew are certified at all, for Cohen's
+# fixed $\sigma$ has a hard ceiling there (so do the fixed-$\sigma$ rows of the
+# training comparison below).
 
 # %% tags=["remove-cell"]
 glue("reduced_images", len(reduced), display=False)
 glue("reduced_n", P.reduced_n, display=False)
+glue("reduced_cap", float(0.25 * norm.ppf(max_certifiable_pA(P.reduced_n, P.alpha))), display=False)
 
 # %%
 by_k = {0: certification_log(configs[0.25], test, reduced, scale=0.25, **reduced_run, **common)}
@@ -412,7 +441,11 @@ for name, config in trained.items():
 # draw of $\mathcal{N}(0, 0.25^2 I)$; then the certified accuracies. During DS
 # training the per-sample $\sigma$ of the training images moved from 0.25 to a median
 # of {glue:text}`train_sigma_median:.3f` (middle half {glue:text}`train_sigma_q25:.3f`
-# to {glue:text}`train_sigma_q75:.3f`).
+# to {glue:text}`train_sigma_q75:.3f`). With the clamp at 0.02, an image the model
+# classifies with more than 98% confidence has a constant gradient
+# ($\Phi^{-1}(0.98)$ per unit of $\sigma$), so its $\sigma$ grows by the same step each
+# time it is drawn: {glue:text}`train_sigma_at_max:.0%` of the training images end at
+# the largest value, {glue:text}`train_sigma_max:.3f`.
 
 # %%
 models_e = {"Cohen": configs[0.25], **trained}
@@ -434,6 +467,8 @@ store = training_sigmas(trained["Cohen-DS²"], device=P.device)
 glue("train_sigma_median", float(store.median()), display=False)
 glue("train_sigma_q25", float(store.quantile(0.25)), display=False)
 glue("train_sigma_q75", float(store.quantile(0.75)), display=False)
+glue("train_sigma_max", float(store.max()), display=False)
+glue("train_sigma_at_max", float((store == store.max()).double().mean()), display=False)
 
 # %% tags=["nbval-check-output"]
 table_e = accuracy_table(variant_logs, [0, 0.25, 0.5, 0.75, 1, 1.5])
@@ -462,7 +497,7 @@ for key, name in [
     ("ft_ds", "Cohen-FT-DS"),
 ]:
     glue(f"acr_e_{key}", float(table_e.loc[name, "ACR"]), display=False)
-glue("reduced_se", 0.5 / np.sqrt(len(reduced)), display=False)
+glue("reduced_se", float(0.5 / np.sqrt(len(reduced))), display=False)
 
 # %% [markdown]
 # ## (f) The ℓ1 certificate with uniform noise
