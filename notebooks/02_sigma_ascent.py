@@ -442,10 +442,11 @@ for name, config in trained.items():
 # training the per-sample $\sigma$ of the training images moved from 0.25 to a median
 # of {glue:text}`train_sigma_median:.3f` (middle half {glue:text}`train_sigma_q25:.3f`
 # to {glue:text}`train_sigma_q75:.3f`). With the clamp at 0.02, an image the model
-# classifies with more than 98% confidence has a constant gradient
-# ($\Phi^{-1}(0.98)$ per unit of $\sigma$), so its $\sigma$ grows by the same step each
-# time it is drawn: {glue:text}`train_sigma_at_max:.0%` of the training images end at
-# the largest value, {glue:text}`train_sigma_max:.3f`.
+# classifies with more than 98% confidence has the constant gradient
+# $\Phi^{-1}(0.98)$, so its $\sigma$ grows by the same step each time it is drawn:
+# {glue:text}`train_sigma_clamped:.0%` of the training images end exactly at
+# $0.25 + E \cdot 0.05 \cdot \Phi^{-1}(0.98) = $ {glue:text}`train_sigma_step_value:.4f`
+# after the $E = $ {glue:text}`finetune_epochs` epochs.
 
 # %%
 models_e = {"Cohen": configs[0.25], **trained}
@@ -467,8 +468,14 @@ store = training_sigmas(trained["Cohen-DS²"], device=P.device)
 glue("train_sigma_median", float(store.median()), display=False)
 glue("train_sigma_q25", float(store.quantile(0.25)), display=False)
 glue("train_sigma_q75", float(store.quantile(0.75)), display=False)
-glue("train_sigma_max", float(store.max()), display=False)
-glue("train_sigma_at_max", float((store == store.max()).double().mean()), display=False)
+ds_settings = trained["Cohen-DS²"].ds
+clamped_value = 0.25 + P.finetune_epochs * ds_settings.lr * norm.ppf(1 - ds_settings.clamp)
+glue("train_sigma_step_value", float(clamped_value), display=False)
+glue(
+    "train_sigma_clamped",
+    float(((store - clamped_value).abs() < 1e-6).double().mean()),
+    display=False,
+)
 
 # %% tags=["nbval-check-output"]
 table_e = accuracy_table(variant_logs, [0, 0.25, 0.5, 0.75, 1, 1.5])
