@@ -225,7 +225,7 @@ plt.close(fig)
 # :name: fig-cohen-ds
 #
 # Certified accuracy of Cohen and Cohen-DS for each training $\sigma$, and the
-# envelopes over $\sigma$ (right), as in DDRS's Fig. 4.
+# envelopes over $\sigma$ (right), in the layout of DDRS's certified-accuracy figures.
 # ```
 #
 # With the data-dependent $\sigma$ the ACR goes from {glue:text}`acr_cohen_025:.3f` to
@@ -273,17 +273,14 @@ glue("env_ds_r1", float(main_best.loc["Cohen-DS", "r = 1"]), display=False)
 # The optimised levels spread widely around the starting one
 # ({numref}`fig-sigma-star`): from $\sigma_0 = 0.25$, the middle half of $\sigma^*_x$
 # lies between {glue:text}`sigma_q25:.2f` and {glue:text}`sigma_q75:.2f`, and
-# {glue:text}`sigma_up:.0%` of the inputs end above $\sigma_0$. How far an input's
-# level moves follows how sure the base model is of it: the Spearman correlation
-# between $\sigma^*_x$ and the $\underline{p_A}$ of the same image under Cohen's fixed
-# $\sigma_0 = 0.25$ is {glue:text}`sigma_pa_rho:.2f` ({numref}`fig-sigma-examples`
-# shows the extremes). The largest levels have a second cause: the tenth of the
-# images with the largest $\sigma^*_x$ are {glue:text}`top_class_share:.0%`
-# "{glue:text}`top_class`", and the same base model labels
-# {glue:text}`noise_class_share:.0%` of pure-noise images ($0.5 + 3\varepsilon$)
-# "{glue:text}`noise_class`". For an input of the class that the model also gives to
-# noise, more noise never changes the answer, so the ascent keeps raising $\sigma$ and
-# only the step budget $K$ stops it.
+# {glue:text}`sigma_up:.0%` of the inputs end above $\sigma_0$. The Spearman
+# correlation between $\sigma^*_x$ and the $\underline{p_A}$ of the same image under
+# Cohen's fixed $\sigma_0 = 0.25$, a measure of how much the level follows the base
+# model's confidence, is {glue:text}`sigma_pa_rho:.2f` ({numref}`fig-sigma-examples`
+# shows the extremes). Among the tenth of the images with the largest $\sigma^*_x$,
+# {glue:text}`top_class_share:.0%` are "{glue:text}`top_class`"; the same base model
+# labels {glue:text}`noise_class_share:.0%` of pure-noise images
+# ($0.5 + 3\varepsilon$) "{glue:text}`noise_class`". {glue:text}`noise_verdict`
 
 # %% tags=["hide-input"]
 frame = pd.concat([log.assign(start=f"σ0 = {s}") for s, log in cohen_ds.items()], ignore_index=True)
@@ -313,6 +310,15 @@ with torch.inference_mode():
 noise_counts = torch.bincount(noise_labels, minlength=test.num_classes)
 glue("noise_class", test.classes[int(noise_counts.argmax())], display=False)
 glue("noise_class_share", float(noise_counts.max()) / len(noise_labels), display=False)
+same_class = int(top.index[0]) == int(noise_counts.argmax())
+glue(
+    "noise_verdict",
+    "For an input of the class the model also gives to noise, more noise does not change "
+    "the answer, so the ascent keeps raising σ and only the step budget K stops it."
+    if same_class
+    else "Here the two classes differ, so the largest levels are not the model's noise class.",
+    display=False,
+)
 
 # %% [markdown]
 # ```{glue:figure} fig_sigma_star
@@ -338,7 +344,7 @@ plt.close(fig)
 # :name: fig-sigma-examples
 #
 # Test images with the smallest (top) and largest (bottom) $\sigma^*_x$, from
-# $\sigma_0 = 0.25$ (DDRS's Fig. 5 shows the same kind of spread on CIFAR-10).
+# $\sigma_0 = 0.25$ (DDRS show the same kind of spread on CIFAR-10 and ImageNet).
 # ```
 #
 # ## (d) More ascent steps, larger radii
