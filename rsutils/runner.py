@@ -46,8 +46,9 @@ CERTIFY_COLUMNS = (
     "idx label predict radius correct time selected count n0 n alpha pA_lower scale seed".split()
 )
 PREDICT_COLUMNS = "idx label predict correct time n alpha scale seed".split()
-#: Data-dependent certification: ``scale`` is each input's own sigma*, ``predict`` and
-#: ``radius`` the memory's answer, ``mc_predict`` and ``mc_radius`` CERTIFY's.
+#: Columns of data-dependent certification logs. There ``scale`` is each input's own
+#: sigma*, ``predict`` and ``radius`` are the memory's answer, ``mc_predict`` and
+#: ``mc_radius`` are CERTIFY's, and ``memory`` says what the memory did.
 DS_COLUMNS = [*CERTIFY_COLUMNS, "mc_predict", "mc_radius", "memory"]
 
 

@@ -44,6 +44,7 @@ class ProbitBand(nn.Module):
         self.eval()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Log-probabilities ``(B, 2)`` of class 0 (in the band) and class 1."""
         t = x.reshape(x.shape[0], -1).to(self.w.dtype) @ self.w
         normal = torch.distributions.Normal(0.0, 1.0)
         inside = normal.cdf((self.a - t) / self.tau) - normal.cdf((-self.a - t) / self.tau)
@@ -95,6 +96,7 @@ class Disk(nn.Module):
         self.eval()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """One-hot scores ``(B, 2)``: class 1 inside the disk, class 0 outside."""
         inside = x.reshape(x.shape[0], -1).norm(dim=1) < self.a
         return torch.stack([(~inside).to(x.dtype), inside.to(x.dtype)], dim=1)
 
