@@ -165,8 +165,9 @@ plt.close(fig)
 #
 # Admitted in the order $x_A, x_B$, the memory keeps $A$'s certificate and shrinks $B$'s
 # ball to {glue:text}`shrunk_b:.3f`, the distance to $A$'s ball. Admitted as $x_B, x_A$,
-# it keeps $B$'s ball, and $x_A$, which lies inside it, adopts class 0 with its ball
-# shrunk to fit inside $B$'s: the memory now answers class 0 at the centre of the disk.
+# it keeps $B$'s ball, and $x_A$, which lies inside it, adopts class 0 with radius
+# {glue:text}`adopted_a:.3f` (its own ball already fits inside $B$'s): the memory now
+# answers class 0 at the centre of the disk.
 # Both outcomes are sound (no two regions of different classes meet); which one a
 # deployed classifier gives depends on which input it saw first.
 
@@ -196,6 +197,8 @@ orders.round(3)
 
 # %% tags=["remove-cell"]
 glue("shrunk_b", float(orders.loc[("A then B", "B"), "memory radius"]), display=False)
+glue("adopted_a", float(orders.loc[("B then A", "A"), "memory radius"]), display=False)
+assert orders.loc[("B then A", "A"), "memory radius"] == radius_a < radius_b - np.linalg.norm(x_b)
 assert orders["action"].tolist() == ["kept", "shrunk", "kept", "adopted"]
 assert orders.loc[("B then A", "A"), "memory class"] == 0
 
