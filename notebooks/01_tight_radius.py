@@ -63,18 +63,17 @@ from rsutils.linear import LinearClassifier
 from rsutils.noise import Gaussian
 from rsutils.plots import plot_curves, setup_style
 from rsutils.prior_bounds import guarantees_compared, lecuyer_radius, li_radius
-from rsutils.profiles import get_profile
+from rsutils.profiles import BOOK_SIGMAS, base_model_configs, chapter_indices, get_profile
 from rsutils.reanalysis import reanalyse_certify_table, reanalyse_predict_table
 from rsutils.report import run_at_table
-from rsutils.runner import select_indices
-from rsutils.train import TrainConfig, evaluate_accuracy
+from rsutils.train import evaluate_accuracy
 
 setup_style()
 P = get_profile(profile)
 device = pick_device(P.device)
-SIGMAS = (0.25, 0.5, 1.0)
+SIGMAS = BOOK_SIGMAS
 test = load_dataset("fashion-mnist", "test")
-indices = select_indices(len(test), P.skip)[: P.num_images]  # Cohen et al.'s --skip
+indices = chapter_indices(P, len(test))  # every skip-th image, Cohen et al.'s --skip
 
 # %% [markdown]
 # The chapter ran at the scale below (the `profile` parameter chooses it; see
@@ -194,9 +193,7 @@ plt.close(ax.figure)
 # clean test set and under one draw of its training noise.
 
 # %%
-configs = {
-    s: TrainConfig(scale=s, epochs=P.epochs, train_subset=P.train_subset, seed=seed) for s in SIGMAS
-}
+configs = base_model_configs(P, seed)
 models = {s: trained_model(c, device=P.device, progress=progress) for s, c in configs.items()}
 pd.DataFrame(
     {

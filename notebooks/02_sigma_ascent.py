@@ -67,9 +67,17 @@ from rsutils.experiments import (
 )
 from rsutils.objectives import ObjectiveSettings
 from rsutils.plots import plot_curves, setup_style
-from rsutils.profiles import ASCENT_CLAMP, ASCENT_LR, ascent_for, get_profile
+from rsutils.profiles import (
+    ASCENT_CLAMP,
+    ASCENT_LR,
+    BOOK_SIGMAS,
+    ascent_for,
+    base_model_configs,
+    certify_settings,
+    chapter_indices,
+    get_profile,
+)
 from rsutils.report import run_at_table
-from rsutils.runner import select_indices
 from rsutils.sigma_ascent import SigmaAscent, optimize_sigma
 from rsutils.toy import ProbitBand
 from rsutils.train import TrainConfig, evaluate_accuracy
@@ -77,15 +85,13 @@ from rsutils.train import TrainConfig, evaluate_accuracy
 setup_style()
 P = get_profile(profile)
 device = pick_device(P.device)
-SIGMAS = (0.25, 0.5, 1.0)
+SIGMAS = BOOK_SIGMAS
 test = load_dataset("fashion-mnist", "test")
-indices = select_indices(len(test), P.skip)[: P.num_images]
-reduced = select_indices(len(test), P.reduced_skip)[: P.reduced_images]
-configs = {
-    s: TrainConfig(scale=s, epochs=P.epochs, train_subset=P.train_subset, seed=seed) for s in SIGMAS
-}
-main_run = {"n0": P.n0, "n": P.n, "alpha": P.alpha, "seed": seed, "batch_size": P.batch_size}
-reduced_run = {**main_run, "n": P.reduced_n}
+indices = chapter_indices(P, len(test))
+reduced = chapter_indices(P, len(test), secondary=True)
+configs = base_model_configs(P, seed)
+main_run = certify_settings(P, seed)
+reduced_run = certify_settings(P, seed, secondary=True)
 common = {"device": P.device, "progress": progress}
 finetune = {
     "epochs": P.finetune_epochs,

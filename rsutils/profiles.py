@@ -9,9 +9,23 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
 
+from rsutils.runner import select_indices
 from rsutils.sigma_ascent import SigmaAscent
+from rsutils.train import TrainConfig
 
-__all__ = ["PROFILES", "Profile", "ascent_for", "get_profile"]
+__all__ = [
+    "BOOK_SIGMAS",
+    "PROFILES",
+    "Profile",
+    "ascent_for",
+    "base_model_configs",
+    "certify_settings",
+    "chapter_indices",
+    "get_profile",
+]
+
+#: The noise levels of the book's base models (Cohen et al.'s grid).
+BOOK_SIGMAS = (0.25, 0.5, 1.0)
 
 #: Step size and clamp of sigma ascent in the book (DDRS's code clamps at 0.02).
 ASCENT_LR = 0.05
@@ -141,3 +155,38 @@ def ascent_for(profile: Profile, sigma0: float, **changes: object) -> SigmaAscen
         clamp=ASCENT_CLAMP,
     )
     return replace(base, **changes)
+
+
+def base_model_configs(profile: Profile, seed: int = 0) -> dict[float, TrainConfig]:
+    """The Gaussian-augmentation base models of the book, by sigma.
+
+    Every chapter asks for them here, so all of them share the cached models.
+    """
+    return {
+        sigma: TrainConfig(
+            scale=sigma, epochs=profile.epochs, train_subset=profile.train_subset, seed=seed
+        )
+        for sigma in BOOK_SIGMAS
+    }
+
+
+def chapter_indices(profile: Profile, length: int, *, secondary: bool = False) -> list[int]:
+    """The test images a chapter certifies: every ``skip``-th, as Cohen et al.'s --skip.
+
+    ``secondary`` gives the smaller set of the secondary experiments.
+    """
+    if secondary:
+        return select_indices(length, profile.reduced_skip)[: profile.reduced_images]
+    return select_indices(length, profile.skip)[: profile.num_images]
+
+
+def certify_settings(profile: Profile, seed: int = 0, *, secondary: bool = False) -> dict:
+    """CERTIFY's settings (``n0 n alpha seed batch_size``) at this profile's scale."""
+    n = profile.reduced_n if secondary else profile.n
+    return {
+        "n0": profile.n0,
+        "n": n,
+        "alpha": profile.alpha,
+        "seed": seed,
+        "batch_size": profile.batch_size,
+    }

@@ -5,7 +5,13 @@ from pathlib import Path
 
 import yaml
 
-from rsutils.profiles import PROFILES, ascent_for
+from rsutils.profiles import (
+    PROFILES,
+    ascent_for,
+    base_model_configs,
+    certify_settings,
+    chapter_indices,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -39,6 +45,17 @@ def test_smoke_profile_is_tiny_and_paper_profile_is_the_papers() -> None:
     assert cpu.n >= 10_000 and cpu.num_images >= 200
     assert smoke.reduced_n <= 1000 and smoke.reduced_images <= 20 and smoke.finetune_epochs <= 1
     assert paper.macer_draws == 64  # MACER's own setting
+
+
+def test_chapters_share_base_models_and_scales() -> None:
+    cpu = PROFILES["cpu"]
+    configs = base_model_configs(cpu, seed=3)
+    assert sorted(configs) == [0.25, 0.5, 1.0]
+    assert all(c.scale == s and c.seed == 3 and c.epochs == cpu.epochs for s, c in configs.items())
+    assert chapter_indices(cpu, 10_000) == list(range(0, 200 * cpu.skip, cpu.skip))
+    assert chapter_indices(cpu, 10_000, secondary=True)[:2] == [0, cpu.reduced_skip]
+    assert certify_settings(cpu)["n"] == cpu.n
+    assert certify_settings(cpu, secondary=True)["n"] == cpu.reduced_n
 
 
 def test_ds_profiles_include_their_main_k_in_the_ablation() -> None:

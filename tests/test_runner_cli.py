@@ -55,19 +55,24 @@ def rows(path) -> int:
     return max(0, len(path.read_text().splitlines()) - 1) if path.exists() else 0
 
 
+def kill_part_way(args: list[str], log) -> None:
+    """Start the command, SIGKILL it once its log holds 5 of its 30 rows."""
+    process = subprocess.Popen(args)
+    deadline = time.monotonic() + 120
+    while rows(log) < 5 and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.05)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    assert 5 <= rows(log) < 30, "the run should have been killed part-way"
+
+
 def test_killed_and_restarted_run_equals_an_uninterrupted_one(
     fake_fashion_mnist, checkpoint, tmp_path
 ) -> None:
     whole, resumed = tmp_path / "whole.tsv", tmp_path / "resumed.tsv"
     subprocess.run(certify_args(fake_fashion_mnist, checkpoint, whole), check=True)
 
-    process = subprocess.Popen(certify_args(fake_fashion_mnist, checkpoint, resumed))
-    deadline = time.monotonic() + 120
-    while rows(resumed) < 5 and time.monotonic() < deadline and process.poll() is None:
-        time.sleep(0.05)
-    os.kill(process.pid, signal.SIGKILL)
-    process.wait()
-    assert 5 <= rows(resumed) < 30, "the run should have been killed part-way"
+    kill_part_way(certify_args(fake_fashion_mnist, checkpoint, resumed), resumed)
 
     subprocess.run(certify_args(fake_fashion_mnist, checkpoint, resumed), check=True)
     expected, actual = read_log(whole), read_log(resumed)
@@ -82,13 +87,7 @@ def test_killed_data_dependent_run_resumes_with_the_same_memory(
     ds = ["--ascent-steps", "3", "--ascent-draws", "2"]
     whole, resumed = tmp_path / "whole.tsv", tmp_path / "resumed.tsv"
     subprocess.run([*certify_args(fake_fashion_mnist, checkpoint, whole), *ds], check=True)
-    process = subprocess.Popen([*certify_args(fake_fashion_mnist, checkpoint, resumed), *ds])
-    deadline = time.monotonic() + 120
-    while rows(resumed) < 5 and time.monotonic() < deadline and process.poll() is None:
-        time.sleep(0.05)
-    os.kill(process.pid, signal.SIGKILL)
-    process.wait()
-    assert 5 <= rows(resumed) < 30, "the run should have been killed part-way"
+    kill_part_way([*certify_args(fake_fashion_mnist, checkpoint, resumed), *ds], resumed)
     subprocess.run([*certify_args(fake_fashion_mnist, checkpoint, resumed), *ds], check=True)
     expected, actual = read_log(whole), read_log(resumed)
     assert list(actual.columns) == DS_COLUMNS and len(actual) == 30
