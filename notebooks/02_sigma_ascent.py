@@ -350,7 +350,7 @@ plt.close(fig)
 # :name: fig-sigma-examples
 #
 # Test images with the smallest (top) and largest (bottom) $\sigma^*_x$, from
-# $\sigma_0 = 0.25$ (DDRS show the same kind of spread on CIFAR-10 and ImageNet).
+# $\sigma_0 = 0.25$ (DDRS show examples of the same kind, with their $\sigma^*_x$).
 # ```
 #
 # ## (d) More ascent steps, larger radii
