@@ -243,8 +243,9 @@ class CertificateMemory:
         """Admit the Monte Carlo certificate ``(prediction, radius)`` at ``x``.
 
         Returns the memory's answer, which is what the certified classifier answers
-        at ``x``. If ``key`` was admitted before, the stored answer is returned
-        unchanged (so a resumed run gets the same answers).
+        at ``x``. If ``key`` was admitted before (for the same input), the stored
+        answer is returned unchanged, so a resumed run gets the same answers; a key
+        reused for another input is an error.
         """
         prediction, radius = int(prediction), float(radius)
         if not (math.isfinite(radius) and radius >= 0):
@@ -256,7 +257,7 @@ class CertificateMemory:
         center = _as_vector(x)
         with self._transaction():
             if key is not None:
-                stored = self._by_key(key)
+                stored = self._by_key(key, center)
                 if stored is not None:
                     return stored
             self._sync()
@@ -295,13 +296,20 @@ class CertificateMemory:
             action = "shrunk"
         return prediction, shrunk, action
 
-    def _by_key(self, key: str) -> MemoryAnswer | None:
+    def _by_key(self, key: str, center: np.ndarray) -> MemoryAnswer | None:
         row = self._db.execute(
-            "SELECT prediction, radius, mc_prediction, mc_radius, action, id FROM entries "
-            "WHERE key = ?",
+            "SELECT prediction, radius, mc_prediction, mc_radius, action, id, center "
+            "FROM entries WHERE key = ?",
             (key,),
         ).fetchone()
-        return None if row is None else MemoryAnswer(*row, repeated=True)
+        if row is None:
+            return None
+        if row[-1] != center.tobytes():
+            raise ValueError(
+                f"key {key!r} was admitted for another input; keys must identify inputs "
+                "(use a new key for a new input)"
+            )
+        return MemoryAnswer(*row[:-1], repeated=True)
 
     def close(self) -> None:
         self._db.close()

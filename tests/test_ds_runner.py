@@ -107,6 +107,6 @@ def test_a_repeated_key_returns_the_stored_answer(cnn, images) -> None:
     with CertificateMemory() as memory:
         smooth = DataDependentSmooth(cnn, 10, SigmaAscent(0.3, 2, draws=2), memory)
         first = smooth.certify(images.images[0], 20, 200, 0.01, seed=1, key="user-42")
-        again = smooth.certify(images.images[5], 20, 200, 0.01, seed=2, key="user-42")
+        again = smooth.certify(images.images[0], 20, 200, 0.01, seed=2, key="user-42")
         assert (again.prediction, again.radius) == (first.prediction, first.radius)
         assert len(memory) == 1

@@ -61,9 +61,11 @@ def test_a_point_answer_is_avoided_by_later_regions() -> None:
 def test_repeated_key_returns_the_stored_answer() -> None:
     memory = CertificateMemory()
     first = memory.admit(np.array([0.0, 0.0]), 0, 1.0, key="img-7")
-    again = memory.admit(np.array([9.0, 9.0]), 1, 0.2, key="img-7")
+    again = memory.admit(np.array([0.0, 0.0]), 1, 0.2, key="img-7")  # e.g. another seed
     assert again.repeated and (again.prediction, again.radius) == (first.prediction, first.radius)
     assert len(memory) == 1
+    with pytest.raises(ValueError, match="admitted for another input"):
+        memory.admit(np.array([9.0, 9.0]), 1, 0.2, key="img-7")
 
 
 def test_bad_input_is_named(tmp_path: Path) -> None:
