@@ -220,11 +220,14 @@ assert orders.loc[("B then A", "A"), "memory class"] == 0
 glue("num_images", len(indices), display=False)
 
 # %%
-rows = []
-for s in SIGMAS:
-    log = ds_certification_log(
+ds_logs = {
+    s: ds_certification_log(
         configs[s], test, indices, ascent=ascent_for(P, s), **main_run, **common
     )
+    for s in SIGMAS
+}
+rows = []
+for s, log in ds_logs.items():
     images = test.images[log["idx"].tolist()].numpy()
     mc_class, mc_radius = log["mc_predict"].to_numpy(), log["mc_radius"].to_numpy()
     with CertificateMemory(log.attrs["memory_path"]) as memory:
@@ -273,10 +276,7 @@ glue(
 # per $\sigma_0$ changes {glue:text}`order_changes` answers.
 
 # %% tags=["remove-cell"]
-log = ds_certification_log(
-    configs[0.25], test, indices, ascent=ascent_for(P, 0.25), **main_run, **common
-)
-certified = log[log["mc_predict"] != ABSTAIN]
+certified = ds_logs[0.25][ds_logs[0.25]["mc_predict"] != ABSTAIN]
 flat = test.images[certified["idx"].tolist()].flatten(1).double()
 distances = torch.cdist(flat, flat)
 other_class = (
@@ -289,10 +289,7 @@ glue("median_radius", float(certified["mc_radius"].median()), display=False)
 # %%
 rng = np.random.default_rng(seed)
 num_orders, changed = 20, 0
-for s in SIGMAS:
-    log = ds_certification_log(
-        configs[s], test, indices, ascent=ascent_for(P, s), **main_run, **common
-    )
+for log in ds_logs.values():
     images = test.images[log["idx"].tolist()].numpy()
     mc_class, mc_radius = log["mc_predict"].to_numpy(), log["mc_radius"].to_numpy()
     reference = replay(images, mc_class, mc_radius, np.arange(len(log)))
