@@ -17,6 +17,16 @@ Derivations (``pB`` defaults to ``1 - pA``):
   most ``‖δ‖₁/(2λ)``; requiring ``pA − TV > pB + TV`` gives ``λ·(pA − pB)``.
 * Uniform cube, ℓ∞ — the same argument with ``TV = 1 − (1 − ‖δ‖∞/(2λ))^d`` gives
   ``2λ(1 − (1 − (pA − pB)/2)^(1/d))``.
+* Exponential-ℓ∞ (density ∝ ``e^{−‖z‖∞/λ}``), ℓ1 — a mixture of uniform cubes of
+  half-width ``r ~ Gamma(d + 1, λ)``; total variation is jointly convex, so
+  ``TV ≤ E[‖δ‖₁/(2r)] = ‖δ‖₁/(2dλ)``, and the cube argument gives ``dλ(pA − pB)``
+  (Yang et al., 2020: ``2dλ(pA − 1/2)``).
+* Exponential-ℓ∞, ℓ∞ — the density ratio ``p(z − δ)/p(z)`` lies in ``[e^{−t}, e^{t}]``
+  with ``t = ‖δ‖∞/λ``; the argument behind the Laplace rule uses nothing else, so the
+  same formula holds with ``‖δ‖∞`` in place of ``‖δ‖₁``.
+* Power law ``∝ (1 + ‖z‖∞/λ)^{−a}``, ℓ1 — a mixture of cubes with
+  ``r/λ ~ BetaPrime(d + 1, a − d)``, ``E[1/r] = (a − d)/(dλ)``, hence
+  ``dλ/(a − d)·(pA − pB)``; it needs ``a > d``.
 
 Asking for a pair with no rule is an error that lists the pairs that exist.
 """
@@ -32,7 +42,7 @@ from scipy.stats import norm as _std_normal
 
 __all__ = ["RadiusRule", "certified_radius", "get_rule", "register", "rules"]
 
-Formula = Callable[[np.ndarray, np.ndarray, float, int | None], np.ndarray]
+Formula = Callable[..., np.ndarray]  # (pA, pB, scale, dim, **params) -> radius
 
 
 @dataclass(frozen=True)
@@ -45,6 +55,7 @@ class RadiusRule:
     latex: str  # the binary-case formula, for rendered tables
     source: str  # bibliography key of the result it implements
     needs_dim: bool = False
+    params: tuple[str, ...] = ()  # family parameters besides the scale (e.g. "a")
 
 
 _REGISTRY: dict[tuple[str, str], RadiusRule] = {}
@@ -81,10 +92,12 @@ def certified_radius(
     *,
     scale: float,
     dim: int | None = None,
+    **params: float,
 ) -> np.ndarray:
     """Certified radius of ``family`` noise with ``scale`` against ``norm``.
 
-    Returns an array broadcast from ``pA_lower`` and ``pB_upper``.
+    Returns an array broadcast from ``pA_lower`` and ``pB_upper``. ``params`` are the
+    family's other parameters, when its rule needs them (``a`` for the power law).
     """
     rule = get_rule(family, norm)
     pA = np.asarray(pA_lower, dtype=float)
@@ -96,8 +109,15 @@ def certified_radius(
         raise ValueError(
             f"the {family}/{norm} radius depends on the input dimension; pass dim=x.numel()"
         )
+    missing = [name for name in rule.params if name not in params]
+    extra = sorted(set(params) - set(rule.params))
+    if missing or extra:
+        raise ValueError(
+            f"the {family}/{norm} radius takes the parameters {list(rule.params)}; "
+            f"missing {missing}, unexpected {extra}"
+        )
     with np.errstate(divide="ignore", invalid="ignore"):
-        return rule.formula(pA, pB, float(scale), dim)
+        return rule.formula(pA, pB, float(scale), None if dim is None else int(dim), **params)
 
 
 def _gaussian_l2(pA: np.ndarray, pB: np.ndarray, s: float, d: int | None) -> np.ndarray:
@@ -124,14 +144,31 @@ def _uniform_linf(pA: np.ndarray, pB: np.ndarray, s: float, d: int | None) -> np
     return 2 * s * -np.expm1(np.log1p(-margin) / d)
 
 
+def _exp_linf_l1(pA: np.ndarray, pB: np.ndarray, s: float, d: int | None) -> np.ndarray:
+    assert d is not None
+    return d * s * (pA - pB)
+
+
+def _power_law_l1(
+    pA: np.ndarray, pB: np.ndarray, s: float, d: int | None, *, a: float
+) -> np.ndarray:
+    assert d is not None
+    if not a > d:
+        raise ValueError(
+            f"the power law is a distribution only for a > d; got a={a:g}, d={d}: "
+            f"pass e.g. a={d + 2}"
+        )
+    return d * s / (a - d) * (pA - pB)
+
+
 register(
     RadiusRule(
-        "gaussian", "l2", _gaussian_l2, r"\sigma\,\Phi^{-1}(\underline{p_A})", "cohen2019certified"
+        "gaussian", "l2", _gaussian_l2, r"\lambda\,\Phi^{-1}(\underline{p_A})", "cohen2019certified"
     )
 )
 register(
     RadiusRule(
-        "gaussian", "l1", _gaussian_l2, r"\sigma\,\Phi^{-1}(\underline{p_A})", "yang2020randomized"
+        "gaussian", "l1", _gaussian_l2, r"\lambda\,\Phi^{-1}(\underline{p_A})", "yang2020randomized"
     )
 )
 register(
@@ -139,7 +176,7 @@ register(
         "gaussian",
         "linf",
         _gaussian_linf,
-        r"\sigma\,\Phi^{-1}(\underline{p_A})/\sqrt{d}",
+        r"\lambda\,\Phi^{-1}(\underline{p_A})/\sqrt{d}",
         "yang2020randomized",
         needs_dim=True,
     )
@@ -160,5 +197,35 @@ register(
         r"2\lambda\bigl(1-(\tfrac32-\underline{p_A})^{1/d}\bigr)",
         "yang2020randomized",
         needs_dim=True,
+    )
+)
+register(
+    RadiusRule(
+        "exp_linf",
+        "l1",
+        _exp_linf_l1,
+        r"2d\lambda(\underline{p_A}-\tfrac12)",
+        "yang2020randomized",
+        needs_dim=True,
+    )
+)
+register(
+    RadiusRule(
+        "exp_linf",
+        "linf",
+        _laplace_l1,
+        r"-\lambda\log(2(1-\underline{p_A}))",
+        "yang2020randomized",
+    )
+)
+register(
+    RadiusRule(
+        "power_law",
+        "l1",
+        _power_law_l1,
+        r"\frac{2d\lambda}{a-d}(\underline{p_A}-\tfrac12)",
+        "yang2020randomized",
+        needs_dim=True,
+        params=("a",),
     )
 )

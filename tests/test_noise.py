@@ -7,7 +7,7 @@ import pytest
 import torch
 from scipy import stats
 
-from rsutils.noise import Gaussian, Laplace, UniformCube, make_noise
+from rsutils.noise import ExponentialLinf, Gaussian, Laplace, PowerLawLinf, UniformCube, make_noise
 
 N = 400_000
 
@@ -58,3 +58,61 @@ def test_non_positive_scale_is_rejected_with_the_fix(bad: float) -> None:
 def test_unknown_family_names_the_known_ones() -> None:
     with pytest.raises(ValueError, match=r"gaussian.*laplace.*uniform"):
         make_noise("cauchy", 1.0)
+
+
+def sup_norms(noise, d: int, draws: int = 100_000) -> np.ndarray:
+    z = noise.sample((draws, d), torch.Generator().manual_seed(0), dtype=torch.float64)
+    return z.abs().amax(dim=1).numpy()
+
+
+def test_exponential_linf_radial_part_is_gamma_d() -> None:
+    """Density ∝ exp(-‖z‖∞/λ): the cube of radius ρ has surface ∝ ρ^(d-1), so ‖z‖∞ ~ Gamma(d, λ)."""
+    assert (
+        stats.kstest(sup_norms(ExponentialLinf(0.5), 6), stats.gamma(6, scale=0.5).cdf).pvalue
+        > 1e-4
+    )
+
+
+def test_exponential_linf_in_one_dimension_is_laplace() -> None:
+    z = ExponentialLinf(0.3).sample((N,), torch.Generator().manual_seed(1), dtype=torch.float64)
+    assert stats.kstest(z.numpy(), stats.laplace(scale=0.3).cdf).pvalue > 1e-4
+
+
+def test_power_law_radial_part_is_beta_prime() -> None:
+    """Density ∝ (1 + ‖z‖∞/λ)^(-a): ‖z‖∞/λ ~ BetaPrime(d, a - d)."""
+    rho = sup_norms(PowerLawLinf(0.5, a=9.5), 6) / 0.5
+    assert stats.kstest(rho, stats.betaprime(6, 3.5).cdf).pvalue > 1e-4
+
+
+def test_cube_mixtures_are_symmetric_and_deterministic() -> None:
+    for noise in (ExponentialLinf(1.0), PowerLawLinf(1.0, a=10.0)):
+        z = noise.sample((100_000, 4), torch.Generator().manual_seed(2), dtype=torch.float64)
+        assert (z.mean(0).abs() < 4 * z.std(0) / np.sqrt(len(z))).all()
+        again = noise.sample((100_000, 4), torch.Generator().manual_seed(2), dtype=torch.float64)
+        assert torch.equal(z, again)
+
+
+def test_power_law_needs_its_exponent_above_the_dimension() -> None:
+    with pytest.raises(ValueError, match=r"pass a=\.\.\."):
+        make_noise("power_law", 1.0)
+    with pytest.raises(ValueError, match=r"a > d.*pass e.g. a=6"):
+        PowerLawLinf(1.0, a=3.0).sample((5, 4), torch.Generator())
+    with pytest.raises(ValueError, match=r"no parameters"):
+        make_noise("gaussian", 1.0, a=3.0)
+
+
+@pytest.mark.parametrize(
+    "noise",
+    [Gaussian(0.7), Laplace(0.7), UniformCube(0.7), ExponentialLinf(0.7), PowerLawLinf(0.7, a=9)],
+    ids=lambda n: type(n).__name__,
+)
+def test_log_density_matches_the_stated_density(noise) -> None:
+    z = np.array([[0.1, -0.2, 0.3], [0.5, 0.0, -0.6]])
+    closed = {
+        Gaussian: lambda v: -np.sum(v**2) / (2 * 0.49),
+        Laplace: lambda v: -np.sum(np.abs(v)) / 0.7,
+        UniformCube: lambda v: 0.0 if np.max(np.abs(v)) <= 0.7 else -np.inf,
+        ExponentialLinf: lambda v: -np.max(np.abs(v)) / 0.7,
+        PowerLawLinf: lambda v: -9 * np.log1p(np.max(np.abs(v)) / 0.7),
+    }[type(noise)]
+    np.testing.assert_allclose(noise.log_density(z), [closed(row) for row in z])

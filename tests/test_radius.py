@@ -54,7 +54,8 @@ def test_uniform_linf_worst_shift_in_one_dimension() -> None:
 
 def test_radii_are_zero_at_one_half_and_increase() -> None:
     for rule in rules():
-        values = certified_radius(rule.family, rule.norm, P, scale=1.0, dim=10)
+        params = {"a": 12.0} if rule.params else {}
+        values = certified_radius(rule.family, rule.norm, P, scale=1.0, dim=10, **params)
         assert values[0] == pytest.approx(0.0, abs=1e-12)
         assert np.all(np.diff(values) > 0)
 
@@ -72,3 +73,45 @@ def test_unknown_pairs_and_missing_dimension_are_clear_errors() -> None:
         certified_radius("gaussian", "linf", 0.9, scale=1.0)
     with pytest.raises(ValueError, match=r"pA_lower must lie in \[0, 1\]"):
         certified_radius("gaussian", "l2", 1.2, scale=1.0)
+
+
+def test_exponential_linf_rows_of_table_one() -> None:
+    d = 784
+    np.testing.assert_allclose(
+        certified_radius("exp_linf", "l1", P, scale=0.3, dim=d), 2 * d * 0.3 * (P - 0.5)
+    )
+    np.testing.assert_allclose(
+        certified_radius("exp_linf", "linf", P, scale=0.3), 0.3 * np.log(1 / (2 * (1 - P)))
+    )
+
+
+def test_power_law_row_of_table_one() -> None:
+    d, a = 784, 790.0
+    np.testing.assert_allclose(
+        certified_radius("power_law", "l1", P, scale=0.3, dim=d, a=a),
+        2 * d * 0.3 / (a - d) * (P - 0.5),
+    )
+
+
+def test_general_pB_forms_of_the_new_rows() -> None:
+    pA, pB = 0.7, 0.1
+    assert certified_radius("exp_linf", "l1", pA, pB, scale=1.0, dim=5) == pytest.approx(5 * 0.6)
+    assert certified_radius("exp_linf", "linf", pA, pB, scale=1.0) == pytest.approx(
+        max(0.5 * np.log(7), -np.log(1 - 0.6))
+    )
+    assert certified_radius("power_law", "l1", pA, pB, scale=1.0, dim=5, a=8.0) == pytest.approx(
+        5 / 3 * 0.6
+    )
+
+
+def test_family_parameters_are_checked() -> None:
+    with pytest.raises(ValueError, match=r"parameters \['a'\]; missing \['a'\]"):
+        certified_radius("power_law", "l1", 0.9, scale=1.0, dim=5)
+    with pytest.raises(ValueError, match=r"unexpected \['a'\]"):
+        certified_radius("gaussian", "l2", 0.9, scale=1.0, a=3.0)
+    with pytest.raises(ValueError, match=r"a > d.*a=7"):
+        certified_radius("power_law", "l1", 0.9, scale=1.0, dim=5, a=5.0)
+    with pytest.raises(ValueError, match=r"no certified radius.*laplace.*linf"):
+        certified_radius("laplace", "linf", 0.9, scale=1.0)
+    with pytest.raises(ValueError, match=r"input dimension"):
+        certified_radius("exp_linf", "l1", 0.9, scale=1.0)
