@@ -63,15 +63,17 @@ def _seconds(column: pd.Series) -> pd.Series:
     return pd.to_timedelta(column).dt.total_seconds()
 
 
-def certified_accuracy(df: pd.DataFrame, radii: ArrayLike) -> np.ndarray:
+def certified_accuracy(df: pd.DataFrame, radii: ArrayLike, *, column: str = "radius") -> np.ndarray:
     """Approximate certified accuracy: the fraction of rows correct with radius ≥ r.
 
     This is Cohen et al.'s "approximate certified test accuracy"; an abstention counts
-    as wrong. Returns one value per radius.
+    as wrong. Returns one value per radius. ``column`` measures each certificate
+    another way (e.g. ``"alm"``, UCAN's accuracy "w.r.t. ALM", which is not a
+    guarantee at that radius: see :mod:`rsutils.superellipsoid`).
     """
     radii = np.atleast_1d(np.asarray(radii, dtype=float))
     correct = df["correct"].to_numpy().astype(bool)
-    radius = df["radius"].to_numpy(dtype=float)
+    radius = df[column].to_numpy(dtype=float)
     return (correct[None, :] & (radius[None, :] >= radii[:, None])).mean(axis=1)
 
 
@@ -95,9 +97,12 @@ def certified_accuracy_lower_bound(
     return np.maximum(certified_accuracy(df, radii) - slack, 0.0)
 
 
-def average_certified_radius(df: pd.DataFrame) -> float:
-    """ACR: the mean certified radius, counting wrong answers and abstentions as 0."""
-    return float((df["radius"].to_numpy(dtype=float) * df["correct"].to_numpy()).mean())
+def average_certified_radius(df: pd.DataFrame, *, column: str = "radius") -> float:
+    """ACR: the mean certified radius, counting wrong answers and abstentions as 0.
+
+    ``column`` averages another measure of the certificates (e.g. ``"alm"``).
+    """
+    return float((df[column].to_numpy(dtype=float) * df["correct"].to_numpy()).mean())
 
 
 def envelope(curves: Mapping[str, ArrayLike]) -> np.ndarray:

@@ -17,6 +17,7 @@ import pandas as pd
 import torch
 from torch import nn
 
+from rsutils.anisotropic import Anisotropic
 from rsutils.cache import cached_path, config_key
 from rsutils.data import Dataset, load_dataset
 from rsutils.memory import CertificateMemory, copy_memory
@@ -30,6 +31,7 @@ from rsutils.smooth import ABSTAIN, Smooth
 from rsutils.train import TrainConfig, train_model
 
 __all__ = [
+    "anisotropic_certification_log",
     "certification_log",
     "ds_certification_log",
     "ds_probe_log",
@@ -175,6 +177,56 @@ def prediction_log(
         seed=seed,
         batch_size=batch_size,
         device=device,
+        progress=progress,
+    )
+
+
+def anisotropic_certification_log(
+    config: TrainConfig,
+    data: Dataset,
+    indices: list[int],
+    *,
+    noise: Anisotropic,
+    n0: int,
+    n: int,
+    alpha: float,
+    seed: int = 0,
+    norm: str | None = None,
+    batch_size: int = 1000,
+    device: str = "auto",
+    progress: bool = True,
+) -> pd.DataFrame:
+    """CERTIFY with anisotropic ``noise``, cached by settings (the noise by its content).
+
+    The log has ``radius`` (``min(sigma)·R``), ``region_radius`` (R) and ``alm``.
+    """
+    model = trained_model(config, device=device, progress=progress)
+    smooth = Smooth(model, data.num_classes, noise, norm=norm)
+    model_key = config_key(config.as_dict())
+    settings = {
+        "model": model_key,
+        "dataset": data.name,
+        "split": data.split,
+        "indices": indices,
+        "noise": repr(noise),
+        "norm": smooth.norm,
+        "n0": n0,
+        "n": n,
+        "alpha": alpha,
+        "seed": seed,
+    }
+    path = cached_path("certify-anisotropic", settings, ".tsv")
+    return certify_dataset(
+        smooth,
+        data,
+        indices,
+        path,
+        n0=n0,
+        n=n,
+        alpha=alpha,
+        seed=seed,
+        batch_size=batch_size,
+        config={"model": model_key},
         progress=progress,
     )
 

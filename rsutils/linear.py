@@ -5,6 +5,12 @@ with mean ``w·x + b`` and standard deviation ``σ‖w‖``, so the smoothed cla
 with f, ``P(f(x+ε) = f(x)) = Φ(d/σ)`` with ``d = abs(w·x + b)/‖w‖`` the distance to the
 decision boundary, and Theorem 1's radius ``σΦ⁻¹(pA)`` is exactly d (Cohen et al.,
 Appendix B).
+
+With anisotropic Gaussian noise ``mu + sigma ⊙ ε`` (ε ~ N(0, I)) the score is normal
+with mean ``w·(x + mu) + b`` and standard deviation ``‖sigma ⊙ w‖``, so
+``P(f = 1) = Φ((w·(x + mu) + b)/‖sigma ⊙ w‖)``. UCAN's region ``‖δ ⊘ sigma‖₂ < R`` with
+``R = Φ⁻¹(pA)`` is then exact: the perturbation that reaches the decision boundary with
+the smallest ``‖δ ⊘ sigma‖₂`` has ``δ ⊘ sigma ∝ sigma ⊙ w`` and scaled norm exactly ``R``.
 """
 
 from __future__ import annotations
@@ -55,6 +61,40 @@ class LinearClassifier(nn.Module):
         unit = self.w / self.w.norm()
         on_boundary = -self.b * unit / self.w.norm()
         return (on_boundary + (1 if side > 0 else -1) * distance * unit).float()
+
+    def anisotropic_probability(
+        self, x: torch.Tensor, sigma: torch.Tensor, mu: torch.Tensor | None = None
+    ) -> float:
+        """Exact ``P(f(x + mu + sigma ⊙ ε) = 1)`` for ε ~ N(0, I)."""
+        return float(_std_normal.cdf(self._anisotropic_margin(x, sigma, mu)))
+
+    def anisotropic_region_radius(
+        self, x: torch.Tensor, sigma: torch.Tensor, mu: torch.Tensor | None = None
+    ) -> float:
+        """Exact R of the region ``‖δ ⊘ sigma‖₂ < R`` where the smoothed class is constant.
+
+        Equals ``Φ⁻¹(pA)`` for ``pA`` the probability of the smoothed class.
+        """
+        return abs(self._anisotropic_margin(x, sigma, mu))
+
+    def anisotropic_worst_perturbation(
+        self, x: torch.Tensor, sigma: torch.Tensor, mu: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """The δ on the smoothed decision boundary with the smallest ``‖δ ⊘ sigma‖₂``."""
+        sw = self._flat(sigma) * self.w
+        score = float(self.score(x + (0 if mu is None else mu)).item())
+        delta = -score * self._flat(sigma) * sw / float(sw @ sw)
+        return delta.reshape(x.shape)
+
+    def _anisotropic_margin(
+        self, x: torch.Tensor, sigma: torch.Tensor, mu: torch.Tensor | None
+    ) -> float:
+        shifted = x if mu is None else x + mu
+        return float(self.score(shifted).item()) / float((self._flat(sigma) * self.w).norm())
+
+    def _flat(self, tensor: torch.Tensor) -> torch.Tensor:
+        flat = torch.as_tensor(tensor, dtype=torch.float64).reshape(-1)
+        return flat.expand(self.w.numel()) if flat.numel() == 1 else flat
 
     def worst_direction(self, x: torch.Tensor) -> torch.Tensor:
         """Unit vector (shaped like ``x``) pointing straight at the decision boundary."""

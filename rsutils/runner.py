@@ -24,6 +24,7 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from rsutils.analysis import read_log
+from rsutils.anisotropic import Anisotropic
 from rsutils.cache import atomic_write_bytes
 from rsutils.data import Dataset
 from rsutils.data_dependent import DataDependentSmooth
@@ -32,6 +33,7 @@ from rsutils.sigma_ascent import SigmaAscent
 from rsutils.smooth import Smooth
 
 __all__ = [
+    "ANISOTROPIC_COLUMNS",
     "CERTIFY_COLUMNS",
     "DS_COLUMNS",
     "PREDICT_COLUMNS",
@@ -50,6 +52,10 @@ PREDICT_COLUMNS = "idx label predict correct time n alpha scale seed".split()
 #: sigma*, ``predict`` and ``radius`` are the memory's answer, ``mc_predict`` and
 #: ``mc_radius`` are CERTIFY's, and ``memory`` says what the memory did.
 DS_COLUMNS = [*CERTIFY_COLUMNS, "mc_predict", "mc_radius", "memory"]
+#: Columns of certification logs with anisotropic noise: ``radius`` is the ℓp radius
+#: ``min(sigma)·R``, ``region_radius`` the R of the region ``‖δ ⊘ sigma‖_p < R`` and
+#: ``alm`` UCAN's ALM ``(∏ sigma_i)^(1/d)·R``.
+ANISOTROPIC_COLUMNS = [*CERTIFY_COLUMNS, "region_radius", "alm"]
 
 
 def select_indices(length: int, skip: int = 1, max_index: int = -1) -> list[int]:
@@ -152,8 +158,9 @@ def certify_dataset(
 ) -> pd.DataFrame:
     """Run CERTIFY on ``data[i]`` for each index into a resumable log; return the log.
 
-    ``config`` adds what identifies the model (e.g. its checkpoint) to the settings
-    that the log records and checks on resume.
+    With anisotropic noise the log also has ``region_radius`` and ``alm``
+    (:data:`ANISOTROPIC_COLUMNS`). ``config`` adds what identifies the model (e.g. its
+    checkpoint) to the settings that the log records and checks on resume.
     """
     settings = {
         "noise": repr(smooth.noise),
@@ -178,7 +185,9 @@ def certify_dataset(
             "scale": smooth.noise.scale,
         }
 
-    log = ResumableLog(path, CERTIFY_COLUMNS, settings)
+    anisotropic = isinstance(smooth.noise, Anisotropic)
+    columns = ANISOTROPIC_COLUMNS if anisotropic else CERTIFY_COLUMNS
+    log = ResumableLog(path, columns, settings)
     return _run(log, indices, row, f"certify {Path(path).name}", progress)
 
 

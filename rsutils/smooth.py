@@ -39,6 +39,11 @@ class Certificate:
     another ``alpha``); ``count`` the number of the ``n`` estimation draws that fell
     in ĉA; ``pA_lower`` the one-sided Clopper–Pearson lower bound on its probability.
     ``seed`` and ``index`` reproduce the noise exactly.
+
+    For anisotropic noise ``mu + sigma ⊙ eps`` (:class:`~rsutils.anisotropic.Anisotropic`)
+    the certified region is ``‖δ ⊘ sigma‖_p < region_radius``, ``radius`` is the ℓp ball
+    inside it (``min(sigma)·region_radius``) and ``alm`` is UCAN's ALM
+    (``(∏ sigma_i)^(1/d)·region_radius``). For isotropic noise all three are equal.
     """
 
     prediction: int
@@ -52,6 +57,8 @@ class Certificate:
     norm: str
     seed: int
     index: int
+    region_radius: float = 0.0
+    alm: float = 0.0
 
     @property
     def abstained(self) -> bool:
@@ -112,11 +119,13 @@ class Smooth:
         ``n0`` draws select the class ĉA; ``n`` fresh draws bound its probability from
         below (one-sided Clopper–Pearson at level ``alpha``). If ``pA_lower < 1/2`` the
         answer is :data:`ABSTAIN`; otherwise ``radius`` is the registry's radius at
-        ``pA_lower`` with ``pB_upper = 1 - pA_lower``.
+        ``pA_lower`` with ``pB_upper = 1 - pA_lower`` (for anisotropic noise, the ℓp
+        ball inside the certified region; see :class:`Certificate`).
 
         Guarantee (Cohen et al., Proposition 2): if the answer is a class, then with
         probability at least ``1 - alpha`` over the noise, g predicts it everywhere
-        within ``radius`` of ``x``.
+        within ``radius`` of ``x`` (and, for anisotropic noise, on the whole region
+        ``‖δ ⊘ sigma‖_p < region_radius``, UCAN Theorem 2).
         """
         _check_count("n0", n0)
         _check_count("n", n)
@@ -141,8 +150,14 @@ class Smooth:
         }
         if pA_lower < 0.5:
             return Certificate(prediction=ABSTAIN, radius=0.0, **common)
-        radius = float(self.noise.radius(pA_lower, norm=self.norm, dim=x.numel()))
-        return Certificate(prediction=c_hat, radius=radius, **common)
+        where = {"norm": self.norm, "dim": x.numel()}
+        return Certificate(
+            prediction=c_hat,
+            radius=float(self.noise.radius(pA_lower, **where)),
+            region_radius=float(self.noise.region_radius(pA_lower, **where)),
+            alm=float(self.noise.alm(pA_lower, **where)),
+            **common,
+        )
 
     def predict(
         self,
