@@ -154,7 +154,8 @@ def recertify(
     """The certificates a log would hold at another ``alpha``, without new sampling.
 
     Needs our extra columns ``selected``, ``count`` and ``n``: CERTIFY's counts do not
-    depend on ``alpha``, only the Clopper–Pearson bound and the radius do.
+    depend on ``alpha``, only the Clopper–Pearson bound and the radius do. Logs of
+    anisotropic noise get their ``region_radius`` and ``alm`` recomputed too.
     """
     missing = [c for c in ("selected", "count", "n") if c not in df.columns]
     if missing:
@@ -168,6 +169,10 @@ def recertify(
     predict = np.where(certified, df["selected"].to_numpy(), ABSTAIN)
     out = df.copy()
     out["pA_lower"], out["radius"], out["predict"] = pA_lower, radius, predict
+    for column, measure in (("region_radius", noise.region_radius), ("alm", noise.alm)):
+        if column in out.columns:
+            bounded = np.clip(pA_lower, 0.5, 1.0)
+            out[column] = np.where(certified, measure(bounded, norm=norm, dim=dim), 0.0)
     out["correct"] = (predict == df["label"].to_numpy()).astype(int)
     out["alpha"] = alpha
     return out

@@ -18,11 +18,15 @@ import hashlib
 import sys
 from collections.abc import Sequence
 
+import numpy as np
+import torch
+
+from rsutils.anisotropic import Anisotropic
 from rsutils.data import load_dataset
 from rsutils.experiments import pick_device
 from rsutils.memory import CertificateMemory
 from rsutils.models import build_model, load_checkpoint, save_checkpoint
-from rsutils.noise import FAMILIES, make_noise
+from rsutils.noise import FAMILIES, NoiseFamily, make_noise
 from rsutils.runner import certify_dataset, certify_dataset_ds, predict_dataset, select_indices
 from rsutils.sigma_ascent import SigmaAscent
 from rsutils.smooth import Smooth
@@ -51,9 +55,40 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--alpha", type=float, default=0.001, help="failure probability")
     parser.add_argument("--seed", type=int, default=0, help="noise seed (per input: seed, idx)")
     parser.add_argument("--noise", choices=sorted(FAMILIES), default="gaussian")
+    parser.add_argument("--power-a", type=float, default=None, help="exponent a of power_law noise")
+    parser.add_argument(
+        "--sigma-map",
+        default=None,
+        help="anisotropic noise: a .pt or .npy file of per-dimension scale multipliers "
+        "(shape of one input); the noise becomes mu + sigma_map * eps",
+    )
+    parser.add_argument("--mu-map", default=None, help="with --sigma-map: per-dimension offsets")
     parser.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:1, ...")
     parser.add_argument("--data-root", default=None, help="dataset folder (else RSUTILS_DATA)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _load_map(path: str) -> torch.Tensor:
+    if path.endswith(".npy"):
+        return torch.from_numpy(np.load(path))
+    value = torch.load(path, map_location="cpu", weights_only=True)
+    if not isinstance(value, torch.Tensor):
+        raise ValueError(f"{path} must hold one tensor (torch.save(sigma, path))")
+    return value
+
+
+def _noise(args: argparse.Namespace) -> NoiseFamily:
+    """The noise of the command line: a family, made anisotropic by --sigma-map."""
+    if args.noise == "power_law" and args.power_a is None:
+        raise ValueError("power_law noise needs its exponent: pass --power-a A (A > input size)")
+    params = {} if args.power_a is None else {"a": args.power_a}
+    noise = make_noise(args.noise, args.sigma, **params)
+    if args.mu_map and not args.sigma_map:
+        raise ValueError("--mu-map needs --sigma-map (pass a map of ones for offsets only)")
+    if args.sigma_map:
+        mu = None if args.mu_map is None else _load_map(args.mu_map)
+        noise = Anisotropic(noise, _load_map(args.sigma_map), mu)
+    return noise
 
 
 def _setup(args: argparse.Namespace):
@@ -66,15 +101,11 @@ def _setup(args: argparse.Namespace):
             f"pass {info['dataset']} as the dataset argument"
         )
     data = load_dataset(args.dataset, args.split, args.data_root)
-    smooth = Smooth(
-        model,
-        data.num_classes,
-        make_noise(args.noise, args.sigma),
-        norm=getattr(args, "norm", None),
-    )
+    smooth = Smooth(model, data.num_classes, _noise(args), norm=getattr(args, "norm", None))
     indices = select_indices(len(data), args.skip, args.max)
     # Rows depend on (checkpoint, settings, idx) only, so a log may be extended with
-    # another --skip/--max; the checkpoint's digest guards against mixing models.
+    # another --skip/--max; the checkpoint's digest guards against mixing models. An
+    # anisotropic noise is identified by its content in the "noise" setting.
     config = {"checkpoint": _file_digest(args.base_classifier)}
     return data, smooth, indices, config
 
@@ -97,6 +128,8 @@ def _run_log(args: argparse.Namespace) -> None:
 
 
 def _certify_ds(args: argparse.Namespace, data, smooth: Smooth, indices, common) -> None:
+    if isinstance(smooth.noise, Anisotropic):
+        raise ValueError("--ascent-steps tunes an isotropic sigma; drop --sigma-map")
     ascent = SigmaAscent(
         sigma0=args.sigma,
         iterations=args.ascent_steps,

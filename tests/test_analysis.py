@@ -97,3 +97,30 @@ def test_recertify_at_the_original_alpha_reproduces_the_log_and_is_monotone() ->
 def test_recertify_needs_our_columns() -> None:
     with pytest.raises(ValueError, match=r"only rsutils logs have"):
         recertify(LOG, 0.01, Gaussian(0.25))
+
+
+def test_recertify_an_anisotropic_log_updates_region_radius_and_alm() -> None:
+    import torch
+    from scipy.stats import gmean
+
+    from rsutils.anisotropic import Anisotropic
+
+    sigma = torch.tensor([0.5, 1.0, 2.0])
+    counts = np.array([990, 700, 400])
+    df = pd.DataFrame(
+        {
+            "idx": range(3),
+            "label": [1] * 3,
+            "selected": [1] * 3,
+            "count": counts,
+            "n": 1000,
+            "region_radius": 0.0,
+            "alm": 0.0,
+        }
+    )
+    out = recertify(df, 0.001, Anisotropic(Gaussian(0.5), sigma))
+    R = np.where(out["predict"] >= 0, 0.5 * norm.ppf(np.clip(out["pA_lower"], 0.5, 1)), 0.0)
+    np.testing.assert_allclose(out["region_radius"], R)
+    np.testing.assert_allclose(out["radius"], 0.5 * R)
+    np.testing.assert_allclose(out["alm"], gmean(sigma.numpy()) * R, rtol=1e-6)
+    assert out["alm"].iloc[2] == 0.0  # abstained

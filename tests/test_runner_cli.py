@@ -176,3 +176,33 @@ def test_train_command_with_macer_and_data_dependent_sigma(fake_fashion_mnist, t
     config = info["meta"]["train_config"]
     assert config["method"] == "macer" and config["objective"]["draws"] == 2
     assert config["ds"]["iterations"] == 1
+
+
+def test_certify_command_with_an_anisotropic_sigma_map(fake_fashion_mnist, checkpoint, tmp_path):
+    from rsutils.patterns import spatial_pattern
+    from rsutils.runner import ANISOTROPIC_COLUMNS
+
+    sigma_path = tmp_path / "sigma.pt"
+    torch.save(spatial_pattern(28, 28).float(), sigma_path)
+    out = tmp_path / "aniso.tsv"
+    args = certify_args(fake_fashion_mnist, checkpoint, out)
+    args[args.index("--max") + 1] = "4"
+    subprocess.run([*args, "--sigma-map", str(sigma_path)], check=True)
+    log = read_log(out)
+    assert list(log.columns) == ANISOTROPIC_COLUMNS and len(log) == 4
+    # A different map is a different noise: resuming the log with it is refused.
+    torch.save(2 * spatial_pattern(28, 28).float(), sigma_path)
+    result = subprocess.run([*args, "--sigma-map", str(sigma_path)], capture_output=True, text=True)
+    assert result.returncode == 2 and "different settings (noise)" in result.stderr
+
+
+def test_power_law_noise_needs_its_exponent_on_the_command_line(
+    fake_fashion_mnist, checkpoint, tmp_path
+):
+    args = [
+        *certify_args(fake_fashion_mnist, checkpoint, tmp_path / "p.tsv"),
+        "--noise",
+        "power_law",
+    ]
+    result = subprocess.run(args, capture_output=True, text=True)
+    assert result.returncode == 2 and "needs its exponent" in result.stderr
