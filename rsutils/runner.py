@@ -52,9 +52,9 @@ PREDICT_COLUMNS = "idx label predict correct time n alpha scale seed".split()
 #: sigma*, ``predict`` and ``radius`` are the memory's answer, ``mc_predict`` and
 #: ``mc_radius`` are CERTIFY's, and ``memory`` says what the memory did.
 DS_COLUMNS = [*CERTIFY_COLUMNS, "mc_predict", "mc_radius", "memory"]
-#: Columns of certification logs with anisotropic noise: ``radius`` is the ℓp radius
-#: ``min(sigma)·R``, ``region_radius`` the R of the region ``‖δ ⊘ sigma‖_p < R`` and
-#: ``alm`` UCAN's ALM ``(∏ sigma_i)^(1/d)·R``.
+#: Columns of certification logs with anisotropic noise. There ``radius`` is the ℓp
+#: radius ``min(sigma)·R``, ``region_radius`` the R of the region
+#: ``‖δ ⊘ sigma‖_p < R`` and ``alm`` UCAN's ALM ``(∏ sigma_i)^(1/d)·R``.
 ANISOTROPIC_COLUMNS = [*CERTIFY_COLUMNS, "region_radius", "alm"]
 
 
