@@ -165,15 +165,14 @@ class Anisotropic(NoiseFamily):
     def alm(self, pA_lower, pB_upper=None, *, norm=None, dim=None) -> np.ndarray:
         """UCAN's ALM ``(∏ sigma_i)^(1/d)·R`` over the ``dim`` input dimensions."""
         R = self.region_radius(pA_lower, pB_upper, norm=norm, dim=dim)
+        # Broadcasting repeats every entry of sigma equally often, so the geometric mean
+        # over the input's d dimensions is that of sigma itself.
         sigma = self.sigma.reshape(-1).numpy()
-        if dim is not None and sigma.size not in (1, int(dim)):
-            # sigma broadcasts over some axes: each entry stands for dim/size dimensions,
-            # which leaves the geometric mean unchanged.
-            if int(dim) % sigma.size:
-                raise ValueError(f"sigma with {sigma.size} entries cannot cover {dim} dimensions")
         return geometric_mean(sigma) * R
 
-    def region(self, region_radius: float, shape: tuple[int, ...], norm: str | None = None):
+    def region(
+        self, region_radius: float, shape: tuple[int, ...], norm: str | None = None
+    ) -> SuperEllipsoid:
         """The certified region ``‖δ ⊘ sigma‖_p < R`` around an input of ``shape``."""
         return SuperEllipsoid(self.full_sigma(shape), region_radius, norm or self.default_norm)
 

@@ -30,6 +30,7 @@ import numpy as np
 import torch
 
 from rsutils import radius as _radius
+from rsutils.superellipsoid import SuperEllipsoid
 
 __all__ = [
     "FAMILIES",
@@ -149,6 +150,14 @@ class NoiseFamily(ABC):
     ) -> np.ndarray:
         """UCAN's ALM of the certified region; for isotropic noise it equals the radius."""
         return self.radius(pA_lower, pB_upper, norm=norm, dim=dim)
+
+    def region(
+        self, region_radius: float, shape: tuple[int, ...], norm: str | None = None
+    ) -> SuperEllipsoid:
+        """The certified region around an input of ``shape``: here the ℓp ball of that radius."""
+        return SuperEllipsoid(
+            np.ones(int(np.prod(shape))), region_radius, norm or self.default_norm
+        )
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._scale_name}={self.scale:g})"

@@ -90,8 +90,19 @@ def test_all_ones_sigma_gives_the_isotropic_radii(rule) -> None:
 
 def test_isotropic_certificates_have_equal_radius_region_and_alm() -> None:
     model = LinearClassifier(W, b=-0.1)
-    cert = Smooth(model, 2, Gaussian(0.5)).certify(X, 100, 5000, 0.001, seed=0)
+    noise = Gaussian(0.5)
+    cert = Smooth(model, 2, noise).certify(X, 100, 5000, 0.001, seed=0)
     assert cert.radius == cert.region_radius == cert.alm
+    region = noise.region(cert.region_radius, X.shape)
+    assert region.inscribed_radius() == region.alm() == cert.radius
+
+
+def test_region_of_a_certificate_is_the_scaled_ball() -> None:
+    noise = Anisotropic(Gaussian(1.0), SIGMA)
+    region = noise.region(2.0, (4,))
+    assert region.inscribed_radius() == pytest.approx(2.0 * float(SIGMA.min()))
+    assert region.contains(np.array([0.0, 2.9, 0.0, 0.0]))  # sigma_2 = 1.5: reaches 3.0
+    assert not region.contains(np.array([0.61, 0.0, 0.0, 0.0]))  # sigma_1 = 0.3: only 0.6
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))
