@@ -27,6 +27,7 @@ from rsutils.experiments import pick_device
 from rsutils.memory import CertificateMemory
 from rsutils.models import build_model, load_checkpoint, save_checkpoint
 from rsutils.noise import FAMILIES, NoiseFamily, make_noise
+from rsutils.patterns import spatial_pattern
 from rsutils.runner import certify_dataset, certify_dataset_ds, predict_dataset, select_indices
 from rsutils.sigma_ascent import SigmaAscent
 from rsutils.smooth import Smooth
@@ -77,17 +78,26 @@ def _load_map(path: str) -> torch.Tensor:
     return value
 
 
+def _bench_noise(args: argparse.Namespace, shape: tuple[int, ...]) -> NoiseFamily:
+    noise = _noise(args)
+    if args.anisotropic:
+        sigma = spatial_pattern(shape[1], shape[2])
+        noise = Anisotropic(noise, sigma, 0.1 * sigma)
+    return noise
+
+
 def _noise(args: argparse.Namespace) -> NoiseFamily:
     """The noise of the command line: a family, made anisotropic by --sigma-map."""
     if args.noise == "power_law" and args.power_a is None:
         raise ValueError("power_law noise needs its exponent: pass --power-a A (A > input size)")
     params = {} if args.power_a is None else {"a": args.power_a}
     noise = make_noise(args.noise, args.sigma, **params)
-    if args.mu_map and not args.sigma_map:
+    sigma_map, mu_map = getattr(args, "sigma_map", None), getattr(args, "mu_map", None)
+    if mu_map and not sigma_map:
         raise ValueError("--mu-map needs --sigma-map (pass a map of ones for offsets only)")
-    if args.sigma_map:
-        mu = None if args.mu_map is None else _load_map(args.mu_map)
-        noise = Anisotropic(noise, _load_map(args.sigma_map), mu)
+    if sigma_map:
+        mu = None if mu_map is None else _load_map(mu_map)
+        noise = Anisotropic(noise, _load_map(sigma_map), mu)
     return noise
 
 
@@ -201,7 +211,7 @@ def _bench(args: argparse.Namespace) -> None:
     result = benchmark(
         model,
         shape,
-        make_noise(args.noise, args.sigma),
+        _bench_noise(args, shape),
         num_classes=num_classes,
         batch_size=args.batch,
         num_batches=args.batches,
@@ -278,6 +288,12 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--batches", type=int, default=10, help="batches per timing")
     bench.add_argument("--sigma", type=float, default=0.25)
     bench.add_argument("--noise", choices=sorted(FAMILIES), default="gaussian")
+    bench.add_argument("--power-a", type=float, default=None, help="exponent a of power_law")
+    bench.add_argument(
+        "--anisotropic",
+        action="store_true",
+        help="time mu + sigma * eps with UCAN's pattern as sigma (and a small mu)",
+    )
     bench.add_argument("--device", default="auto")
     bench.set_defaults(run=_bench)
     return parser

@@ -21,3 +21,10 @@ def test_bench_command_prints_the_ratio() -> None:
     command = [sys.executable, "-m", "rsutils", "bench", "--batch", "20", "--batches", "2"]
     output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
     assert "raw" in output and "sampling" in output and "ratio" in output
+
+
+def test_bench_command_times_anisotropic_noise() -> None:
+    command = [sys.executable, "-m", "rsutils", "bench", "--batch", "20", "--batches", "2"]
+    command += ["--anisotropic", "--noise", "exp_linf"]
+    output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    assert "ratio" in output
