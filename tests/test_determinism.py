@@ -7,10 +7,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rsutils import Smooth
-from rsutils.noise import Gaussian, Laplace, UniformCube
+from rsutils.anisotropic import Anisotropic
+from rsutils.noise import ExponentialLinf, Gaussian, Laplace, PowerLawLinf, UniformCube
+from rsutils.patterns import spatial_pattern
 from rsutils.sampling import NoiseStream, image_generator
 
-NOISES = [Gaussian(0.25), Laplace(0.2), UniformCube(0.5)]
+NOISES = [
+    Gaussian(0.25),
+    Laplace(0.2),
+    UniformCube(0.5),
+    ExponentialLinf(0.002),
+    PowerLawLinf(0.5, a=800.0),
+    Anisotropic(Gaussian(0.25), spatial_pattern(28, 28), 0.05 * spatial_pattern(28, 28)),
+]
 
 
 @pytest.mark.parametrize("noise", NOISES, ids=repr)
