@@ -22,7 +22,7 @@ from rsutils.cache import cached_path, config_key
 from rsutils.data import Dataset, load_dataset
 from rsutils.memory import CertificateMemory, copy_memory
 from rsutils.models import load_checkpoint, save_checkpoint
-from rsutils.noise import make_noise
+from rsutils.noise import NoiseFamily, make_noise
 from rsutils.probes import points_inside
 from rsutils.runner import certify_dataset, certify_dataset_ds, predict_dataset
 from rsutils.sigma_ascent import SigmaAscent
@@ -86,24 +86,35 @@ def training_sigmas(config: TrainConfig, *, device: str = "auto") -> torch.Tenso
 
 
 def _cached_log(
-    kind: str, config: TrainConfig, data: Dataset, indices: list[int], **run: Any
+    kind: str,
+    config: TrainConfig,
+    data: Dataset,
+    indices: list[int],
+    noise: NoiseFamily,
+    noise_settings: dict[str, Any],
+    *,
+    norm: str | None = None,
+    folder: str | None = None,
+    **run: Any,
 ) -> pd.DataFrame:
-    """Run ``kind`` ("certify" or "predict") into the cached log of these settings."""
-    noise, scale = run.pop("noise"), run.pop("scale")
+    """Run ``kind`` ("certify" or "predict") into the cached log of these settings.
+
+    ``noise_settings`` identify the noise in the cache key; the log goes to the cache
+    folder ``folder`` (default ``kind``).
+    """
     batch_size, device, progress = run.pop("batch_size"), run.pop("device"), run.pop("progress")
     model = trained_model(config, device=device, progress=progress)
-    smooth = Smooth(model, data.num_classes, make_noise(noise, scale))
+    smooth = Smooth(model, data.num_classes, noise, norm=norm)
     model_key = config_key(config.as_dict())
     settings = {
         "model": model_key,
         "dataset": data.name,
         "split": data.split,
         "indices": indices,
-        "noise": noise,
-        "scale": scale,
+        **noise_settings,
         **run,
     }
-    path = cached_path(kind, settings, ".tsv")
+    path = cached_path(folder or kind, settings, ".tsv")
     runner = certify_dataset if kind == "certify" else predict_dataset
     return runner(
         smooth,
@@ -138,8 +149,8 @@ def certification_log(
         config,
         data,
         indices,
-        noise=noise,
-        scale=scale,
+        make_noise(noise, scale),
+        {"noise": noise, "scale": scale},
         n0=n0,
         n=n,
         alpha=alpha,
@@ -170,8 +181,8 @@ def prediction_log(
         config,
         data,
         indices,
-        noise=noise,
-        scale=scale,
+        make_noise(noise, scale),
+        {"noise": noise, "scale": scale},
         n=n,
         alpha=alpha,
         seed=seed,
@@ -200,33 +211,21 @@ def anisotropic_certification_log(
 
     The log has ``radius`` (``min(sigma)·R``), ``region_radius`` (R) and ``alm``.
     """
-    model = trained_model(config, device=device, progress=progress)
-    smooth = Smooth(model, data.num_classes, noise, norm=norm)
-    model_key = config_key(config.as_dict())
-    settings = {
-        "model": model_key,
-        "dataset": data.name,
-        "split": data.split,
-        "indices": indices,
-        "noise": repr(noise),
-        "norm": smooth.norm,
-        "n0": n0,
-        "n": n,
-        "alpha": alpha,
-        "seed": seed,
-    }
-    path = cached_path("certify-anisotropic", settings, ".tsv")
-    return certify_dataset(
-        smooth,
+    return _cached_log(
+        "certify",
+        config,
         data,
         indices,
-        path,
+        noise,
+        {"noise": repr(noise), "norm": norm or noise.default_norm},
+        norm=norm,
+        folder="certify-anisotropic",
         n0=n0,
         n=n,
         alpha=alpha,
         seed=seed,
         batch_size=batch_size,
-        config={"model": model_key},
+        device=device,
         progress=progress,
     )
 
