@@ -78,17 +78,25 @@ class NoiseFamily(ABC):
         """Family parameters besides the scale that the radius needs (e.g. ``a``)."""
         return {}
 
-    @abstractmethod
     def log_density(self, z: np.ndarray) -> np.ndarray:
         """Log-density at each row of ``z`` (shape ``(..., d)``), up to an additive constant.
 
         ``-inf`` outside the support. Used by worst-case checks of the certificates
-        (:mod:`rsutils.worst_case`), where the constant cancels.
+        (:mod:`rsutils.worst_case`), where the constant cancels. Families of your own
+        need it only for those checks.
         """
+        raise NotImplementedError(
+            f"{type(self).__name__} does not define log_density; add it to run worst-case "
+            "checks of its certificates"
+        )
 
     @abstractmethod
     def sample_(self, out: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
-        """Fill ``out`` in place with i.i.d. draws and return it.
+        """Fill ``out`` in place with draws and return it.
+
+        Draws are i.i.d. along the first dimension of ``out``; the product families
+        (Gaussian, Laplace, uniform cube) are i.i.d. in every coordinate, the cube
+        mixtures are not.
 
         ``generator`` must live on ``out``'s device. Calling this twice with the
         same generator state and the same ``out`` shape gives identical values.
