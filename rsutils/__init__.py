@@ -1,28 +1,97 @@
 """rsutils: randomized-smoothing certification for PyTorch classifiers.
 
->>> from rsutils import Smooth, ABSTAIN, read_log, certified_accuracy
->>> from rsutils.noise import Gaussian
+Everything a user needs is importable from here:
+
+>>> from rsutils import Gaussian, Smooth
 >>> smooth = Smooth(model, num_classes=10, noise=Gaussian(sigma=0.25))  # doctest: +SKIP
 >>> cert = smooth.certify(x, n0=100, n=100_000, alpha=0.001, seed=0)    # doctest: +SKIP
+
+The subpackages follow the papers: :mod:`rsutils.core` (noise families, radii,
+confidence bounds, Monte Carlo sampling and :class:`Smooth`, after Cohen et al.),
+:mod:`rsutils.geometry` (norm balls and super-ellipsoids), :mod:`rsutils.ddrs`
+(data-dependent smoothing, after Alfarra et al.), :mod:`rsutils.anisotropic`
+(anisotropic noise, after UCAN), :mod:`rsutils.training`, :mod:`rsutils.checks`
+(exact oracles), :mod:`rsutils.logs` (dataset runs and their analysis) and
+:mod:`rsutils.cli`. :mod:`rsutils.book` serves the book only.
 """
 
-from rsutils.analysis import (
+from rsutils.anisotropic.noise import Anisotropic, certified_region
+from rsutils.anisotropic.patterns import spatial_pattern
+from rsutils.core.confidence import clopper_pearson_lower, max_certifiable_pA
+from rsutils.core.devices import pick_device
+from rsutils.core.noise import (
+    FAMILIES,
+    ExponentialLinf,
+    Gaussian,
+    Laplace,
+    NoiseFamily,
+    PowerLawLinf,
+    UniformCube,
+    make_noise,
+)
+from rsutils.core.radius import certified_radius
+from rsutils.core.settings import CertifySettings
+from rsutils.core.smooth import ABSTAIN, Certificate, Smooth
+from rsutils.ddrs.data_dependent import DataDependentAnswer, DataDependentSmooth
+from rsutils.ddrs.memory import CertificateMemory, MemoryAnswer
+from rsutils.ddrs.sigma_ascent import SigmaAscent
+from rsutils.geometry.superellipsoid import SuperEllipsoid
+from rsutils.logs.analysis import (
+    accuracy_table,
     average_certified_radius,
     certified_accuracy,
     certified_accuracy_lower_bound,
     read_log,
+    recertify,
 )
-from rsutils.smooth import ABSTAIN, Certificate, Smooth
+from rsutils.logs.runner import certify_dataset, certify_dataset_ds, predict_dataset
+from rsutils.training.data import Dataset, load_dataset
+from rsutils.training.models import build_model, load_checkpoint, save_checkpoint
+from rsutils.training.train import TrainConfig, train_model
 
 __version__ = "0.1.0"
 
 __all__ = [
     "ABSTAIN",
+    "FAMILIES",
+    "Anisotropic",
     "Certificate",
+    "CertificateMemory",
+    "CertifySettings",
+    "DataDependentAnswer",
+    "DataDependentSmooth",
+    "Dataset",
+    "ExponentialLinf",
+    "Gaussian",
+    "Laplace",
+    "MemoryAnswer",
+    "NoiseFamily",
+    "PowerLawLinf",
+    "SigmaAscent",
     "Smooth",
+    "SuperEllipsoid",
+    "TrainConfig",
+    "UniformCube",
     "__version__",
+    "accuracy_table",
     "average_certified_radius",
+    "build_model",
     "certified_accuracy",
     "certified_accuracy_lower_bound",
+    "certified_radius",
+    "certified_region",
+    "certify_dataset",
+    "certify_dataset_ds",
+    "clopper_pearson_lower",
+    "load_checkpoint",
+    "load_dataset",
+    "make_noise",
+    "max_certifiable_pA",
+    "pick_device",
+    "predict_dataset",
     "read_log",
+    "recertify",
+    "save_checkpoint",
+    "spatial_pattern",
+    "train_model",
 ]

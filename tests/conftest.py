@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import torch
 
-from rsutils.data import Dataset
-from rsutils.linear import LinearClassifier
-from rsutils.models import build_model
+from rsutils.checks.classifiers import LinearClassifier
+from rsutils.training.data import Dataset
+from rsutils.training.models import build_model
 
 
 @pytest.fixture(autouse=True)

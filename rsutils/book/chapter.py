@@ -1,0 +1,142 @@
+"""What every chapter does first: its scale, its device, its data, and its run-at table.
+
+A chapter starts with
+
+>>> chapter = Chapter.open(profile, seed=seed, progress=progress)  # doctest: +SKIP
+
+and then finds there the profile (``chapter.profile``), the device, the Fashion-MNIST
+test split (loaded on first use), the book's base models, and two
+:class:`~rsutils.book.experiments.Experiments`: ``chapter.main`` (the main test images
+and CERTIFY settings) and ``chapter.secondary`` (the smaller scale of secondary
+experiments). :func:`glue_all` glues a batch of named numbers for the prose.
+"""
+
+from __future__ import annotations
+
+import platform
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+
+import pandas as pd
+import torch
+from torch import nn
+
+from rsutils.book.experiments import Experiments, trained_model
+from rsutils.book.plots import setup_style
+from rsutils.book.profiles import Profile, get_profile
+from rsutils.core.devices import pick_device
+from rsutils.training.data import Dataset, load_dataset
+from rsutils.training.train import TrainConfig
+
+__all__ = ["STANDARD_ROWS", "Chapter", "device_name", "glue_all", "run_at_table"]
+
+#: The rows of a run-at table that a chapter may ask for by name.
+STANDARD_ROWS = ("n0", "n", "alpha", "images", "epochs")
+
+
+def device_name(device: torch.device) -> str:
+    """A readable name of the device the chapter ran on."""
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    threads = torch.get_num_threads()
+    return f"CPU ({platform.machine()}, {threads} thread{'s' * (threads > 1)})"
+
+
+def _standard_rows(profile: Profile) -> dict[str, dict[str, object]]:
+    return {
+        "n0": {"n0 (selection draws)": profile.n0},
+        "n": {"n (estimation draws)": f"{profile.n:,}"},
+        "alpha": {"alpha": profile.alpha},
+        "images": {"test images certified": f"{profile.num_images} (every {profile.skip}th)"},
+        "epochs": {"training epochs": profile.epochs},
+    }
+
+
+def run_at_table(
+    profile: Profile,
+    device: torch.device,
+    rows: Mapping[str, object] | None = None,
+    *,
+    standard: Iterable[str] = STANDARD_ROWS,
+) -> pd.DataFrame:
+    """The "run at" table: the profile, the chapter's own ``rows``, the profile's
+    settings named in ``standard`` (see :data:`STANDARD_ROWS`), and the device."""
+    available = _standard_rows(profile)
+    unknown = sorted(set(standard) - set(available))
+    if unknown:
+        raise ValueError(f"unknown standard rows {unknown}; choose from {list(available)}")
+    table: dict[str, object] = {"profile": profile.name, **(rows or {})}
+    for name in standard:
+        table.update(available[name])
+    table["device"] = device_name(device)
+    index = pd.Index(list(table), name="setting")
+    return pd.DataFrame({"value": [str(v) for v in table.values()]}, index=index)
+
+
+def glue_all(**values: object) -> None:
+    """Glue every keyword as a named value for ``{glue:text}`` in the prose (not shown)."""
+    from myst_nb import glue
+
+    for name, value in values.items():
+        glue(name, value, display=False)
+
+
+@dataclass
+class Chapter:
+    """A chapter's scale, device and shared inputs (see the module's docstring)."""
+
+    profile: Profile
+    seed: int = 0
+    progress: bool = True
+
+    @classmethod
+    def open(cls, profile: str, *, seed: int = 0, progress: bool = True) -> Chapter:
+        """The chapter at the scale of the profile called ``profile``, with the book's
+        figure style set."""
+        setup_style()
+        return cls(get_profile(profile), seed=seed, progress=progress)
+
+    @property
+    def device(self) -> torch.device:
+        return pick_device(self.profile.device)
+
+    @cached_property
+    def test(self) -> Dataset:
+        """Fashion-MNIST's test split."""
+        return load_dataset("fashion-mnist", "test")
+
+    @cached_property
+    def main(self) -> Experiments:
+        """Runs on the chapter's test images with the profile's CERTIFY settings."""
+        return self._experiments(secondary=False)
+
+    @cached_property
+    def secondary(self) -> Experiments:
+        """Runs at the smaller scale of the secondary experiments."""
+        return self._experiments(secondary=True)
+
+    @cached_property
+    def base_models(self) -> dict[float, TrainConfig]:
+        """The book's Gaussian-augmentation base models, by training sigma."""
+        return self.profile.base_models(self.seed)
+
+    def model(self, config: TrainConfig) -> nn.Sequential:
+        """The trained model of ``config`` (from the cache, or trained now)."""
+        return trained_model(config, device=self.profile.device, progress=self.progress)
+
+    def run_at(
+        self, rows: Mapping[str, object] | None = None, *, standard: Iterable[str] = STANDARD_ROWS
+    ) -> pd.DataFrame:
+        """This chapter's run-at table (see :func:`run_at_table`)."""
+        return run_at_table(self.profile, self.device, rows, standard=standard)
+
+    def _experiments(self, *, secondary: bool) -> Experiments:
+        P = self.profile
+        return Experiments(
+            self.test,
+            P.indices(len(self.test), secondary=secondary),
+            P.certify_settings(self.seed, secondary=secondary),
+            device=P.device,
+            progress=self.progress,
+        )

@@ -1,0 +1,217 @@
+"""Cached building blocks of the book's experiments.
+
+A trained model is stored under the cache folder by the hash of its
+:class:`~rsutils.training.train.TrainConfig`; a certification or prediction log by the
+hash of its model, its test images, its noise and its settings. Asking again returns
+the stored artefact, and a log interrupted half-way is completed rather than
+restarted (see :mod:`rsutils.logs.runner`). So a second ``make book`` does not retrain
+or recertify, and any notebook can be re-run alone.
+
+:class:`Experiments` holds what the runs of one scale share (test images, settings,
+device), so a chapter asks for a log with the model and the noise only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import torch
+from torch import nn
+
+from rsutils.anisotropic.noise import Anisotropic
+from rsutils.cache import cached_path, config_key
+from rsutils.checks.probes import points_inside
+from rsutils.core.devices import pick_device
+from rsutils.core.noise import NoiseFamily
+from rsutils.core.settings import CertifySettings
+from rsutils.core.smooth import ABSTAIN, Smooth
+from rsutils.ddrs.data_dependent import DataDependentSmooth
+from rsutils.ddrs.memory import CertificateMemory, copy_memory
+from rsutils.ddrs.sigma_ascent import SigmaAscent
+from rsutils.ddrs.sigma_store import SigmaStore
+from rsutils.logs.runner import certify_dataset, certify_dataset_ds, predict_dataset
+from rsutils.training.data import Dataset, load_dataset
+from rsutils.training.models import load_checkpoint, save_checkpoint
+from rsutils.training.train import TrainConfig, train_model
+
+__all__ = ["Experiments", "trained_model", "training_sigmas"]
+
+
+def trained_model(
+    config: TrainConfig, *, device: str = "auto", progress: bool = True
+) -> nn.Sequential:
+    """The model trained with ``config``, from the cache or trained now (then cached).
+
+    A model fine-tuned from ``config.init`` trains (or loads) that one first. With
+    data-dependent training, the final per-sample sigmas are kept in the checkpoint
+    (see :func:`training_sigmas`).
+    """
+    path = cached_path("models", config.as_dict(), ".pt")
+    target = pick_device(device)
+    if not path.exists():
+        start = None if config.init is None else trained_model(config.init, device=device)
+        data = load_dataset(config.dataset, "train")
+        size = len(data) if config.train_subset is None else min(len(data), config.train_subset)
+        store = SigmaStore(size, config.scale)
+        model = train_model(
+            config, data, device=target, progress=progress, start=start, sigma_store=store
+        )
+        meta: dict[str, object] = {"train_config": config.as_dict()}
+        if config.ds is not None:
+            meta["sigma_store"] = store.values
+        save_checkpoint(model, path, arch=config.arch, dataset=config.dataset, meta=meta)
+    model, _ = load_checkpoint(path, map_location=target)
+    return model
+
+
+def training_sigmas(config: TrainConfig, *, device: str = "auto") -> torch.Tensor:
+    """The per-sample sigmas at the end of data-dependent training with ``config``."""
+    if config.ds is None:
+        raise ValueError("this configuration trains with a fixed sigma (config.ds is None)")
+    trained_model(config, device=device, progress=False)
+    _, info = load_checkpoint(cached_path("models", config.as_dict(), ".pt"))
+    return info["meta"]["sigma_store"]
+
+
+def _noise_key(noise: NoiseFamily, norm: str | None) -> tuple[dict[str, Any], str]:
+    """How a noise is named in a log's cache key, and the cache folder of its logs.
+
+    An isotropic family is named by family and scale (its parameters and a norm other
+    than its own added only when present); an anisotropic noise by its content.
+    """
+    if isinstance(noise, Anisotropic):
+        return {"noise": repr(noise), "norm": norm or noise.default_norm}, "certify-anisotropic"
+    key: dict[str, Any] = {"noise": noise.family, "scale": noise.scale, **noise.params}
+    if norm not in (None, noise.default_norm):
+        key["norm"] = norm
+    return key, "certify"
+
+
+@dataclass(frozen=True)
+class Experiments:
+    """Cached runs over the test images ``data[indices]`` at one scale.
+
+    Every method takes the model as its :class:`~rsutils.training.train.TrainConfig`
+    (trained on first use) and returns the run's log, computed once and then read from
+    the cache. :meth:`at` gives the same experiments with other settings.
+    """
+
+    data: Dataset
+    indices: list[int]
+    settings: CertifySettings
+    device: str = "auto"
+    progress: bool = True
+
+    def at(self, **changes: int | float) -> Experiments:
+        """The same images with some settings changed (e.g. ``n=1000``)."""
+        return replace(self, settings=self.settings.replace(**changes))
+
+    def model(self, config: TrainConfig) -> nn.Sequential:
+        """The trained model of ``config`` on this device."""
+        return trained_model(config, device=self.device, progress=self.progress)
+
+    def certify(
+        self, config: TrainConfig, noise: NoiseFamily, *, norm: str | None = None
+    ) -> pd.DataFrame:
+        """CERTIFY with the model of ``config`` and ``noise`` (isotropic or anisotropic).
+
+        Logs of anisotropic noise have ``radius`` (``min(sigma)·R``),
+        ``region_radius`` (R) and ``alm``.
+        """
+        noise_key, folder = _noise_key(noise, norm)
+        smooth = Smooth(self.model(config), self.data.num_classes, noise, norm=norm)
+        path = self._log_path(folder, config, noise_key, "certify")
+        return certify_dataset(
+            smooth, self.data, self.indices, path, self.settings, **self._run(config)
+        )
+
+    def predict(self, config: TrainConfig, noise: NoiseFamily) -> pd.DataFrame:
+        """PREDICT with the model of ``config`` and ``noise``, with ``settings.n`` draws."""
+        noise_key, _ = _noise_key(noise, None)
+        smooth = Smooth(self.model(config), self.data.num_classes, noise)
+        path = self._log_path("predict", config, noise_key, "predict")
+        return predict_dataset(
+            smooth, self.data, self.indices, path, self.settings, **self._run(config)
+        )
+
+    def certify_ds(self, config: TrainConfig, ascent: SigmaAscent) -> pd.DataFrame:
+        """Data-dependent certification (sigma ascent, CERTIFY, memory).
+
+        Certificates go through a memory stored next to the log (a SQLite file, whose
+        path is in the returned log's ``attrs["memory_path"]``; open it with
+        :class:`~rsutils.ddrs.memory.CertificateMemory` to inspect it).
+        """
+        path = self._log_path("certify-ds", config, {"ascent": ascent.as_dict()}, "certify")
+        memory_path = path.with_suffix(".sqlite")
+        with CertificateMemory(memory_path, norm=ascent.norm) as memory:
+            smooth = DataDependentSmooth(self.model(config), self.data.num_classes, ascent, memory)
+            log = certify_dataset_ds(
+                smooth, self.data, self.indices, path, self.settings, **self._run(config)
+            )
+        log.attrs["memory_path"] = str(memory_path)
+        return log
+
+    def probe_ds(self, config: TrainConfig, ascent: SigmaAscent, fraction: float) -> pd.DataFrame:
+        """Query the data-dependent classifier inside its own certified regions.
+
+        Takes the certificates of :meth:`certify_ds` with the same settings; for each
+        input certified with a positive radius R, draws a point at distance
+        ``fraction``·R in a random direction (:func:`~rsutils.checks.probes.points_inside`)
+        and certifies it the same way, through a copy of that run's memory. In the
+        returned log, ``label`` is the class certified at the original input
+        (``source_idx``), so ``mc_predict != label`` counts the probes where the
+        classifier contradicts a certificate and ``correct`` those where the memory's
+        answer agrees with it.
+        """
+        base = self.certify_ds(config, ascent)
+        probes, sources = self._probes(base, fraction)
+        path = Path(base.attrs["memory_path"]).with_suffix(f".probes-{fraction:g}.tsv")
+        memory_path = path.with_suffix(".sqlite")
+        copy_memory(base.attrs["memory_path"], memory_path)
+        settings = self.settings.replace(seed=self.settings.seed + 1)
+        run = {"config": {"model": config_key(config.as_dict()), "fraction": fraction}}
+        with CertificateMemory(memory_path, norm=ascent.norm) as memory:
+            smooth = DataDependentSmooth(self.model(config), self.data.num_classes, ascent, memory)
+            log = certify_dataset_ds(
+                smooth,
+                probes,
+                range(len(probes)),
+                path,
+                settings,
+                key_prefix="probe-",
+                progress=self.progress,
+                **run,
+            )
+        return log.assign(source_idx=sources[log["idx"].to_numpy()])
+
+    def _probes(self, base: pd.DataFrame, fraction: float):
+        """Points at ``fraction`` of the radius of every certificate of ``base``."""
+        certified = base[(base["predict"] != ABSTAIN) & (base["radius"] > 0)]
+        sources = certified["idx"].to_numpy().copy()
+        generator = torch.Generator().manual_seed(self.settings.seed)
+        radii = torch.tensor(certified["radius"].to_list(), dtype=torch.float64)
+        points = points_inside(self.data.images[sources], radii, fraction, generator)
+        labels = torch.tensor(certified["predict"].to_list())
+        data = self.data
+        return Dataset(data.name, f"{data.split}-probes", points, labels, data.classes), sources
+
+    def _log_path(
+        self, folder: str, config: TrainConfig, noise_key: dict[str, Any], algorithm: str
+    ) -> Path:
+        """The cached log of ``config`` with this noise, these images and settings."""
+        key = {
+            "model": config_key(config.as_dict()),
+            "dataset": self.data.name,
+            "split": self.data.split,
+            "indices": list(self.indices),
+            **noise_key,
+            **self.settings.identity(algorithm),
+        }
+        return cached_path(folder, key, ".tsv")
+
+    def _run(self, config: TrainConfig) -> dict[str, Any]:
+        """What every runner call adds: the model's identity in the log, and progress."""
+        return {"config": {"model": config_key(config.as_dict())}, "progress": self.progress}

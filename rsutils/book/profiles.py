@@ -1,0 +1,183 @@
+"""Run profiles: the scale every chapter runs at.
+
+``smoke`` is for tests and CI (each notebook within a minute on two CPU cores),
+``cpu`` is the default of ``make book`` (honest small scale, the whole book within an
+hour on two cores), ``paper`` is the papers' own scale for a GPU.
+
+A :class:`Profile` also hands out what chapters share, so that they cannot drift apart
+and miss each other's cached results: the base models (:meth:`Profile.base_models`),
+the test images (:meth:`Profile.indices`), CERTIFY's settings
+(:meth:`Profile.certify_settings`), sigma ascent (:meth:`Profile.ascent`) and the
+fine-tuned variants of chapter 02 (:meth:`Profile.finetune`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+
+from rsutils.core.settings import CertifySettings
+from rsutils.ddrs.sigma_ascent import SigmaAscent
+from rsutils.logs.runner import select_indices
+from rsutils.training.train import TrainConfig
+
+__all__ = ["BOOK_SIGMAS", "FINETUNE_LR", "PROFILES", "Profile", "get_profile"]
+
+#: The noise levels of the book's base models (Cohen et al.'s grid).
+BOOK_SIGMAS = (0.25, 0.5, 1.0)
+
+#: Learning rate of every fine-tuning run of the book (a quarter of training's).
+FINETUNE_LR = 5e-4
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Knobs shared by the chapters. Chapters derive anything else from these."""
+
+    name: str
+    n0: int  # CERTIFY selection draws
+    n: int  # CERTIFY estimation draws
+    alpha: float  # failure probability of each certificate
+    num_images: int  # test images certified (every `skip`-th one)
+    skip: int
+    epochs: int  # training epochs of each base model
+    train_subset: int | None  # training images used (None: all)
+    predict_ns: tuple[int, ...]  # PREDICT sample sizes compared in chapter 01 (d)
+    batch_size: int  # Monte Carlo batch size
+    # Data-dependent smoothing (chapters 02 and 03)
+    ascent_iterations: int  # K of sigma ascent when certifying
+    ascent_draws: int  # M, noise draws per ascent step
+    ablation_ks: tuple[int, ...]  # the K compared in the ablation
+    reduced_images: int  # test images of the secondary experiments ...
+    reduced_skip: int  # ... every `reduced_skip`-th one ...
+    reduced_n: int  # ... certified with this many draws
+    finetune_epochs: int  # epochs of fine-tuning (DS², SmoothAdv, MACER, uniform noise)
+    finetune_subset: int | None  # training images used by fine-tuning (None: all)
+    macer_draws: int  # noise draws per sample in MACER's loss
+    device: str = "auto"
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+    def certify_settings(self, seed: int = 0, *, secondary: bool = False) -> CertifySettings:
+        """CERTIFY's settings at this scale (``reduced_n`` draws for ``secondary``)."""
+        n = self.reduced_n if secondary else self.n
+        return CertifySettings(
+            n0=self.n0, n=n, alpha=self.alpha, seed=seed, batch_size=self.batch_size
+        )
+
+    def indices(self, length: int, *, secondary: bool = False) -> list[int]:
+        """The test images a chapter certifies: every ``skip``-th, as Cohen et al.'s --skip.
+
+        ``secondary`` gives the smaller set of the secondary experiments.
+        """
+        if secondary:
+            return select_indices(length, self.reduced_skip)[: self.reduced_images]
+        return select_indices(length, self.skip)[: self.num_images]
+
+    def base_models(self, seed: int = 0) -> dict[float, TrainConfig]:
+        """The Gaussian-augmentation base models of the book, by sigma."""
+        return {
+            sigma: TrainConfig(
+                scale=sigma, epochs=self.epochs, train_subset=self.train_subset, seed=seed
+            )
+            for sigma in BOOK_SIGMAS
+        }
+
+    def ascent(self, sigma0: float, **changes: object) -> SigmaAscent:
+        """Sigma ascent from ``sigma0`` at this scale (K and M; step and clamp are
+        :class:`~rsutils.ddrs.sigma_ascent.SigmaAscent`'s own). ``changes`` override
+        fields (e.g. ``iterations=1`` for training, or ``family="uniform"``)."""
+        base = SigmaAscent(
+            sigma0=sigma0, iterations=self.ascent_iterations, draws=self.ascent_draws
+        )
+        return replace(base, **changes)
+
+    def finetune(self, init: TrainConfig, seed: int = 0, **changes: object) -> TrainConfig:
+        """A model fine-tuned from ``init`` for ``finetune_epochs`` epochs at
+        :data:`FINETUNE_LR`; ``changes`` set the method, noise or DS settings."""
+        return TrainConfig(
+            epochs=self.finetune_epochs,
+            train_subset=self.finetune_subset,
+            lr=FINETUNE_LR,
+            init=init,
+            seed=seed,
+            **changes,
+        )
+
+
+PROFILES: dict[str, Profile] = {
+    "smoke": Profile(
+        name="smoke",
+        n0=100,
+        n=1000,
+        alpha=0.001,
+        num_images=20,
+        skip=500,
+        epochs=1,
+        train_subset=6000,
+        predict_ns=(100, 1000),
+        batch_size=1000,
+        ascent_iterations=5,
+        ascent_draws=2,
+        ablation_ks=(0, 2, 5),
+        reduced_images=10,
+        reduced_skip=1000,
+        reduced_n=200,
+        finetune_epochs=1,
+        finetune_subset=1000,
+        macer_draws=2,
+    ),
+    "cpu": Profile(
+        name="cpu",
+        n0=100,
+        n=10_000,
+        alpha=0.001,
+        num_images=200,
+        skip=50,
+        epochs=6,
+        train_subset=None,
+        predict_ns=(100, 1000, 10_000),
+        batch_size=1000,
+        ascent_iterations=50,
+        ascent_draws=8,
+        ablation_ks=(0, 1, 5, 20, 50),
+        reduced_images=100,
+        reduced_skip=100,
+        reduced_n=1000,
+        finetune_epochs=2,
+        finetune_subset=20_000,
+        macer_draws=4,
+    ),
+    "paper": Profile(
+        name="paper",
+        n0=100,
+        n=100_000,
+        alpha=0.001,
+        num_images=500,
+        skip=20,
+        epochs=30,
+        train_subset=None,
+        predict_ns=(100, 1000, 10_000, 100_000),
+        batch_size=10_000,
+        ascent_iterations=100,
+        ascent_draws=8,
+        ablation_ks=(0, 1, 10, 50, 100),
+        reduced_images=500,
+        reduced_skip=20,
+        reduced_n=100_000,
+        finetune_epochs=10,
+        finetune_subset=None,
+        macer_draws=64,
+    ),
+}
+
+
+def get_profile(name: str) -> Profile:
+    """The profile called ``name``; a clear error for an unknown one."""
+    try:
+        return PROFILES[name]
+    except KeyError:
+        raise ValueError(
+            f"unknown profile {name!r}; choose one of {', '.join(PROFILES)} "
+            "(e.g. `make book PROFILE=smoke`)"
+        ) from None

@@ -1,0 +1,155 @@
+"""The papers' released raw results: where to find them, and what they say again.
+
+Cohen et al. released per-image certification and prediction logs with their code
+(repository ``locuslab/smoothing``, folder ``data/``). rsutils reads them from
+
+1. an explicit ``root`` argument, or the ``RSUTILS_REFERENCE`` environment variable,
+   pointing at a folder with a ``cohen2019/`` subfolder laid out like their ``data/``;
+2. otherwise, when ``download=True``, a copy fetched into the rsutils cache from
+   ``COHEN2019_URL`` (which may also be a ``file://`` URL of a local mirror);
+
+and re-analyses them against the published tables: each ``reanalyse_*`` function
+returns the published rows (:func:`rsutils.book.published.cohen2019_published`) with
+the value recomputed from the released per-image logs beside them.
+"""
+
+from __future__ import annotations
+
+import os
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from rsutils.book.published import cohen2019_published
+from rsutils.cache import atomic_write_bytes, cache_dir
+from rsutils.core.smooth import ABSTAIN
+from rsutils.logs.analysis import certified_accuracy, read_log
+
+__all__ = [
+    "COHEN2019_URL",
+    "cohen2019_certify_log",
+    "cohen2019_predict_log",
+    "reanalyse_certify_table",
+    "reanalyse_predict_table",
+    "reference_root",
+]
+
+#: Raw files of Cohen et al.'s repository at the commit whose logs the book uses.
+COHEN2019_URL = "https://raw.githubusercontent.com/locuslab/smoothing/78a4d949/data"
+
+
+def reference_root(root: str | os.PathLike[str] | None = None) -> Path | None:
+    """The configured reference folder, or ``None`` when nothing is configured."""
+    if root is not None:
+        return Path(root)
+    env = os.environ.get("RSUTILS_REFERENCE")
+    return Path(env) if env else None
+
+
+def _resolve(relative: str, root: str | os.PathLike[str] | None, download: bool, url: str) -> Path:
+    configured = reference_root(root)
+    if configured is not None and (configured / "cohen2019" / relative).is_file():
+        return configured / "cohen2019" / relative
+    local = cache_dir() / "reference" / "cohen2019" / relative
+    if local.is_file():
+        return local
+    if download:
+        try:
+            with urllib.request.urlopen(f"{url}/{relative}", timeout=60) as response:
+                payload = response.read()
+        except OSError as exc:
+            raise FileNotFoundError(
+                f"could not download Cohen et al.'s log {relative} from {url} ({exc})"
+            ) from exc
+        local.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(local, payload)
+        return local
+    where = configured / "cohen2019" / relative if configured else "nowhere (nothing configured)"
+    raise FileNotFoundError(
+        f"Cohen et al.'s log {relative} was looked for at {where}. Set RSUTILS_REFERENCE (or "
+        "pass root=...) to a folder holding cohen2019/certify/..., or pass download=True "
+        "to fetch it when online"
+    )
+
+
+def cohen2019_certify_log(
+    dataset: str,
+    train_sigma: str,
+    sigma: str,
+    *,
+    root: str | os.PathLike[str] | None = None,
+    download: bool = False,
+    url: str = COHEN2019_URL,
+) -> Path:
+    """Path of the log of the model trained at ``train_sigma`` certified at ``sigma``.
+
+    ``dataset`` is ``"imagenet"`` (ResNet-50) or ``"cifar10"`` (ResNet-110); sigmas
+    are written as in the release (``"0.25"``, ``"0.50"``, ``"1.00"``, ``"0.12"``).
+    """
+    arch = {"imagenet": "resnet50", "cifar10": "resnet110"}.get(dataset)
+    if arch is None:
+        raise ValueError(f"Cohen et al. released logs for imagenet and cifar10, not {dataset!r}")
+    relative = f"certify/{dataset}/{arch}/noise_{train_sigma}/test/sigma_{sigma}"
+    return _resolve(relative, root, download, url)
+
+
+def cohen2019_predict_log(
+    n: int,
+    *,
+    root: str | os.PathLike[str] | None = None,
+    download: bool = False,
+    url: str = COHEN2019_URL,
+) -> Path:
+    """Path of their ImageNet PREDICT log (σ = 0.25) with ``n`` samples (Table 4)."""
+    return _resolve(f"predict/imagenet/resnet50/noise_0.25/test/N_{n}", root, download, url)
+
+
+_DATASET = {1: "imagenet", 3: "cifar10"}
+
+
+def reanalyse_certify_table(
+    table: int, *, root: str | os.PathLike[str] | None = None, download: bool = False
+) -> pd.DataFrame:
+    """Table 1 (ImageNet) or 3 (CIFAR-10): certified accuracy recomputed from the logs.
+
+    Adds ``recomputed`` (the approximate certified accuracy of the log certified and
+    trained at the row's sigma), ``images`` (rows in that log) and ``standard_error``
+    (of a proportion equal to the published value estimated from that many images,
+    at least one image's worth).
+    """
+    if table not in _DATASET:
+        raise ValueError(f"Cohen et al.'s certification tables are 1 and 3, not {table}")
+    rows = cohen2019_published().query("table == @table").reset_index(drop=True)
+    logs = {
+        sigma: read_log(
+            cohen2019_certify_log(
+                _DATASET[table], f"{sigma:.2f}", f"{sigma:.2f}", root=root, download=download
+            )
+        )
+        for sigma in rows["sigma"].unique()
+    }
+    rows["recomputed"] = [
+        float(certified_accuracy(logs[r.sigma], r.radius)[0]) for r in rows.itertuples()
+    ]
+    rows["images"] = [len(logs[s]) for s in rows["sigma"]]
+    rows["standard_error"] = np.maximum(
+        np.sqrt(rows["value"] * (1 - rows["value"]) / rows["images"]), 1 / rows["images"]
+    )
+    return rows
+
+
+def reanalyse_predict_table(
+    *, root: str | os.PathLike[str] | None = None, download: bool = False
+) -> pd.DataFrame:
+    """Table 4 (ImageNet PREDICT, sigma = 0.25): accuracy and abstention rate recomputed."""
+    rows = cohen2019_published().query("table == 4 and quantity != 'seconds_per_prediction'")
+    rows = rows.reset_index(drop=True).astype({"n": int})
+    logs = {n: read_log(cohen2019_predict_log(n, root=root, download=download)) for n in rows["n"]}
+    measures = {
+        "predict_accuracy": lambda log: log["correct"].mean(),
+        "abstention_rate": lambda log: (log["predict"] == ABSTAIN).mean(),
+    }
+    rows["recomputed"] = [float(measures[r.quantity](logs[r.n])) for r in rows.itertuples()]
+    return rows

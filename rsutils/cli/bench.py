@@ -1,0 +1,94 @@
+"""How close the Monte Carlo loop runs to the base model's raw forward throughput.
+
+``raw`` times the model alone on a fixed batch; ``sampling`` times
+:func:`rsutils.core.sampling.count_classes` (noise generation, adding it, the forward
+pass, argmax and counting) for the same number of inputs. Their ratio is the share of
+the time spent in the model: 1.0 means the bookkeeping is free.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+
+from rsutils.core.devices import model_device
+from rsutils.core.noise import NoiseFamily
+from rsutils.core.sampling import count_classes, image_generator
+
+__all__ = ["BenchResult", "benchmark"]
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    """Median throughputs (inputs per second) over interleaved rounds."""
+
+    batch_size: int
+    inputs: int
+    raw_per_second: float
+    sampling_per_second: float
+    ratio: float  # median over rounds of sampling / raw, each round timing both
+    ratio_range: tuple[float, float]  # smallest and largest per-round ratio (machine noise)
+
+
+def _elapsed(run: Callable[[], object], device: torch.device) -> float:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    start = time.perf_counter()
+    run()
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    return time.perf_counter() - start
+
+
+def benchmark(
+    model: nn.Module,
+    input_shape: tuple[int, ...],
+    noise: NoiseFamily,
+    *,
+    num_classes: int,
+    batch_size: int = 1000,
+    num_batches: int = 10,
+    repeats: int = 7,
+) -> BenchResult:
+    """Throughputs of the raw model and of the loop, timed alternately ``repeats`` times.
+
+    Alternating the two timings, and taking medians, keeps slow drifts of a shared
+    machine (frequency scaling, neighbours) out of the ratio.
+    """
+    device = model_device(model)
+    model.eval()
+    x = torch.rand(input_shape, device=device)
+    batch = x + noise.sample((batch_size, *input_shape), image_generator(0, 0, "select", device))
+    total = batch_size * num_batches
+
+    def raw() -> None:
+        with torch.inference_mode():
+            for _ in range(num_batches):
+                model(batch).argmax(1)
+
+    def sampling() -> None:
+        generator = image_generator(0, 0, "estimate", device)
+        count_classes(
+            model,
+            x,
+            noise,
+            total,
+            num_classes=num_classes,
+            batch_size=batch_size,
+            generator=generator,
+        ).cpu()
+
+    raw()  # warm-up (allocator, kernels, lazy initialisation)
+    sampling()
+    rounds = np.array([(_elapsed(raw, device), _elapsed(sampling, device)) for _ in range(repeats)])
+    raw_time, sampling_time = np.median(rounds, axis=0)
+    ratios = rounds[:, 0] / rounds[:, 1]
+    spread = (float(ratios.min()), float(ratios.max()))
+    return BenchResult(
+        batch_size, total, total / raw_time, total / sampling_time, float(np.median(ratios)), spread
+    )

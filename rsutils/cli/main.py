@@ -1,0 +1,321 @@
+"""Command line: ``python -m rsutils certify|predict|train|bench ...``.
+
+``certify`` and ``predict`` take the positional arguments and options of Cohen et
+al.'s ``certify.py``/``predict.py`` (``dataset base_classifier sigma outfile --batch
+--skip --max --split --N0 --N --alpha``) and write the same TSV columns, followed by
+ours. Both resume a killed run: run the same command again.
+
+``certify --ascent-steps K`` certifies with a data-dependent noise level (DDRS): each
+input's sigma comes from K steps of sigma ascent started at ``sigma``, and the answers
+go through a certificate memory (``--memory``, by default ``<outfile>.memory.sqlite``)
+that keeps them consistent across runs and processes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import sys
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+
+from rsutils.anisotropic.noise import Anisotropic
+from rsutils.anisotropic.patterns import spatial_pattern
+from rsutils.core.devices import pick_device
+from rsutils.core.noise import FAMILIES, NoiseFamily, make_noise
+from rsutils.core.settings import CertifySettings
+from rsutils.core.smooth import Smooth
+from rsutils.ddrs.data_dependent import DataDependentSmooth
+from rsutils.ddrs.memory import CertificateMemory
+from rsutils.ddrs.sigma_ascent import SigmaAscent
+from rsutils.logs.runner import certify_dataset, certify_dataset_ds, predict_dataset, select_indices
+from rsutils.training.data import load_dataset
+from rsutils.training.models import build_model, load_checkpoint, save_checkpoint
+
+__all__ = ["main"]
+
+
+def _file_digest(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()[:16]
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("dataset", help="fashion-mnist, mnist or cifar10")
+    parser.add_argument("base_classifier", help="checkpoint (ours or Cohen et al.'s format)")
+    parser.add_argument("sigma", type=float, help="noise scale (sigma for Gaussian noise)")
+    parser.add_argument("outfile", help="TSV log to write (resumed if it exists)")
+    parser.add_argument(
+        "--batch", type=int, default=CertifySettings.batch_size, help="Monte Carlo batch size"
+    )
+    parser.add_argument("--skip", type=int, default=1, help="certify every skip-th input")
+    parser.add_argument("--max", type=int, default=-1, help="stop before this index")
+    parser.add_argument("--split", choices=("train", "test"), default="test")
+    parser.add_argument("--N", type=int, default=CertifySettings.n, help="number of samples")
+    parser.add_argument(
+        "--alpha", type=float, default=CertifySettings.alpha, help="failure probability"
+    )
+    parser.add_argument(
+        "--seed", type=int, default=CertifySettings.seed, help="noise seed (per input: seed, idx)"
+    )
+    parser.add_argument("--noise", choices=sorted(FAMILIES), default="gaussian")
+    parser.add_argument("--power-a", type=float, default=None, help="exponent a of power_law noise")
+    parser.add_argument(
+        "--sigma-map",
+        default=None,
+        help="anisotropic noise: a .pt or .npy file of per-dimension scale multipliers "
+        "(shape of one input); the noise becomes mu + sigma_map * eps",
+    )
+    parser.add_argument("--mu-map", default=None, help="with --sigma-map: per-dimension offsets")
+    parser.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:1, ...")
+    parser.add_argument("--data-root", default=None, help="dataset folder (else RSUTILS_DATA)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _load_map(path: str) -> torch.Tensor:
+    if path.endswith(".npy"):
+        return torch.from_numpy(np.load(path))
+    value = torch.load(path, map_location="cpu", weights_only=True)
+    if not isinstance(value, torch.Tensor):
+        raise ValueError(f"{path} must hold one tensor (torch.save(sigma, path))")
+    return value
+
+
+def _bench_noise(args: argparse.Namespace, shape: tuple[int, ...]) -> NoiseFamily:
+    noise = _noise(args)
+    if args.anisotropic:
+        sigma = spatial_pattern(shape[1], shape[2])
+        noise = Anisotropic(noise, sigma, 0.1 * sigma)
+    return noise
+
+
+def _noise(args: argparse.Namespace) -> NoiseFamily:
+    """The noise of the command line: a family, made anisotropic by --sigma-map."""
+    if args.noise == "power_law" and args.power_a is None:
+        raise ValueError("power_law noise needs its exponent: pass --power-a A (A > input size)")
+    params = {} if args.power_a is None else {"a": args.power_a}
+    noise = make_noise(args.noise, args.sigma, **params)
+    sigma_map, mu_map = getattr(args, "sigma_map", None), getattr(args, "mu_map", None)
+    if mu_map and not sigma_map:
+        raise ValueError("--mu-map needs --sigma-map (pass a map of ones for offsets only)")
+    if sigma_map:
+        mu = None if mu_map is None else _load_map(mu_map)
+        noise = Anisotropic(noise, _load_map(sigma_map), mu)
+    return noise
+
+
+def _setup(args: argparse.Namespace):
+    model, info = load_checkpoint(
+        args.base_classifier, dataset=args.dataset, map_location=pick_device(args.device)
+    )
+    if info["dataset"] != args.dataset:
+        raise ValueError(
+            f"{args.base_classifier} was trained on {info['dataset']}, not {args.dataset}; "
+            f"pass {info['dataset']} as the dataset argument"
+        )
+    data = load_dataset(args.dataset, args.split, args.data_root)
+    smooth = Smooth(model, data.num_classes, _noise(args), norm=getattr(args, "norm", None))
+    indices = select_indices(len(data), args.skip, args.max)
+    # Rows depend on (checkpoint, settings, idx) only, so a log may be extended with
+    # another --skip/--max; the checkpoint's digest guards against mixing models. An
+    # anisotropic noise is identified by its content in the "noise" setting.
+    config = {"checkpoint": _file_digest(args.base_classifier)}
+    return data, smooth, indices, config
+
+
+def _settings(args: argparse.Namespace) -> CertifySettings:
+    """The Monte Carlo settings of a certify or predict command."""
+    n0 = getattr(args, "N0", CertifySettings.n0)
+    return CertifySettings(n0=n0, n=args.N, alpha=args.alpha, seed=args.seed, batch_size=args.batch)
+
+
+def _run_log(args: argparse.Namespace) -> None:
+    settings = _settings(args)
+    data, smooth, indices, config = _setup(args)
+    options = {"config": config, "progress": not args.quiet}
+    if args.command == "certify" and args.ascent_steps is not None:
+        _certify_ds(args, data, smooth, indices, settings, options)
+    elif args.command == "certify":
+        certify_dataset(smooth, data, indices, args.outfile, settings, **options)
+    else:
+        predict_dataset(smooth, data, indices, args.outfile, settings, **options)
+
+
+def _certify_ds(args, data, smooth: Smooth, indices, settings, options) -> None:
+    if isinstance(smooth.noise, Anisotropic):
+        raise ValueError("--ascent-steps tunes an isotropic sigma; drop --sigma-map")
+    ascent = SigmaAscent(
+        sigma0=args.sigma,
+        iterations=args.ascent_steps,
+        lr=args.ascent_lr,
+        draws=args.ascent_draws,
+        family=args.noise,
+        clamp=args.ascent_clamp,
+    )
+    if smooth.norm != ascent.norm:
+        raise ValueError(f"{args.noise} sigma ascent certifies {ascent.norm}; drop --norm")
+    memory_path = args.memory or f"{args.outfile}.memory.sqlite"
+    with CertificateMemory(memory_path, norm=ascent.norm) as memory:
+        ds = DataDependentSmooth(smooth.model, data.num_classes, ascent, memory)
+        certify_dataset_ds(ds, data, indices, args.outfile, settings, **options)
+
+
+def _train(args: argparse.Namespace) -> None:
+    from rsutils.training.objectives import ObjectiveSettings
+    from rsutils.training.train import TrainConfig, train_model
+
+    ds = None
+    if args.ds_steps is not None:
+        ds = SigmaAscent(sigma0=args.noise_sd, iterations=args.ds_steps, draws=args.ds_draws)
+    config = TrainConfig(
+        arch=args.arch,
+        dataset=args.dataset,
+        noise=args.noise,
+        scale=args.noise_sd,
+        epochs=args.epochs,
+        batch_size=args.batch,
+        lr=args.lr,
+        seed=args.seed,
+        method=args.method,
+        objective=ObjectiveSettings(draws=args.draws, epsilon=args.epsilon),
+        ds=ds,
+    )
+    data = load_dataset(args.dataset, "train", args.data_root)
+    model = train_model(config, data, device=pick_device(args.device), progress=not args.quiet)
+    save_checkpoint(
+        model,
+        args.outfile,
+        arch=args.arch,
+        dataset=args.dataset,
+        meta={"train_config": config.as_dict()},
+    )
+
+
+def _bench(args: argparse.Namespace) -> None:
+    from rsutils.cli.bench import benchmark
+
+    device = pick_device(args.device)
+    if args.checkpoint:
+        model, info = load_checkpoint(args.checkpoint, dataset=args.dataset, map_location=device)
+        dataset = info["dataset"]
+    else:
+        model, dataset = build_model(args.arch, args.dataset).to(device).eval(), args.dataset
+    shape = {"imagenet": (3, 224, 224), "cifar10": (3, 32, 32)}.get(dataset, (1, 28, 28))
+    num_classes = 1000 if dataset == "imagenet" else 10
+    result = benchmark(
+        model,
+        shape,
+        _bench_noise(args, shape),
+        num_classes=num_classes,
+        batch_size=args.batch,
+        num_batches=args.batches,
+    )
+    print(f"model      {args.checkpoint or args.arch} ({dataset}, input {shape}) on {device}")
+    print(f"batch      {result.batch_size}, {result.inputs} inputs per timing, median of 7 rounds")
+    print(f"raw        {result.raw_per_second:12,.0f} inputs/s  (forward + argmax)")
+    print(f"sampling   {result.sampling_per_second:12,.0f} inputs/s  (noise + forward + counting)")
+    low, high = result.ratio_range
+    print(f"ratio      {result.ratio:12.3f}  (median of sampling/raw; rounds {low:.3f}-{high:.3f})")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m rsutils",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    certify = commands.add_parser("certify", help="CERTIFY every skip-th input into a TSV log")
+    _common(certify)
+    certify.add_argument("--N0", type=int, default=CertifySettings.n0, help="selection samples")
+    certify.add_argument("--norm", default=None, help="threat norm (default: the noise's own)")
+    certify.add_argument(
+        "--ascent-steps",
+        type=int,
+        default=None,
+        metavar="K",
+        help="data-dependent sigma: K steps of sigma ascent from `sigma` (DDRS)",
+    )
+    certify.add_argument(
+        "--ascent-lr", type=float, default=SigmaAscent.lr, help="sigma ascent step size"
+    )
+    certify.add_argument(
+        "--ascent-draws", type=int, default=SigmaAscent.draws, help="noise draws per step (M)"
+    )
+    certify.add_argument(
+        "--ascent-clamp", type=float, default=SigmaAscent.clamp, help="probability clamp"
+    )
+    certify.add_argument("--memory", default=None, help="certificate memory (SQLite) file")
+    certify.set_defaults(run=_run_log)
+
+    predict = commands.add_parser("predict", help="PREDICT every skip-th input into a TSV log")
+    _common(predict)
+    predict.set_defaults(run=_run_log)
+
+    train = commands.add_parser(
+        "train", help="train a base model (noise augmentation, SmoothAdv or MACER; DS optional)"
+    )
+    train.add_argument("dataset")
+    train.add_argument("arch", help="small_cnn, cifar_resnet20, cifar_resnet110")
+    train.add_argument("outfile")
+    train.add_argument("--noise-sd", type=float, required=True)
+    train.add_argument("--noise", choices=sorted(FAMILIES), default="gaussian")
+    train.add_argument("--epochs", type=int, default=6)
+    train.add_argument("--batch", type=int, default=128)
+    train.add_argument("--lr", type=float, default=2e-3)
+    train.add_argument("--seed", type=int, default=0)
+    train.add_argument("--method", choices=("gaussian", "smoothadv", "macer"), default="gaussian")
+    train.add_argument("--draws", type=int, default=1, help="noise draws per image (MACER: 64)")
+    train.add_argument("--epsilon", type=float, default=0.25, help="SmoothAdv attack radius")
+    train.add_argument(
+        "--ds-steps",
+        type=int,
+        default=None,
+        metavar="K",
+        help="data-dependent sigma per training image, K ascent steps per draw (DDRS Alg. 2)",
+    )
+    train.add_argument(
+        "--ds-draws", type=int, default=1, metavar="M", help="noise draws per ascent step"
+    )
+    train.add_argument("--device", default="auto")
+    train.add_argument("--data-root", default=None)
+    train.add_argument("--quiet", action="store_true")
+    train.set_defaults(run=_train)
+
+    bench = commands.add_parser("bench", help="raw forward vs Monte Carlo loop throughput")
+    bench.add_argument("--checkpoint", default=None, help="a checkpoint (else --arch, random)")
+    bench.add_argument("--arch", default="small_cnn")
+    bench.add_argument("--dataset", default="fashion-mnist")
+    bench.add_argument("--batch", type=int, default=1000)
+    bench.add_argument("--batches", type=int, default=10, help="batches per timing")
+    bench.add_argument("--sigma", type=float, default=0.25)
+    bench.add_argument("--noise", choices=sorted(FAMILIES), default="gaussian")
+    bench.add_argument("--power-a", type=float, default=None, help="exponent a of power_law")
+    bench.add_argument(
+        "--anisotropic",
+        action="store_true",
+        help="time mu + sigma * eps with UCAN's pattern as sigma (and a small mu)",
+    )
+    bench.add_argument("--device", default="auto")
+    bench.set_defaults(run=_bench)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        args.run(args)
+    except (ValueError, FileNotFoundError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,175 @@
+"""The Monte Carlo core: seeded noise streams and class counts under noise.
+
+Reproducibility contract: the noise added to draw ``j`` of input ``index`` in phase
+``phase`` is a function of ``(seed, index, phase, j)`` only. Draws are generated in
+fixed-size blocks from a generator seeded by ``(seed, index, phase)``; a batch of any
+size is cut from that stream. So counts (and certificates) do not depend on
+``batch_size`` nor on how a run over a dataset is split, as long as the base model
+itself gives the same label for the same input whatever the batch.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+import numpy as np
+import torch
+from torch import nn
+
+from rsutils.core.noise import NoiseFamily
+
+__all__ = [
+    "PHASES",
+    "NoiseStream",
+    "count_classes",
+    "draw_seed",
+    "image_generator",
+    "predicted_labels",
+]
+
+#: The independent noise streams of one input (CERTIFY's selection and estimation
+#: draws, PREDICT's draws, and the draws of the sigma ascent of
+#: :mod:`rsutils.ddrs.sigma_ascent`), by name.
+PHASES = {"select": 0, "estimate": 1, "predict": 2, "sigma": 3}
+
+#: A block holds at most this many draws, and at most ``_BLOCK_ELEMENTS`` numbers.
+_MAX_BLOCK_DRAWS = 1000
+_BLOCK_ELEMENTS = 1 << 21
+
+
+def draw_seed() -> int:
+    """A fresh random seed, for callers that pass ``seed=None``."""
+    return secrets.randbits(63)
+
+
+def image_generator(seed: int, index: int, phase: str, device: torch.device) -> torch.Generator:
+    """A generator on ``device`` seeded from ``(seed, index, phase)``.
+
+    The three integers are mixed by NumPy's ``SeedSequence``, so nearby seeds and
+    indices give unrelated streams.
+    """
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
+    if isinstance(index, bool) or not isinstance(index, int | np.integer) or index < 0:
+        raise ValueError(f"index must be a non-negative integer (the input's id), got {index!r}")
+    if phase not in PHASES:
+        raise ValueError(f"phase must be one of {sorted(PHASES)}, got {phase!r}")
+    sequence = np.random.SeedSequence(entropy=int(seed), spawn_key=(int(index), PHASES[phase]))
+    state = int(sequence.generate_state(1, np.uint64)[0]) >> 1
+    generator = torch.Generator(device=device)
+    generator.manual_seed(state)
+    return generator
+
+
+class NoiseStream:
+    """``total`` noise draws of shape ``shape``, served in any batch sizes.
+
+    Blocks of ``block`` draws are generated in a fixed order with fixed sizes (which
+    depend on ``total`` and the input size only), so ``fill_`` returns the same
+    values however the requests are cut.
+    """
+
+    def __init__(
+        self,
+        noise: NoiseFamily,
+        shape: torch.Size,
+        total: int,
+        generator: torch.Generator,
+        dtype: torch.dtype,
+    ) -> None:
+        numel = max(1, int(np.prod(shape)))
+        self.block = max(1, min(_MAX_BLOCK_DRAWS, _BLOCK_ELEMENTS // numel))
+        self.noise = noise
+        self.generator = generator
+        self._unissued = total  # draws not yet generated
+        self._buffer_shape = (min(self.block, total), *shape)
+        self._dtype = dtype
+        self._buffer: torch.Tensor | None = None  # allocated when a request splits a block
+        self._pos = self._len = 0  # unread draws are _buffer[_pos:_len]
+
+    def _next_block_len(self) -> int:
+        length = min(self.block, self._unissued)
+        if length == 0:
+            raise RuntimeError("the noise stream is exhausted: more draws asked than `total`")
+        self._unissued -= length
+        return length
+
+    def fill_(self, out: torch.Tensor) -> torch.Tensor:
+        """Fill ``out`` (shape ``(k, *shape)``) with the next ``k`` draws."""
+        filled, wanted = 0, out.shape[0]
+        while filled < wanted:
+            if self._pos == self._len:
+                next_len = min(self.block, self._unissued)
+                if wanted - filled >= next_len > 0:  # a whole block fits: write it in place
+                    self._next_block_len()
+                    self.noise.sample_(out[filled : filled + next_len], self.generator)
+                    filled += next_len
+                    continue
+                if self._buffer is None:
+                    device = self.generator.device
+                    self._buffer = torch.empty(self._buffer_shape, dtype=self._dtype, device=device)
+                self._len, self._pos = self._next_block_len(), 0
+                self.noise.sample_(self._buffer[: self._len], self.generator)
+            assert self._buffer is not None
+            take = min(wanted - filled, self._len - self._pos)
+            out[filled : filled + take].copy_(self._buffer[self._pos : self._pos + take])
+            self._pos += take
+            filled += take
+        return out
+
+
+def predicted_labels(output: torch.Tensor, batch: int, num_classes: int) -> torch.Tensor:
+    """Class labels from a base model's output: logits ``(batch, C)`` or labels ``(batch,)``."""
+    if output.dim() == 2 and output.shape == (batch, num_classes):
+        return output.argmax(dim=1)
+    if output.dim() == 1 and output.shape[0] == batch and not output.is_floating_point():
+        if bool(((output < 0) | (output >= num_classes)).any()):
+            raise ValueError(
+                f"the base model returned labels outside [0, {num_classes}); "
+                f"check num_classes={num_classes}"
+            )
+        return output.long()
+    raise ValueError(
+        f"the base model returned shape {tuple(output.shape)} for a batch of {batch} inputs; "
+        f"expected logits of shape ({batch}, {num_classes}) or integer labels of shape "
+        f"({batch},). Check num_classes={num_classes} and that the model takes a batch."
+    )
+
+
+def count_classes(
+    model: nn.Module,
+    x: torch.Tensor,
+    noise: NoiseFamily,
+    num: int,
+    *,
+    num_classes: int,
+    batch_size: int,
+    generator: torch.Generator,
+) -> torch.Tensor:
+    """How often the base model predicts each class on ``num`` noisy copies of ``x``.
+
+    Runs under ``torch.inference_mode``; noise is drawn, added in place and counted
+    on ``x``'s device, and the counts (a length-``num_classes`` int64 tensor) stay
+    there until the caller reads them.
+    """
+    device, dtype = x.device, x.dtype
+    counts = torch.zeros(num_classes, dtype=torch.long, device=device)
+    ones = torch.ones(min(batch_size, num), dtype=torch.long, device=device)
+    stream = NoiseStream(noise, x.shape, num, generator, dtype)
+    batch_buffer = torch.empty((min(batch_size, num), *x.shape), dtype=dtype, device=device)
+    done = 0
+    with torch.inference_mode():
+        while done < num:
+            k = min(batch_size, num - done)
+            batch = stream.fill_(batch_buffer[:k]).add_(x)
+            try:
+                output = model(batch)
+            except RuntimeError as error:
+                raise RuntimeError(
+                    f"the base model failed on a batch of shape {tuple(batch.shape)}: {error}\n"
+                    "Pass one input without a batch dimension (e.g. an image of shape (C, H, W)); "
+                    "the noisy copies are stacked along a new first dimension."
+                ) from error
+            counts.scatter_add_(0, predicted_labels(output, k, num_classes), ones[:k])
+            done += k
+    return counts

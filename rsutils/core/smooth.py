@@ -1,0 +1,233 @@
+"""The smoothed classifier g(x) = argmax_c P(f(x + ε) = c) and its two algorithms.
+
+:meth:`Smooth.predict` is PREDICT and :meth:`Smooth.certify` is CERTIFY from
+Cohen, Rosenfeld and Kolter (2019), for any noise family of :mod:`rsutils.core.noise`
+(anisotropic noise of :mod:`rsutils.anisotropic` included).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import torch
+from torch import nn
+
+from rsutils.core.confidence import check_alpha, clopper_pearson_lower, top_two_pvalue
+from rsutils.core.devices import model_device, model_dtype
+from rsutils.core.noise import NoiseFamily
+from rsutils.core.radius import get_rule
+from rsutils.core.sampling import count_classes, draw_seed, image_generator
+from rsutils.core.settings import check_count
+
+__all__ = ["ABSTAIN", "Certificate", "Smooth"]
+
+#: The label returned when the smoothed classifier abstains.
+ABSTAIN = -1
+
+
+@dataclass(frozen=True)
+class Certificate:
+    """The outcome of :meth:`Smooth.certify` for one input.
+
+    ``prediction`` is the certified class or :data:`ABSTAIN`; ``radius`` the certified
+    radius in ``norm`` (0.0 when abstaining); ``selected`` the class ĉA chosen from the
+    ``n0`` selection draws (kept when abstaining, so that a log can be re-analysed at
+    another ``alpha``); ``count`` the number of the ``n`` estimation draws that fell
+    in ĉA; ``pA_lower`` the one-sided Clopper–Pearson lower bound on its probability.
+    ``seed`` and ``index`` reproduce the noise exactly.
+
+    For anisotropic noise ``mu + sigma ⊙ eps`` (:class:`~rsutils.anisotropic.noise.Anisotropic`)
+    the certified region is ``‖δ ⊘ sigma‖_p < region_radius``, ``radius`` is the ℓp ball
+    inside it (``min(sigma)·region_radius``) and ``alm`` is UCAN's ALM
+    (``(∏ sigma_i)^(1/d)·region_radius``). For isotropic noise all three are equal.
+    """
+
+    prediction: int
+    radius: float
+    pA_lower: float
+    selected: int
+    count: int
+    n: int
+    n0: int
+    alpha: float
+    norm: str
+    seed: int
+    index: int
+    region_radius: float = 0.0
+    alm: float = 0.0
+
+    @property
+    def abstained(self) -> bool:
+        return self.prediction == ABSTAIN
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+class Smooth:
+    """A base classifier smoothed with a noise family.
+
+    ``model`` maps a batch of inputs to logits of shape ``(B, num_classes)`` (or to
+    integer labels of shape ``(B,)``); it must be in eval mode, and inputs are in the
+    space where the noise is added (pixels in [0, 1], normalisation inside the
+    model). Sampling runs on the model's device.
+    """
+
+    def __init__(
+        self,
+        model: nn.Module,
+        num_classes: int,
+        noise: NoiseFamily,
+        *,
+        norm: str | None = None,
+    ) -> None:
+        if not isinstance(model, nn.Module):
+            raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+        if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 2:
+            raise ValueError(f"num_classes must be an integer >= 2, got {num_classes!r}")
+        if not isinstance(noise, NoiseFamily):
+            raise TypeError(
+                f"noise must be a noise family such as rsutils.Gaussian(sigma=0.25), got {noise!r}"
+            )
+        self.model = model
+        self.num_classes = num_classes
+        self.noise = noise
+        self.norm = norm or noise.default_norm
+        get_rule(noise.family, self.norm)  # fail now, not after sampling
+
+    @property
+    def device(self) -> torch.device:
+        return model_device(self.model)
+
+    def certify(
+        self,
+        x: torch.Tensor,
+        n0: int,
+        n: int,
+        alpha: float,
+        batch_size: int = 1000,
+        seed: int | None = None,
+        index: int = 0,
+    ) -> Certificate:
+        """CERTIFY: a class and a radius within which g is constant, or abstain.
+
+        ``n0`` draws select the class ĉA; ``n`` fresh draws bound its probability from
+        below (one-sided Clopper–Pearson at level ``alpha``). If ``pA_lower < 1/2`` the
+        answer is :data:`ABSTAIN`; otherwise ``radius`` is the registry's radius at
+        ``pA_lower`` with ``pB_upper = 1 - pA_lower`` (for anisotropic noise, the ℓp
+        ball inside the certified region; see :class:`Certificate`).
+
+        Guarantee (Cohen et al., Proposition 2): if the answer is a class, then with
+        probability at least ``1 - alpha`` over the noise, g predicts it everywhere
+        within ``radius`` of ``x`` (and, for anisotropic noise, on the whole region
+        ``‖δ ⊘ sigma‖_p < region_radius``, UCAN Theorem 2).
+        """
+        check_count("n0", n0)
+        check_count("n", n)
+        check_alpha(alpha)
+        x = self._prepare(x)
+        seed = draw_seed() if seed is None else seed
+        selection = self._counts(x, n0, batch_size, seed, index, "select")
+        c_hat = int(np.argmax(selection))
+        counts = self._counts(x, n, batch_size, seed, index, "estimate")
+        count = int(counts[c_hat])
+        pA_lower = float(clopper_pearson_lower(count, n, alpha))
+        common = {
+            "pA_lower": pA_lower,
+            "selected": c_hat,
+            "count": count,
+            "n": n,
+            "n0": n0,
+            "alpha": alpha,
+            "norm": self.norm,
+            "seed": seed,
+            "index": index,
+        }
+        if pA_lower < 0.5:
+            return Certificate(prediction=ABSTAIN, radius=0.0, **common)
+        where = {"norm": self.norm, "dim": x.numel()}
+        return Certificate(
+            prediction=c_hat,
+            radius=float(self.noise.radius(pA_lower, **where)),
+            region_radius=float(self.noise.region_radius(pA_lower, **where)),
+            alm=float(self.noise.alm(pA_lower, **where)),
+            **common,
+        )
+
+    def predict(
+        self,
+        x: torch.Tensor,
+        n: int,
+        alpha: float,
+        batch_size: int = 1000,
+        seed: int | None = None,
+        index: int = 0,
+    ) -> int:
+        """PREDICT: the class of g at ``x``, or :data:`ABSTAIN`.
+
+        Counts ``n`` draws and returns the top class if a two-sided binomial test
+        rejects, at level ``alpha``, that the top two classes are equally likely.
+
+        Guarantee (Cohen et al., Proposition 1): the answer differs from g(x) (without
+        being :data:`ABSTAIN`) with probability at most ``alpha``.
+        """
+        check_count("n", n)
+        check_alpha(alpha)
+        x = self._prepare(x)
+        seed = draw_seed() if seed is None else seed
+        counts = self._counts(x, n, batch_size, seed, index, "predict")
+        second, top = np.argsort(counts, kind="stable")[-2:]
+        if top_two_pvalue(counts[top], counts[second]) > alpha:
+            return ABSTAIN
+        return int(top)
+
+    def sample_counts(
+        self,
+        x: torch.Tensor,
+        num: int,
+        batch_size: int = 1000,
+        *,
+        seed: int,
+        index: int = 0,
+        phase: str = "estimate",
+    ) -> np.ndarray:
+        """Counts of each class among ``num`` noisy copies of ``x`` (int64 array).
+
+        The stream of draws is fixed by ``(seed, index, phase)``; ``phase`` is one of
+        ``"select"``, ``"estimate"`` (CERTIFY's two samples) and ``"predict"``.
+        """
+        x = self._prepare(x)
+        return self._counts(x, num, batch_size, seed, index, phase)
+
+    def _counts(
+        self, x: torch.Tensor, num: int, batch_size: int, seed: int, index: int, phase: str
+    ) -> np.ndarray:
+        check_count("num", num)
+        check_count("batch_size", batch_size)
+        generator = image_generator(seed, index, phase, x.device)
+        counts = count_classes(
+            self.model,
+            x,
+            self.noise,
+            num,
+            num_classes=self.num_classes,
+            batch_size=batch_size,
+            generator=generator,
+        )
+        return counts.cpu().numpy()
+
+    def _prepare(self, x: torch.Tensor) -> torch.Tensor:
+        if self.model.training:
+            raise ValueError(
+                "the base model is in training mode (batch norm and dropout would make the "
+                "noisy draws dependent); call model.eval() before certifying"
+            )
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
+        if x.dim() == 0:
+            raise ValueError("x must be one input (e.g. an image of shape (C, H, W)), not a scalar")
+        x = x.to(device=self.device, dtype=model_dtype(self.model))
+        if not bool(torch.isfinite(x).all()):
+            raise ValueError("x contains NaN or infinite values; clean the input first")
+        return x

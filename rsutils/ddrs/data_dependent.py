@@ -1,0 +1,117 @@
+"""A smoothed classifier whose noise level is chosen per input, certified soundly.
+
+:class:`DataDependentSmooth` is DDRS's "Cohen-DS" as one object: for each input,
+sigma ascent (:mod:`rsutils.ddrs.sigma_ascent`) picks the noise level, CERTIFY runs
+at that level, and a :class:`~rsutils.ddrs.memory.CertificateMemory` turns the Monte
+Carlo certificate into one consistent with every earlier answer.
+
+>>> from rsutils import CertificateMemory, DataDependentSmooth, SigmaAscent
+>>> memory = CertificateMemory("answers.sqlite")                          # doctest: +SKIP
+>>> smooth = DataDependentSmooth(model, 10, SigmaAscent(sigma0=0.25), memory)  # doctest: +SKIP
+>>> answer = smooth.certify(x, n0=100, n=100_000, alpha=0.001, seed=0, index=7)  # doctest: +SKIP
+>>> answer.prediction, answer.radius, answer.scale                         # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from rsutils.core.devices import model_device, model_dtype
+from rsutils.core.noise import make_noise
+from rsutils.core.sampling import draw_seed, image_generator
+from rsutils.core.smooth import Certificate, Smooth
+from rsutils.ddrs.memory import CertificateMemory
+from rsutils.ddrs.sigma_ascent import SigmaAscent, optimize_sigma
+
+__all__ = ["DataDependentAnswer", "DataDependentSmooth"]
+
+
+@dataclass(frozen=True)
+class DataDependentAnswer:
+    """The answer at one input: ``prediction`` and ``radius`` are the memory's (CERTIFY's
+    when there is no memory), ``scale`` the input's noise level, ``certificate`` the
+    Monte Carlo certificate at that level, ``action`` what the memory did (``"none"``
+    without a memory)."""
+
+    prediction: int
+    radius: float
+    scale: float
+    certificate: Certificate
+    action: str
+
+
+class DataDependentSmooth:
+    """Data-dependent smoothing of ``model`` (in eval mode) with settings ``ascent``.
+
+    Without a ``memory`` the answers are CERTIFY's at each input's own noise level:
+    each is a true statement about a fixed-sigma smoothed classifier, but together
+    they can contradict each other (see :mod:`rsutils.ddrs.memory`). The memory's
+    balls must be those of the certificate (ℓ2 for Gaussian noise, ℓ1 for uniform
+    noise).
+    """
+
+    def __init__(
+        self,
+        model: nn.Module,
+        num_classes: int,
+        ascent: SigmaAscent,
+        memory: CertificateMemory | None = None,
+    ) -> None:
+        if memory is not None and memory.norm != ascent.norm:
+            raise ValueError(
+                f"the memory holds {memory.norm} balls but {ascent.family} noise "
+                f"certifies {ascent.norm} balls; open it with norm={ascent.norm!r}"
+            )
+        self.model, self.num_classes = model, num_classes
+        self.ascent, self.memory = ascent, memory
+
+    def scales(self, x: torch.Tensor, seed: int, indices: Sequence[int]) -> list[float]:
+        """Sigma ascent for a batch ``x`` of inputs with ids ``indices``.
+
+        Each input's draws come from a generator seeded by ``(seed, index)``, so its
+        scale does not depend on the rest of the batch.
+        """
+        device, dtype = model_device(self.model), model_dtype(self.model)
+        x = x.to(device=device, dtype=dtype)
+        generators = [image_generator(seed, i, "sigma", device) for i in indices]
+        return optimize_sigma(self.model, x, self.ascent, generators).scale.tolist()
+
+    def certify(
+        self,
+        x: torch.Tensor,
+        n0: int,
+        n: int,
+        alpha: float,
+        batch_size: int = 1000,
+        seed: int | None = None,
+        index: int = 0,
+        *,
+        scale: float | None = None,
+        key: str | None = None,
+    ) -> DataDependentAnswer:
+        """Sigma ascent (unless ``scale`` is given), CERTIFY at that scale, memory.
+
+        ``key`` identifies the query in the memory (a repeated key returns the stored
+        answer); it defaults to none, so every call is a new admission.
+
+        Guarantee: with a memory, stored regions of different classes never
+        intersect and no stored input lies in a region of another class, and a query
+        inside a stored region gets that region's class; so the answers are those of
+        one classifier (the memory-enhanced one). Without a memory, each answer holds,
+        with probability at least ``1 - alpha``, only for the smoothed classifier at
+        that input's own noise level.
+        """
+        seed = draw_seed() if seed is None else seed
+        if scale is None:
+            (scale,) = self.scales(x[None], seed, [index])
+        noise = make_noise(self.ascent.family, scale)
+        smooth = Smooth(self.model, self.num_classes, noise, norm=self.ascent.norm)
+        cert = smooth.certify(x, n0, n, alpha, batch_size, seed=seed, index=index)
+        if self.memory is None:
+            return DataDependentAnswer(cert.prediction, cert.radius, scale, cert, "none")
+        answer = self.memory.admit(x, cert.prediction, cert.radius, key=key)
+        return DataDependentAnswer(answer.prediction, answer.radius, scale, cert, answer.action)

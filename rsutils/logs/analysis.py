@@ -1,0 +1,178 @@
+"""Reading certification logs and turning them into the papers' curves and tables.
+
+A log is a tab-separated file with one row per test input, in the format of Cohen et
+al.'s ``certify.py`` (``idx label predict radius correct time``) or of
+``python -m rsutils certify`` (the same columns, then ours). Prediction logs have no
+``radius`` column.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike
+from scipy.stats import binom
+
+from rsutils.core.confidence import check_alpha, clopper_pearson_lower
+from rsutils.core.noise import NoiseFamily
+from rsutils.core.smooth import ABSTAIN
+
+__all__ = [
+    "accuracy_table",
+    "average_certified_radius",
+    "best_accuracy_table",
+    "certified_accuracy",
+    "certified_accuracy_lower_bound",
+    "envelope",
+    "read_log",
+    "recertify",
+]
+
+_REQUIRED = ("idx", "label", "predict", "correct")
+
+
+def read_log(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """Read a certification or prediction log into a DataFrame.
+
+    ``time`` is converted to seconds (Cohen et al. write ``H:MM:SS.ffffff`` for
+    ImageNet and plain seconds for CIFAR-10; both are accepted).
+    """
+    if not os.path.exists(path):
+        raise FileNotFoundError(
+            f"no log at {os.fspath(path)!r}; run `python -m rsutils certify ...` to create one, "
+            "or set RSUTILS_REFERENCE to the folder of the papers' released logs"
+        )
+    df = pd.read_csv(path, sep="\t")
+    missing = [c for c in _REQUIRED if c not in df.columns]
+    if missing:
+        raise ValueError(
+            f"{os.fspath(path)!r} is not a certification log: columns {missing} are missing "
+            f"(expected tab-separated columns {' '.join(_REQUIRED)} radius time)"
+        )
+    if "time" in df.columns:
+        df["time"] = _seconds(df["time"])
+    return df
+
+
+def _seconds(column: pd.Series) -> pd.Series:
+    if pd.api.types.is_numeric_dtype(column):
+        return column.astype(float)
+    return pd.to_timedelta(column).dt.total_seconds()
+
+
+def certified_accuracy(df: pd.DataFrame, radii: ArrayLike, *, column: str = "radius") -> np.ndarray:
+    """Approximate certified accuracy: the fraction of rows correct with radius ≥ r.
+
+    This is Cohen et al.'s "approximate certified test accuracy"; an abstention counts
+    as wrong. Returns one value per radius. ``column`` measures each certificate
+    another way (e.g. ``"alm"``, UCAN's accuracy "w.r.t. ALM", which is not a
+    guarantee at that radius: see :mod:`rsutils.geometry.superellipsoid`).
+    """
+    radii = np.atleast_1d(np.asarray(radii, dtype=float))
+    correct = df["correct"].to_numpy().astype(bool)
+    radius = df[column].to_numpy(dtype=float)
+    return (correct[None, :] & (radius[None, :] >= radii[:, None])).mean(axis=1)
+
+
+def certified_accuracy_lower_bound(
+    df: pd.DataFrame, radii: ArrayLike, alpha: float, rho: float = 0.001
+) -> np.ndarray:
+    """A lower bound on the true certified accuracy holding with probability 1 − rho.
+
+    Each of the m certificates is wrong with probability at most ``alpha``,
+    independently across inputs (independent noise per input), so the number of wrong
+    ones is stochastically dominated by Binomial(m, alpha). Subtracting its
+    ``1 - rho`` quantile (``scipy.stats.binom.ppf``) from the count behind the
+    approximate certified accuracy gives the bound. Cohen et al.'s analysis code
+    bounds the same count with Bernstein's inequality instead; the exact quantile is
+    the smallest value any valid tail bound for Binomial(m, alpha) can give.
+    """
+    check_alpha(alpha)
+    check_alpha(rho)
+    m = len(df)
+    slack = binom.ppf(1 - rho, m, alpha) / m
+    return np.maximum(certified_accuracy(df, radii) - slack, 0.0)
+
+
+def average_certified_radius(df: pd.DataFrame, *, column: str = "radius") -> float:
+    """ACR: the mean certified radius, counting wrong answers and abstentions as 0.
+
+    ``column`` averages another measure of the certificates (e.g. ``"alm"``).
+    """
+    return float((df[column].to_numpy(dtype=float) * df["correct"].to_numpy()).mean())
+
+
+def envelope(curves: Mapping[str, ArrayLike]) -> np.ndarray:
+    """Pointwise maximum of certified-accuracy curves on a common radius grid."""
+    return np.max(np.vstack([np.asarray(c, dtype=float) for c in curves.values()]), axis=0)
+
+
+def accuracy_table(
+    logs: Mapping[str, pd.DataFrame], radii: Iterable[float], *, acr: bool = True
+) -> pd.DataFrame:
+    """Certified accuracy per log (rows) and radius (columns), the papers' layout.
+
+    With ``acr=True`` an ``ACR`` column is appended.
+    """
+    radii = list(radii)
+    rows = {name: certified_accuracy(df, radii) for name, df in logs.items()}
+    table = pd.DataFrame.from_dict(rows, orient="index", columns=[f"r = {r:g}" for r in radii])
+    if acr:
+        table["ACR"] = [average_certified_radius(df) for df in logs.values()]
+    return table
+
+
+def best_accuracy_table(
+    methods: Mapping[str, Mapping[object, pd.DataFrame]], radii: Iterable[float]
+) -> pd.DataFrame:
+    """Per method, the best certified accuracy per radius over its logs, and best ACR.
+
+    The layout of DDRS's tables: ``methods`` maps a method name to its logs (e.g. one
+    per training sigma); each cell is the maximum over those logs (the envelope), as
+    the papers report it.
+    """
+    radii = list(radii)
+    rows = {
+        name: accuracy_table(logs, radii).max(axis=0)
+        for name, logs in methods.items()
+        if len(logs) > 0
+    }
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def recertify(
+    df: pd.DataFrame,
+    alpha: float,
+    noise: NoiseFamily,
+    *,
+    norm: str | None = None,
+    dim: int | None = None,
+) -> pd.DataFrame:
+    """The certificates a log would hold at another ``alpha``, without new sampling.
+
+    Needs our extra columns ``selected``, ``count`` and ``n``: CERTIFY's counts do not
+    depend on ``alpha``, only the Clopper–Pearson bound and the radius do. Logs of
+    anisotropic noise get their ``region_radius`` and ``alm`` recomputed too.
+    """
+    missing = [c for c in ("selected", "count", "n") if c not in df.columns]
+    if missing:
+        raise ValueError(
+            f"recertify needs the columns {missing}, which only rsutils logs have "
+            "(Cohen et al.'s logs keep the radius but not the counts)"
+        )
+    pA_lower = clopper_pearson_lower(df["count"].to_numpy(), df["n"].to_numpy(), alpha)
+    certified = pA_lower >= 0.5
+    radius = np.where(certified, noise.radius(np.clip(pA_lower, 0.5, 1.0), norm=norm, dim=dim), 0.0)
+    predict = np.where(certified, df["selected"].to_numpy(), ABSTAIN)
+    out = df.copy()
+    out["pA_lower"], out["radius"], out["predict"] = pA_lower, radius, predict
+    for column, measure in (("region_radius", noise.region_radius), ("alm", noise.alm)):
+        if column in out.columns:
+            bounded = np.clip(pA_lower, 0.5, 1.0)
+            out[column] = np.where(certified, measure(bounded, norm=norm, dim=dim), 0.0)
+    out["correct"] = (predict == df["label"].to_numpy()).astype(int)
+    out["alpha"] = alpha
+    return out

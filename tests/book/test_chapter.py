@@ -1,0 +1,47 @@
+"""The chapter helper: scale, run-at table, glue."""
+
+import pytest
+import torch
+
+from rsutils.book.chapter import Chapter, glue_all, run_at_table
+from rsutils.book.profiles import PROFILES
+
+
+def test_run_at_table_states_the_scale() -> None:
+    table = run_at_table(PROFILES["cpu"], torch.device("cpu"), {"dataset": "Fashion-MNIST"})
+    assert table.loc["n (estimation draws)", "value"] == "10,000"
+    assert table.loc["dataset", "value"] == "Fashion-MNIST"
+    assert table.loc["device", "value"].startswith("CPU")
+    assert list(table.index)[:2] == ["profile", "dataset"] and table.index[-1] == "device"
+
+
+def test_run_at_table_only_adds_the_rows_asked_for() -> None:
+    rows = {"draws per check": "1,000"}
+    table = run_at_table(PROFILES["smoke"], torch.device("cpu"), rows, standard=("n0", "alpha"))
+    assert list(table.index) == [
+        "profile",
+        "draws per check",
+        "n0 (selection draws)",
+        "alpha",
+        "device",
+    ]
+    with pytest.raises(ValueError, match=r"unknown standard rows \['N'\]"):
+        run_at_table(PROFILES["smoke"], torch.device("cpu"), standard=("N",))
+
+
+def test_a_chapter_shares_the_profiles_images_settings_and_models(fake_fashion_mnist, monkeypatch):
+    monkeypatch.setenv("RSUTILS_DATA", str(fake_fashion_mnist))
+    chapter = Chapter.open("smoke", seed=3, progress=False)
+    smoke = PROFILES["smoke"]
+    assert chapter.main.indices == smoke.indices(40) == [0]  # the fake test split has 40
+    assert chapter.main.settings == smoke.certify_settings(3)
+    assert chapter.secondary.settings == smoke.certify_settings(3, secondary=True)
+    assert chapter.base_models == smoke.base_models(3)
+    assert chapter.run_at().loc["profile", "value"] == "smoke"
+
+
+def test_glue_all_glues_each_value_under_its_name(monkeypatch) -> None:
+    glued = {}
+    monkeypatch.setattr("myst_nb.glue", lambda name, value, display: glued.update({name: value}))
+    glue_all(acr=0.5, label="class 1")
+    assert glued == {"acr": 0.5, "label": "class 1"}

@@ -1,0 +1,112 @@
+"""The cached experiments the notebooks use: computed once, then read from the cache."""
+
+import json
+
+import pytest
+import torch
+
+from rsutils import (
+    ABSTAIN,
+    Anisotropic,
+    CertificateMemory,
+    CertifySettings,
+    Gaussian,
+    SigmaAscent,
+    Smooth,
+    TrainConfig,
+    load_dataset,
+)
+from rsutils.book.experiments import Experiments, trained_model
+from rsutils.cache import cache_dir, config_key
+
+CONFIG = TrainConfig(epochs=1, batch_size=32)
+
+
+@pytest.fixture
+def experiments(fake_fashion_mnist, monkeypatch) -> Experiments:
+    monkeypatch.setenv("RSUTILS_DATA", str(fake_fashion_mnist))
+    data = load_dataset("fashion-mnist", "test")
+    settings = CertifySettings(n0=10, n=200, alpha=0.01, seed=0, batch_size=1000)
+    return Experiments(data, [0, 3, 7], settings, device="cpu", progress=False)
+
+
+def _refuse(monkeypatch) -> None:
+    def refuse(*args, **kwargs):
+        raise AssertionError("a cached log must not be recomputed")
+
+    monkeypatch.setattr(Smooth, "certify", refuse)
+    monkeypatch.setattr(Smooth, "predict", refuse)
+
+
+def test_trained_models_are_cached_by_configuration(fake_fashion_mnist, monkeypatch) -> None:
+    monkeypatch.setenv("RSUTILS_DATA", str(fake_fashion_mnist))
+    first = trained_model(CONFIG, device="cpu", progress=False)
+    monkeypatch.setattr("rsutils.book.experiments.train_model", None)  # must not train again
+    second = trained_model(CONFIG, device="cpu", progress=False)
+    for a, b in zip(first.state_dict().values(), second.state_dict().values(), strict=True):
+        assert torch.equal(a, b)
+
+
+def test_logs_are_computed_once_then_read_from_the_cache(experiments, monkeypatch) -> None:
+    first = experiments.certify(CONFIG, Gaussian(0.25))
+    predicted = experiments.at(n=100).predict(CONFIG, Gaussian(0.25))
+    assert list(first["idx"]) == [0, 3, 7] and list(predicted["idx"]) == [0, 3, 7]
+    assert set(predicted["n"]) == {100}
+    _refuse(monkeypatch)
+    again = experiments.certify(CONFIG, Gaussian(0.25))
+    assert again.drop(columns="time").equals(first.drop(columns="time"))
+    experiments.at(n=100).predict(CONFIG, Gaussian(0.25))
+    experiments.at(batch_size=7).certify(CONFIG, Gaussian(0.25))  # speed only: same log
+    with pytest.raises(AssertionError, match="must not be recomputed"):
+        experiments.at(n=300).certify(CONFIG, Gaussian(0.25))
+
+
+def test_cache_keys_name_the_model_images_noise_and_settings(experiments) -> None:
+    experiments.certify(CONFIG, Gaussian(0.25))
+    (log,) = (cache_dir() / "certify").glob("*.tsv")
+    sidecar = log.with_suffix(".json")  # the cache key in clear (the log has its own .tsv.json)
+    assert json.loads(sidecar.read_text()) == {
+        "model": config_key(CONFIG.as_dict()),
+        "dataset": "fashion-mnist",
+        "split": "test",
+        "indices": [0, 3, 7],
+        "noise": "gaussian",
+        "scale": 0.25,
+        "n0": 10,
+        "n": 200,
+        "alpha": 0.01,
+        "seed": 0,
+    }
+    assert sidecar.stem == config_key(json.loads(sidecar.read_text()))
+
+
+def test_anisotropic_logs_are_cached_by_the_content_of_sigma(experiments, monkeypatch) -> None:
+    sigma = torch.full((1, 28, 28), 0.5)
+    first = experiments.certify(CONFIG, Anisotropic(Gaussian(1.0), sigma))
+    assert {"region_radius", "alm"} <= set(first.columns)
+    assert len(list((cache_dir() / "certify-anisotropic").glob("*.tsv"))) == 1
+    _refuse(monkeypatch)
+    experiments.certify(CONFIG, Anisotropic(Gaussian(1.0), sigma.clone()))
+    with pytest.raises(AssertionError, match="must not be recomputed"):
+        experiments.certify(CONFIG, Anisotropic(Gaussian(1.0), sigma * 1.01))
+
+
+def test_ds_logs_are_cached_and_probes_use_a_copy_of_the_memory(experiments, monkeypatch) -> None:
+    experiments = Experiments(
+        experiments.data, [0, 3, 7, 9], experiments.settings, device="cpu", progress=False
+    )
+    ascent = SigmaAscent(sigma0=0.25, iterations=2, draws=2)
+    first = experiments.certify_ds(CONFIG, ascent)
+    assert list(first["idx"]) == [0, 3, 7, 9]
+    with CertificateMemory(first.attrs["memory_path"]) as memory:
+        assert len(memory) == 4
+    probes = experiments.probe_ds(CONFIG, ascent, fraction=0.5)
+    certified = first[(first["predict"] != ABSTAIN) & (first["radius"] > 0)]
+    assert list(probes["source_idx"]) == list(certified["idx"])
+    assert list(probes["label"]) == list(certified["predict"])
+    with CertificateMemory(first.attrs["memory_path"]) as memory:
+        assert len(memory) == 4  # the probes went into a copy
+    monkeypatch.setattr(Smooth, "certify", lambda *a, **k: pytest.fail("recomputed"))
+    again = experiments.certify_ds(CONFIG, ascent)
+    assert again.drop(columns="time").equals(first.drop(columns="time"))
+    experiments.probe_ds(CONFIG, ascent, fraction=0.5)

@@ -1,0 +1,30 @@
+"""The benchmark runs and reports consistent figures (no timing is asserted)."""
+
+import subprocess
+import sys
+
+from rsutils.cli.bench import benchmark
+from rsutils.core.noise import Gaussian
+
+
+def test_benchmark_reports_both_throughputs_and_their_ratio(cnn) -> None:
+    result = benchmark(
+        cnn, (1, 28, 28), Gaussian(0.25), num_classes=10, batch_size=50, num_batches=2, repeats=3
+    )
+    assert result.inputs == 100
+    assert result.raw_per_second > 0 and result.sampling_per_second > 0
+    low, high = result.ratio_range
+    assert low <= result.ratio <= high
+
+
+def test_bench_command_prints_the_ratio() -> None:
+    command = [sys.executable, "-m", "rsutils", "bench", "--batch", "20", "--batches", "2"]
+    output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    assert "raw" in output and "sampling" in output and "ratio" in output
+
+
+def test_bench_command_times_anisotropic_noise() -> None:
+    command = [sys.executable, "-m", "rsutils", "bench", "--batch", "20", "--batches", "2"]
+    command += ["--anisotropic", "--noise", "exp_linf"]
+    output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    assert "ratio" in output

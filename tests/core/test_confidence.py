@@ -1,0 +1,43 @@
+"""Clopper–Pearson bounds and the PREDICT test against scipy's own implementations."""
+
+import numpy as np
+import pytest
+from scipy.stats import binomtest
+
+from rsutils.core.confidence import clopper_pearson_lower, max_certifiable_pA, top_two_pvalue
+
+
+@pytest.mark.parametrize("alpha", [0.1, 0.01, 0.001])
+@pytest.mark.parametrize("n", [1, 2, 10, 100, 1000, 100_000])
+def test_lower_bound_equals_scipy_exact_clopper_pearson(n: int, alpha: float) -> None:
+    ks = np.unique(np.linspace(0, n, 25).round().astype(int))
+    ours = clopper_pearson_lower(ks, n, alpha)
+    for k, bound in zip(ks, ours, strict=True):
+        # One-sided (1 - alpha) lower bound = lower end of the two-sided (1 - 2 alpha) interval.
+        expected = binomtest(int(k), n).proportion_ci(1 - 2 * alpha, method="exact").low
+        assert bound == pytest.approx(expected, rel=1e-9, abs=1e-12)
+
+
+def test_lower_bound_when_every_draw_succeeds_is_alpha_to_the_one_over_n() -> None:
+    n = np.array([1, 10, 1000, 100_000])
+    np.testing.assert_allclose(max_certifiable_pA(n, 0.001), 0.001 ** (1 / n), rtol=1e-10)
+
+
+def test_lower_bound_is_below_the_point_estimate_and_zero_at_zero() -> None:
+    ks, n = np.arange(0, 51), 50
+    bounds = clopper_pearson_lower(ks, n, 0.05)
+    assert bounds[0] == 0.0
+    assert np.all(bounds <= ks / n)
+    assert np.all(np.diff(bounds) > 0)
+
+
+def test_pvalue_is_scipys_two_sided_binomial_test() -> None:
+    for top, second in [(60, 40), (55, 45), (100, 0), (10, 9)]:
+        assert top_two_pvalue(top, second) == binomtest(top, top + second, 0.5).pvalue
+    assert top_two_pvalue(0, 0) == 1.0
+
+
+@pytest.mark.parametrize("alpha", [0.0, 1.0, -0.1, 1.5, float("nan")])
+def test_alpha_outside_the_open_unit_interval_is_rejected(alpha: float) -> None:
+    with pytest.raises(ValueError, match=r"alpha must lie strictly between 0 and 1"):
+        clopper_pearson_lower(5, 10, alpha)

@@ -1,0 +1,74 @@
+"""The resumable log and the dataset runs that write it."""
+
+import pandas as pd
+import pytest
+import torch
+
+from rsutils import CertifySettings, Dataset, Gaussian, Smooth, certify_dataset, predict_dataset
+from rsutils.logs.runner import CERTIFY_COLUMNS, PREDICT_COLUMNS, ResumableLog, select_indices
+
+SETTINGS = CertifySettings(n0=10, n=100, alpha=0.01, seed=3, batch_size=50)
+
+
+@pytest.fixture
+def images() -> Dataset:
+    x = torch.rand(6, 1, 28, 28, generator=torch.Generator().manual_seed(0))
+    return Dataset("fashion-mnist", "test", x, torch.arange(6) % 10, tuple("abcdefghij"))
+
+
+def test_certify_dataset_rows_are_the_certificates_of_smooth(cnn, images, tmp_path) -> None:
+    smooth = Smooth(cnn, 10, Gaussian(0.25))
+    log = certify_dataset(smooth, images, [1, 4], tmp_path / "c.tsv", SETTINGS, progress=False)
+    assert list(log.columns) == CERTIFY_COLUMNS and list(log["idx"]) == [1, 4]
+    cert = smooth.certify(images.images[4], 10, 100, 0.01, batch_size=7, seed=3, index=4)
+    row = log.set_index("idx").loc[4]
+    assert (row["predict"], row["radius"], row["count"]) == (
+        cert.prediction,
+        pytest.approx(cert.radius),
+        cert.count,
+    )
+    assert (row["n0"], row["n"], row["alpha"], row["seed"]) == (10, 100, 0.01, 3)
+
+
+def test_predict_dataset_uses_n_alpha_and_seed(cnn, images, tmp_path) -> None:
+    smooth = Smooth(cnn, 10, Gaussian(0.25))
+    log = predict_dataset(smooth, images, range(3), tmp_path / "p.tsv", SETTINGS, progress=False)
+    assert list(log.columns) == PREDICT_COLUMNS
+    assert set(log["n"]) == {100} and set(log["seed"]) == {3}
+    expected = smooth.predict(images.images[2], 100, 0.01, seed=3, index=2)
+    assert log.set_index("idx").loc[2, "predict"] == expected
+
+
+def test_a_log_is_extended_not_rewritten(cnn, images, tmp_path) -> None:
+    smooth = Smooth(cnn, 10, Gaussian(0.25))
+    path = tmp_path / "c.tsv"
+    first = certify_dataset(smooth, images, [0, 2], path, SETTINGS, progress=False)
+    both = certify_dataset(smooth, images, [0, 2, 5], path, SETTINGS, progress=False)
+    pd.testing.assert_frame_equal(both.iloc[:2], first)
+    with pytest.raises(ValueError, match=r"different settings \(n\)"):
+        certify_dataset(smooth, images, [0], path, SETTINGS.replace(n=200), progress=False)
+
+
+def test_a_torn_last_line_is_dropped_on_resume(tmp_path) -> None:
+    path = tmp_path / "log.tsv"
+    log = ResumableLog(path, ["idx", "value"], {"run": 1})
+    log.append({"idx": 0, "value": 1.5})
+    with open(path, "a") as handle:
+        handle.write("1\t2.")  # killed in the middle of a write
+    reopened = ResumableLog(path, ["idx", "value"], {"run": 1})
+    assert reopened.done == {0}
+    assert path.read_text() == "idx\tvalue\n0\t1.5\n"
+
+
+def test_resuming_with_other_settings_is_refused(tmp_path) -> None:
+    path = tmp_path / "log.tsv"
+    ResumableLog(path, ["idx"], {"n": 1000, "seed": 0})
+    with pytest.raises(ValueError, match=r"different settings \(n\).*choose another output file"):
+        ResumableLog(path, ["idx"], {"n": 2000, "seed": 0})
+
+
+def test_select_indices_mirrors_cohens_skip_and_max() -> None:
+    assert select_indices(10, skip=3) == [0, 3, 6, 9]
+    assert select_indices(10, skip=3, max_index=7) == [0, 3, 6]
+    with pytest.raises(ValueError, match=r"skip must be >= 1"):
+        select_indices(10, skip=0)

@@ -1,0 +1,86 @@
+"""The package's layers, read off its import graph, and its public surface.
+
+``core`` and ``geometry`` import no other part of rsutils, and nothing outside
+``book`` imports ``book``: the library never depends on the book built on it.
+"""
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+import rsutils
+
+PACKAGE = Path(rsutils.__file__).resolve().parent
+REPO = Path(__file__).resolve().parents[1]
+SELF_CONTAINED = ("core", "geometry")
+
+
+def imported_parts(source: str) -> set[str]:
+    """The parts of rsutils (``core``, ``book``, ``cache``…) that ``source`` imports."""
+    parts = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+            if node.module == "rsutils":
+                names = [f"rsutils.{alias.name}" for alias in node.names]
+        else:
+            continue
+        parts |= {name.split(".")[1] for name in names if name.startswith("rsutils.")}
+    return parts
+
+
+def layering_violations(part: str, source: str) -> list[str]:
+    """What a module of ``part`` (a subpackage, or ``""`` for the top level) may not import."""
+    imported = imported_parts(source) - {part}
+    problems = []
+    if part in SELF_CONTAINED and imported:
+        problems.append(f"{part} imports {sorted(imported)}")
+    if part != "book" and "book" in imported:
+        problems.append(f"{part or 'rsutils'} imports book")
+    return problems
+
+
+def modules() -> list[tuple[str, Path]]:
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = path.relative_to(PACKAGE)
+        part = relative.parts[0] if len(relative.parts) > 1 else ""
+        found.append((part, path))
+    return found
+
+
+def test_the_checker_sees_a_forbidden_import() -> None:
+    assert layering_violations("core", "from rsutils.ddrs.memory import CertificateMemory")
+    assert layering_violations("core", "import rsutils.ddrs.memory")
+    assert layering_violations("geometry", "from rsutils import anisotropic")
+    assert layering_violations("logs", "from rsutils.book.profiles import PROFILES")
+    assert layering_violations("", "from rsutils.book import chapter")
+    assert not layering_violations("core", "from rsutils.core.noise import Gaussian\nimport torch")
+    assert not layering_violations("book", "from rsutils.ddrs.memory import replay")
+
+
+@pytest.mark.parametrize(("part", "path"), modules(), ids=lambda v: str(v))
+def test_layering(part: str, path: Path) -> None:
+    assert layering_violations(part, path.read_text()) == [], path.relative_to(PACKAGE)
+
+
+def test_every_public_name_is_importable_from_the_top() -> None:
+    for name in rsutils.__all__:
+        assert getattr(rsutils, name) is not None, name
+    wanted = {
+        "Smooth", "ABSTAIN", "Certificate", "CertifySettings", "Gaussian", "Laplace",
+        "UniformCube", "ExponentialLinf", "PowerLawLinf", "Anisotropic", "DataDependentSmooth",
+        "CertificateMemory", "SigmaAscent", "read_log", "certified_accuracy",
+    }  # fmt: skip
+    assert wanted <= set(rsutils.__all__)
+
+
+def test_the_readme_imports_from_the_top_only() -> None:
+    readme = (REPO / "README.md").read_text()
+    code = "\n".join(re.findall(r"```python\n(.*?)```", readme, flags=re.S))
+    imports = re.findall(r"^\s*(?:from|import) (rsutils\S*)", code, flags=re.M)
+    assert imports and set(imports) == {"rsutils"}
