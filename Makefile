@@ -1,4 +1,4 @@
-# make setup | make book [PROFILE=smoke|cpu|paper] | make test | make bench | make clean
+# make setup | make book [PROFILE=smoke|cpu|paper] | make unit | make test | make bench | make clean
 # See README.md. Every target creates .venv (and installs the project) when needed.
 
 PROFILE   ?= cpu
@@ -10,7 +10,7 @@ export RSUTILS_REFERENCE ?= $(REFERENCE)
 
 SOURCES := pyproject.toml $(shell find rsutils -type f -not -path '*/__pycache__/*')
 
-.PHONY: setup data notebooks html book test lint unit smoke-notebooks nbval bench clean
+.PHONY: setup data notebooks html book test lint unit alltests smoke-notebooks nbval bench clean
 
 setup: $(VENV)/.installed
 
@@ -39,7 +39,11 @@ lint: setup
 	$(BIN)/ruff check rsutils tests notebooks book
 	$(BIN)/ruff format --check rsutils tests notebooks book
 
+# The fast tier (the edit-test loop): every test not marked slow.
 unit: setup
+	$(BIN)/pytest -m "not slow" tests
+
+alltests: setup
 	$(BIN)/pytest tests
 
 smoke-notebooks:
@@ -50,7 +54,7 @@ smoke-notebooks:
 nbval: setup
 	$(BIN)/pytest --nbval-lax -o filterwarnings= -o addopts= book/_executed
 
-test: lint unit smoke-notebooks nbval html
+test: lint alltests smoke-notebooks nbval html
 
 bench: setup
 	$(BIN)/python -m rsutils bench --batch 1000

@@ -3,7 +3,8 @@
     python book/run_notebooks.py --profile smoke [--only 01] [--reference DIR]
 
 Each Jupytext source ``notebooks/NN_slug.py`` becomes ``book/_executed/NN_slug.ipynb``
-with the parameters ``profile``, ``reference_root`` and ``progress=False`` injected.
+with ``profile``, ``progress=False`` and ``reference_root`` injected, each only into the
+notebooks whose ``parameters`` cell declares it.
 Then ``book/_executed/status.md`` is written from the executed notebooks' own papermill
 metadata (profile, start time, duration), for the book's status page.
 """
@@ -11,6 +12,7 @@ metadata (profile, start time, duration), for the book's status page.
 from __future__ import annotations
 
 import argparse
+import ast
 import sys
 import time
 from pathlib import Path
@@ -24,15 +26,26 @@ SOURCES = ROOT / "notebooks"
 EXECUTED = ROOT / "book" / "_executed"
 
 
+def declared_parameters(notebook: nbformat.NotebookNode) -> set[str]:
+    """The names assigned in the notebook's cell tagged ``parameters``."""
+    for cell in notebook.cells:
+        if "parameters" in cell.metadata.get("tags", []):
+            body = ast.parse(cell.source).body
+            return {t.id for node in body if isinstance(node, ast.Assign) for t in node.targets}
+    raise ValueError("the notebook has no cell tagged 'parameters'")
+
+
 def execute(source: Path, profile: str, reference: str | None) -> float:
     """Run one notebook; returns its wall time in seconds."""
     target = EXECUTED / f"{source.stem}.ipynb"
     notebook = jupytext.read(source)
+    offered = {"profile": profile, "reference_root": reference, "progress": False}
+    declared = declared_parameters(notebook)
     start = time.perf_counter()
     papermill.execute_notebook(
         notebook,
         str(target),
-        parameters={"profile": profile, "reference_root": reference, "progress": False},
+        parameters={name: value for name, value in offered.items() if name in declared},
         kernel_name="python3",
         cwd=str(EXECUTED),
         progress_bar=False,

@@ -33,17 +33,11 @@
 # where $f^c$ is the softmax output of the base model and the expectations are
 # estimated from $M$ reparameterised draws $\varepsilon \sim \mathcal{N}(0, I)$, by $K$
 # steps of stochastic gradient ascent on $\sigma$ (their Algorithm 1, implemented in
-# {func}`rsutils.sigma_ascent.optimize_sigma`). The input is then certified by CERTIFY
-# with its own $\sigma^*_x$ ("Cohen-DS"). Because $\sigma^*_x$ depends on $x$, the
-# certificates of two inputs can contradict each other; a memory of past answers
-# ({mod}`rsutils.memory`) makes them sound. {ref}`chapter-memory` examines that
+# {func}`rsutils.ddrs.sigma_ascent.optimize_sigma`). The input is then certified by
+# CERTIFY with its own $\sigma^*_x$ ("Cohen-DS"). Because $\sigma^*_x$ depends on $x$,
+# the certificates of two inputs can contradict each other; a memory of past answers
+# ({mod}`rsutils.ddrs.memory`) makes them sound. {ref}`chapter-memory` examines that
 # memory; this chapter measures what the data-dependent $\sigma$ buys.
-
-# %% tags=["parameters"]
-profile = "cpu"  # smoke | cpu | paper
-reference_root = None  # unused here; every chapter takes the same parameters
-progress = True  # progress bars (papermill runs pass False)
-seed = 0
 
 # %%
 import matplotlib.pyplot as plt
@@ -51,55 +45,21 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 import torch
-from myst_nb import glue
 from scipy.stats import norm
 
-from rsutils import certified_accuracy
-from rsutils.analysis import accuracy_table, average_certified_radius, best_accuracy_table, envelope
-from rsutils.bounds import max_certifiable_pA
-from rsutils.data import load_dataset
-from rsutils.experiments import (
-    certification_log,
-    ds_certification_log,
-    pick_device,
-    trained_model,
-    training_sigmas,
-)
-from rsutils.objectives import ObjectiveSettings
-from rsutils.plots import plot_curves, setup_style
-from rsutils.profiles import (
-    ASCENT_CLAMP,
-    ASCENT_LR,
-    BOOK_SIGMAS,
-    ascent_for,
-    base_model_configs,
-    certify_settings,
-    chapter_indices,
-    get_profile,
-)
-from rsutils.report import run_at_table
-from rsutils.sigma_ascent import SigmaAscent, optimize_sigma
-from rsutils.toy import ProbitBand
-from rsutils.train import TrainConfig, evaluate_accuracy
+import rsutils as rs
+from rsutils.book import BOOK_SIGMAS as SIGMAS
+from rsutils.book import Chapter, glue_all, plot_curves, training_sigmas
+from rsutils.checks.classifiers import ProbitBand
+from rsutils.ddrs.sigma_ascent import optimize_sigma
+from rsutils.logs.analysis import best_accuracy_table, envelope
+from rsutils.training.objectives import ObjectiveSettings
+from rsutils.training.train import evaluate_accuracy
 
-setup_style()
-P = get_profile(profile)
-device = pick_device(P.device)
-SIGMAS = BOOK_SIGMAS
-test = load_dataset("fashion-mnist", "test")
-indices = chapter_indices(P, len(test))
-reduced = chapter_indices(P, len(test), secondary=True)
-configs = base_model_configs(P, seed)
-main_run = certify_settings(P, seed)
-reduced_run = certify_settings(P, seed, secondary=True)
-common = {"device": P.device, "progress": progress}
-finetune = {
-    "epochs": P.finetune_epochs,
-    "train_subset": P.finetune_subset,
-    "lr": 5e-4,
-    "init": configs[0.25],
-    "seed": seed,
-}
+# %% tags=["parameters"]
+profile = "cpu"  # smoke | cpu | paper
+progress = True  # progress bars (papermill runs pass False)
+seed = 0
 
 # %% [markdown]
 # The chapter ran at the scale below. The main comparison (Cohen against Cohen-DS) uses
@@ -107,24 +67,21 @@ finetune = {
 # the training variants run at the smaller "secondary" scale.
 
 # %% tags=["remove-input"]
-run_at_table(
-    P,
-    device,
-    dataset="Fashion-MNIST (test split)",
-    model="small_cnn",
-    sigmas=", ".join(map(str, SIGMAS)),
-    **{
+chapter = Chapter.open(profile, seed=seed, progress=progress)
+P, test, configs = chapter.profile, chapter.test, chapter.base_models
+main, secondary, ascent = chapter.main, chapter.secondary, chapter.profile.ascent(0.25)
+tuned = "all" if P.finetune_subset is None else f"{P.finetune_subset:,}"
+chapter.run_at(
+    {
+        **chapter.base_model_rows(),
         "sigma ascent (K, M, step, clamp)": (
-            f"K = {P.ascent_iterations}, M = {P.ascent_draws}, step {ASCENT_LR}, clamp {ASCENT_CLAMP}"
+            f"K = {ascent.iterations}, M = {ascent.draws}, step {ascent.lr}, clamp {ascent.clamp}"
         ),
         "secondary experiments": (
             f"{P.reduced_images} images (every {P.reduced_skip}th), n = {P.reduced_n:,}"
         ),
-        "fine-tuning": (
-            f"{P.finetune_epochs} epochs on "
-            f"{'all' if P.finetune_subset is None else f'{P.finetune_subset:,}'} training images"
-        ),
-    },
+        "fine-tuning": f"{P.finetune_epochs} epochs on {tuned} training images",
+    }
 )
 
 # %% [markdown]
@@ -132,7 +89,7 @@ run_at_table(
 #
 # A soft two-class classifier of a band, $f^0(x) = \Phi((a - t)/\tau) -
 # \Phi((-a - t)/\tau)$ with $t = w^\top x$ and $\lVert w\rVert = 1$
-# ({class}`rsutils.toy.ProbitBand`), has an exact expected softmax under Gaussian
+# ({class}`~rsutils.checks.classifiers.ProbitBand`), has an exact expected softmax under Gaussian
 # noise, $\mathbb{E} f^0(x + \sigma\varepsilon) = \Phi((a-t)/s) - \Phi((-a-t)/s)$ with
 # $s = \sqrt{\tau^2 + \sigma^2}$, so the objective {eq}`eq-ddrs-objective` and its
 # maximiser are known for every input. Started from $\sigma_0 = $
@@ -142,34 +99,39 @@ run_at_table(
 # at different distances from the band's edge ({numref}`fig-band-ascent`); the test
 # suite checks the same to 1% for Gaussian and uniform noise.
 
-# %% tags=["hide-input"]
+# %% tags=["remove-cell"]
 band = ProbitBand(torch.tensor([1.0, 0.0]), half_width=1.0, temperature=0.5)
 offsets = (0.0, 0.3, 0.6)
 band_inputs = torch.tensor([[t, 0.0] for t in offsets], dtype=torch.float64)
 band_generators = [torch.Generator().manual_seed(seed + i) for i in range(len(offsets))]
-band_ascent = SigmaAscent(sigma0=0.1, iterations=300, lr=0.05, draws=256)
+# The exact optimum maximises the unclamped surrogate: a tiny clamp follows it.
+band_ascent = rs.SigmaAscent(sigma0=0.1, iterations=300, lr=0.05, draws=256, clamp=1e-4)
 band_result = optimize_sigma(band, band_inputs, band_ascent, band_generators)
+found = band_result.scale.tolist()
+optima = [band.optimal_scale(t) for t in offsets]  # (sigma, surrogate) at the maximum
+gaps = [
+    1 - band.surrogate(t, f) / best for t, f, (_, best) in zip(offsets, found, optima, strict=True)
+]
+glue_all(
+    band_gap=float(max(gaps)),
+    band_sigma0=band_ascent.sigma0,
+    band_steps=band_ascent.iterations,
+    band_draws=band_ascent.draws,
+)
+
+# %% tags=["hide-input"]
 sigma_grid = np.linspace(0.02, 1.5, 300)
 fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
-gaps = []
 for i, t in enumerate(offsets):
-    exact = [band.surrogate(t, s) for s in sigma_grid]
-    found = float(band_result.scale[i])
-    best_sigma, best = band.optimal_scale(t)
-    gaps.append(1 - band.surrogate(t, found) / best)
-    (line,) = left.plot(sigma_grid, exact, label=f"t = {t}")
-    left.plot([found], [band.surrogate(t, found)], "o", color=line.get_color())
-    left.axvline(best_sigma, color=line.get_color(), linestyle=":", linewidth=1)
+    (line,) = left.plot(sigma_grid, [band.surrogate(t, s) for s in sigma_grid], label=f"t = {t}")
+    left.plot([found[i]], [band.surrogate(t, found[i])], "o", color=line.get_color())
+    left.axvline(optima[i][0], color=line.get_color(), linestyle=":", linewidth=1)
     right.plot(band_result.history[i].numpy(), color=line.get_color(), label=f"t = {t}")
 left.set(xlabel="σ", ylabel="exact surrogate radius", title="dots: ascent result")
 right.set(xlabel="ascent step", ylabel="surrogate radius (256-draw estimate)")
 left.legend()
 fig.tight_layout()
-glue("band_gap", float(max(gaps)), display=False)
-glue("band_sigma0", band_ascent.sigma0, display=False)
-glue("band_steps", band_ascent.iterations, display=False)
-glue("band_draws", band_ascent.draws, display=False)
-glue("fig_band_ascent", fig, display=False)
+glue_all(fig_band_ascent=fig)
 plt.close(fig)
 
 # %% [markdown]
@@ -190,18 +152,14 @@ plt.close(fig)
 # the base classifier, the draws' seeds, $n$ and $\alpha$ are the same.
 
 # %% tags=["remove-cell"]
-glue("num_images", len(indices), display=False)
+glue_all(num_images=len(main.indices))
 
 # %%
-cohen = {
-    s: certification_log(configs[s], test, indices, scale=s, **main_run, **common) for s in SIGMAS
-}
-cohen_ds = {
-    s: ds_certification_log(
-        configs[s], test, indices, ascent=ascent_for(P, s), **main_run, **common
-    )
-    for s in SIGMAS
-}
+cohen = {s: main.certify(configs[s], rs.Gaussian(s)) for s in SIGMAS}
+cohen_ds = {s: main.certify_ds(configs[s], P.ascent(s)) for s in SIGMAS}
+
+# %% [markdown]
+# For each base model the two curves share everything but the noise level.
 
 # %% tags=["hide-input"]
 radii = np.linspace(0, 3, 121)
@@ -209,8 +167,8 @@ fig, axes = plt.subplots(1, 4, figsize=(16, 3.8), sharey=True)
 curves = {}
 for ax, s in zip(axes, SIGMAS, strict=False):
     pair = {
-        f"Cohen σ = {s}": certified_accuracy(cohen[s], radii),
-        f"Cohen-DS σ0 = {s}": certified_accuracy(cohen_ds[s], radii),
+        f"Cohen σ = {s}": rs.certified_accuracy(cohen[s], radii),
+        f"Cohen-DS σ0 = {s}": rs.certified_accuracy(cohen_ds[s], radii),
     }
     curves.update(pair)
     plot_curves(pair, radii, ax=ax)
@@ -223,7 +181,7 @@ plot_curves(
     ax=axes[-1],
 )
 fig.tight_layout()
-glue("fig_cohen_ds", fig, display=False)
+glue_all(fig_cohen_ds=fig)
 plt.close(fig)
 
 # %% [markdown]
@@ -244,7 +202,7 @@ plt.close(fig)
 # inputs abstain or flip).
 
 # %% tags=["nbval-check-output"]
-table_b = accuracy_table(
+table_b = rs.accuracy_table(
     {
         **{f"Cohen σ = {s}": cohen[s] for s in SIGMAS},
         **{f"Cohen-DS σ0 = {s}": cohen_ds[s] for s in SIGMAS},
@@ -254,24 +212,24 @@ table_b = accuracy_table(
 table_b.round(3)
 
 # %% tags=["remove-cell"]
-for s, tag in zip(SIGMAS, ("025", "050", "100"), strict=True):
-    glue(f"acr_cohen_{tag}", float(table_b.loc[f"Cohen σ = {s}", "ACR"]), display=False)
-    glue(f"acr_ds_{tag}", float(table_b.loc[f"Cohen-DS σ0 = {s}", "ACR"]), display=False)
-gains = [
-    table_b.loc[f"Cohen-DS σ0 = {s}", "ACR"] > table_b.loc[f"Cohen σ = {s}", "ACR"] for s in SIGMAS
-]
-glue(
-    "acr_verdict",
-    "rises for every base model"
+tags = dict(zip(SIGMAS, ("025", "050", "100"), strict=True))
+acr_b = {
+    s: (table_b.loc[f"Cohen σ = {s}", "ACR"], table_b.loc[f"Cohen-DS σ0 = {s}", "ACR"])
+    for s in SIGMAS
+}
+glue_all(**{f"acr_cohen_{tags[s]}": float(acr_b[s][0]) for s in SIGMAS})
+glue_all(**{f"acr_ds_{tags[s]}": float(acr_b[s][1]) for s in SIGMAS})
+gains = [ds > fixed for fixed, ds in acr_b.values()]
+main_best = best_accuracy_table({"Cohen": cohen, "Cohen-DS": cohen_ds}, [0, 1])
+glue_all(
+    acr_verdict="rises for every base model"
     if all(gains)
     else f"rises for {sum(gains)} of the {len(gains)} base models",
-    display=False,
+    env_cohen_r0=float(main_best.loc["Cohen", "r = 0"]),
+    env_ds_r0=float(main_best.loc["Cohen-DS", "r = 0"]),
+    env_cohen_r1=float(main_best.loc["Cohen", "r = 1"]),
+    env_ds_r1=float(main_best.loc["Cohen-DS", "r = 1"]),
 )
-main_best = best_accuracy_table({"Cohen": cohen, "Cohen-DS": cohen_ds}, [0, 1])
-glue("env_cohen_r0", float(main_best.loc["Cohen", "r = 0"]), display=False)
-glue("env_ds_r0", float(main_best.loc["Cohen-DS", "r = 0"]), display=False)
-glue("env_cohen_r1", float(main_best.loc["Cohen", "r = 1"]), display=False)
-glue("env_ds_r1", float(main_best.loc["Cohen-DS", "r = 1"]), display=False)
 
 # %% [markdown]
 # ## (c) What sigma each input gets
@@ -293,37 +251,37 @@ frame = pd.concat([log.assign(start=f"σ0 = {s}") for s, log in cohen_ds.items()
 fig, ax = plt.subplots(figsize=(7, 3.5))
 sns.histplot(frame, x="scale", hue="start", log_scale=True, element="step", ax=ax)
 ax.set(xlabel="σ*ₓ (log scale)", ylabel="test images")
-glue("fig_sigma_star", fig, display=False)
+glue_all(fig_sigma_star=fig)
 plt.close(fig)
-quartiles = cohen_ds[0.25]["scale"].quantile([0.25, 0.75])
-glue("sigma_q25", float(quartiles.iloc[0]), display=False)
-glue("sigma_q75", float(quartiles.iloc[1]), display=False)
-glue("sigma_up", float((cohen_ds[0.25]["scale"] > 0.25).mean()), display=False)
-rho = cohen_ds[0.25]["scale"].corr(cohen[0.25]["pA_lower"], method="spearman")
-glue("sigma_pa_rho", float(rho), display=False)
-top = (
-    cohen_ds[0.25]
-    .nlargest(max(1, len(indices) // 10), "scale")["label"]
-    .value_counts(normalize=True)
+
+# %% tags=["remove-cell"]
+sigma_star = cohen_ds[0.25]["scale"]
+quartiles = sigma_star.quantile([0.25, 0.75])
+largest = cohen_ds[0.25].nlargest(max(1, len(main.indices) // 10), "scale")
+top = largest["label"].value_counts(normalize=True)
+glue_all(
+    sigma_q25=float(quartiles.iloc[0]),
+    sigma_q75=float(quartiles.iloc[1]),
+    sigma_up=float((sigma_star > 0.25).mean()),
+    sigma_pa_rho=float(sigma_star.corr(cohen[0.25]["pA_lower"], method="spearman")),
+    top_class=test.classes[int(top.index[0])],
+    top_class_share=float(top.iloc[0]),
 )
-glue("top_class", test.classes[int(top.index[0])], display=False)
-glue("top_class_share", float(top.iloc[0]), display=False)
+
+# %% tags=["remove-cell"]
+noise_generator = torch.Generator().manual_seed(seed)
+noise_images = 0.5 + 3 * torch.randn(1000, 1, 28, 28, generator=noise_generator)
 with torch.inference_mode():
-    noise_images = 0.5 + 3 * torch.randn(
-        1000, 1, 28, 28, generator=torch.Generator().manual_seed(seed)
-    )
-    noise_labels = trained_model(configs[0.25], **common)(noise_images.to(device)).argmax(1).cpu()
-noise_counts = torch.bincount(noise_labels, minlength=test.num_classes)
-glue("noise_class", test.classes[int(noise_counts.argmax())], display=False)
-glue("noise_class_share", float(noise_counts.max()) / len(noise_labels), display=False)
+    noise_logits = chapter.model(configs[0.25])(noise_images.to(chapter.device))
+noise_counts = torch.bincount(noise_logits.argmax(1).cpu(), minlength=test.num_classes)
 same_class = int(top.index[0]) == int(noise_counts.argmax())
-glue(
-    "noise_verdict",
-    "For an input of the class the model also gives to noise, more noise does not change "
-    "the answer, so the ascent keeps raising σ and only the step budget K stops it."
+glue_all(
+    noise_class=test.classes[int(noise_counts.argmax())],
+    noise_class_share=float(noise_counts.max()) / len(noise_images),
+    noise_verdict="For an input of the class the model also gives to noise, more noise does "
+    "not change the answer, so the ascent keeps raising σ and only the step budget K stops it."
     if same_class
     else "Here the two classes differ, so the largest levels are not the model's noise class.",
-    display=False,
 )
 
 # %% [markdown]
@@ -342,7 +300,7 @@ for ax, (_, row) in zip(axes.flat, picked.iterrows(), strict=True):
     ax.set_title(f"{test.classes[int(row['label'])]}\nσ* = {row['scale']:.2f}", fontsize=9)
     ax.axis("off")
 fig.tight_layout()
-glue("fig_sigma_examples", fig, display=False)
+glue_all(fig_sigma_examples=fig)
 plt.close(fig)
 
 # %% [markdown]
@@ -366,27 +324,33 @@ plt.close(fig)
 # training comparison below).
 
 # %% tags=["remove-cell"]
-glue("reduced_images", len(reduced), display=False)
-glue("reduced_n", P.reduced_n, display=False)
-glue("reduced_cap", float(0.25 * norm.ppf(max_certifiable_pA(P.reduced_n, P.alpha))), display=False)
+glue_all(
+    reduced_images=len(secondary.indices),
+    reduced_n=P.reduced_n,
+    reduced_cap=float(0.25 * norm.ppf(rs.max_certifiable_pA(P.reduced_n, P.alpha))),
+)
 
 # %%
-by_k = {0: certification_log(configs[0.25], test, reduced, scale=0.25, **reduced_run, **common)}
+by_k = {0: secondary.certify(configs[0.25], rs.Gaussian(0.25))}
 for k in P.ablation_ks:
     if k > 0:
-        ascent = ascent_for(P, 0.25, iterations=k)
-        by_k[k] = ds_certification_log(
-            configs[0.25], test, reduced, ascent=ascent, **reduced_run, **common
-        )
+        by_k[k] = secondary.certify_ds(configs[0.25], P.ascent(0.25, iterations=k))
+
+# %% [markdown]
+# One curve per number of steps:
 
 # %% tags=["hide-input"]
 radii_d = np.linspace(0, 2, 81)
-ax = plot_curves({f"K = {k}": certified_accuracy(log, radii_d) for k, log in by_k.items()}, radii_d)
-glue("fig_k_ablation", ax.figure, display=False)
+ax = plot_curves(
+    {f"K = {k}": rs.certified_accuracy(log, radii_d) for k, log in by_k.items()}, radii_d
+)
+glue_all(
+    fig_k_ablation=ax.figure,
+    acr_k_first=rs.average_certified_radius(by_k[0]),
+    acr_k_last=rs.average_certified_radius(by_k[max(by_k)]),
+    k_last=max(by_k),
+)
 plt.close(ax.figure)
-glue("acr_k_first", average_certified_radius(by_k[0]), display=False)
-glue("acr_k_last", average_certified_radius(by_k[max(by_k)]), display=False)
-glue("k_last", max(by_k), display=False)
 
 # %% [markdown]
 # ```{glue:figure} fig_k_ablation
@@ -400,7 +364,8 @@ glue("k_last", max(by_k), display=False)
 #
 # DDRS also trains with the data-dependent $\sigma$ (their Algorithm 2): every training
 # image keeps its own $\sigma$ across epochs, refined by $K = 1$ ascent step (towards
-# the radius of its true class) each time it is drawn ({class}`rsutils.sigma_store.SigmaStore`).
+# the radius of its true class) each time it is drawn
+# ({class}`~rsutils.ddrs.sigma_store.SigmaStore`).
 # At this scale all training variants fine-tune the $\sigma = 0.25$ model of chapter 01
 # for {glue:text}`finetune_epochs` epochs at learning rate {glue:text}`finetune_lr`, so that a
 # plain fine-tuned model ("Cohen-FT") separates the effect of the extra epochs from
@@ -413,36 +378,38 @@ glue("k_last", max(by_k), display=False)
 # - **MACER** {cite:p}`zhai2020macer`: cross-entropy of the smoothed soft classifier
 #   plus $\lambda\sigma/2\cdot\max(\gamma - \xi, 0)$ with $\lambda = 12$, $\gamma = 8$
 #   and {glue:text}`macer_draws` draws per image.
-#
-# Each is certified with $\sigma = 0.25$ and with $\sigma^*_x$ (suffix "-DS"), at the
-# secondary scale.
-
-# %% tags=["remove-cell"]
-glue("finetune_epochs", P.finetune_epochs, display=False)
-glue("finetune_lr", finetune["lr"], display=False)
-glue("macer_draws", P.macer_draws, display=False)
 
 # %%
+base = configs[0.25]
 trained = {
-    "Cohen-FT": TrainConfig(**finetune),
-    "Cohen-DS²": TrainConfig(**finetune, ds=ascent_for(P, 0.25, iterations=1, draws=1)),
-    "SmoothAdv": TrainConfig(
-        **finetune,
+    "Cohen-FT": P.finetune(base, seed),
+    "Cohen-DS²": P.finetune(base, seed, ds=P.ascent(0.25, iterations=1, draws=1)),
+    "SmoothAdv": P.finetune(
+        base,
+        seed,
         method="smoothadv",
         objective=ObjectiveSettings(draws=1, epsilon=0.25, attack_steps=2),
     ),
-    "MACER": TrainConfig(
-        **finetune, method="macer", objective=ObjectiveSettings(draws=P.macer_draws)
+    "MACER": P.finetune(
+        base, seed, method="macer", objective=ObjectiveSettings(draws=P.macer_draws)
     ),
 }
+glue_all(
+    finetune_epochs=P.finetune_epochs,
+    finetune_lr=trained["Cohen-FT"].lr,
+    macer_draws=P.macer_draws,
+)
+
+# %% [markdown]
+# Each variant is certified at the secondary scale with $\sigma = 0.25$ and with
+# $\sigma^*_x$ (suffix "-DS"; Cohen-DS² is the model trained with DS, and its row with
+# the fixed $\sigma$ is marked as such).
+
+# %%
 variant_logs = {"Cohen": by_k[0], "Cohen-DS": by_k[P.ascent_iterations]}
 for name, config in trained.items():
-    trained_model(config, **common)
-    fixed = certification_log(config, test, reduced, scale=0.25, **reduced_run, **common)
-    ascent = ascent_for(P, 0.25)
-    data_dependent = ds_certification_log(
-        config, test, reduced, ascent=ascent, **reduced_run, **common
-    )
+    fixed = secondary.certify(config, rs.Gaussian(0.25))
+    data_dependent = secondary.certify_ds(config, P.ascent(0.25))
     if name == "Cohen-DS²":
         variant_logs["Cohen-DS² (fixed σ)"], variant_logs[name] = fixed, data_dependent
     else:
@@ -461,15 +428,12 @@ for name, config in trained.items():
 # after the $E = $ {glue:text}`finetune_epochs` epochs.
 
 # %%
-models_e = {"Cohen": configs[0.25], **trained}
+models_e = {name: chapter.model(c) for name, c in {"Cohen": base, **trained}.items()}
 pd.DataFrame(
     {
-        "clean accuracy": [
-            evaluate_accuracy(trained_model(c, **common), test) for c in models_e.values()
-        ],
+        "clean accuracy": [evaluate_accuracy(m, test) for m in models_e.values()],
         "accuracy under noise": [
-            evaluate_accuracy(trained_model(c, **common), test, noise_scale=0.25)
-            for c in models_e.values()
+            evaluate_accuracy(m, test, noise_scale=0.25) for m in models_e.values()
         ],
     },
     index=list(models_e),
@@ -477,20 +441,21 @@ pd.DataFrame(
 
 # %% tags=["remove-cell"]
 store = training_sigmas(trained["Cohen-DS²"], device=P.device)
-glue("train_sigma_median", float(store.median()), display=False)
-glue("train_sigma_q25", float(store.quantile(0.25)), display=False)
-glue("train_sigma_q75", float(store.quantile(0.75)), display=False)
 ds_settings = trained["Cohen-DS²"].ds
 clamped_value = 0.25 + P.finetune_epochs * ds_settings.lr * norm.ppf(1 - ds_settings.clamp)
-glue("train_sigma_step_value", float(clamped_value), display=False)
-glue(
-    "train_sigma_clamped",
-    float(((store - clamped_value).abs() < 1e-6).double().mean()),
-    display=False,
+glue_all(
+    train_sigma_median=float(store.median()),
+    train_sigma_q25=float(store.quantile(0.25)),
+    train_sigma_q75=float(store.quantile(0.75)),
+    train_sigma_step_value=float(clamped_value),
+    train_sigma_clamped=float(((store - clamped_value).abs() < 1e-6).double().mean()),
 )
 
+# %% [markdown]
+# The certified accuracies of every variant, fixed and data-dependent:
+
 # %% tags=["nbval-check-output"]
-table_e = accuracy_table(variant_logs, [0, 0.25, 0.5, 0.75, 1, 1.5])
+table_e = rs.accuracy_table(variant_logs, [0, 0.25, 0.5, 0.75, 1, 1.5])
 table_e.round(3)
 
 # %% [markdown]
@@ -505,18 +470,10 @@ table_e.round(3)
 # gains from DS training came after far longer training than this fine-tuning.
 
 # %% tags=["remove-cell"]
-for key, name in [
-    ("cohen", "Cohen"),
-    ("cohen_ds", "Cohen-DS"),
-    ("sa", "SmoothAdv"),
-    ("sa_ds", "SmoothAdv-DS"),
-    ("macer", "MACER"),
-    ("macer_ds", "MACER-DS"),
-    ("ds2", "Cohen-DS²"),
-    ("ft_ds", "Cohen-FT-DS"),
-]:
-    glue(f"acr_e_{key}", float(table_e.loc[name, "ACR"]), display=False)
-glue("reduced_se", float(0.5 / np.sqrt(len(reduced))), display=False)
+rows_e = {"cohen": "Cohen", "cohen_ds": "Cohen-DS", "sa": "SmoothAdv", "sa_ds": "SmoothAdv-DS"}
+rows_e |= {"macer": "MACER", "macer_ds": "MACER-DS", "ds2": "Cohen-DS²", "ft_ds": "Cohen-FT-DS"}
+glue_all(**{f"acr_e_{key}": float(table_e.loc[name, "ACR"]) for key, name in rows_e.items()})
+glue_all(reduced_se=float(0.5 / np.sqrt(len(secondary.indices))))
 
 # %% [markdown]
 # ## (f) The ℓ1 certificate with uniform noise
@@ -530,29 +487,29 @@ glue("reduced_se", float(0.5 / np.sqrt(len(reduced))), display=False)
 # its certificates go through a memory of ℓ1 balls.
 
 # %%
-uniform_config = TrainConfig(noise="uniform", scale=0.5, **finetune)
-uniform_fixed = certification_log(
-    uniform_config, test, reduced, noise="uniform", scale=0.5, **reduced_run, **common
-)
-uniform_ascent = ascent_for(P, 0.5, family="uniform")
-uniform_ds = ds_certification_log(
-    uniform_config, test, reduced, ascent=uniform_ascent, **reduced_run, **common
-)
+uniform_config = P.finetune(base, seed, noise="uniform", scale=0.5)
+uniform_fixed = secondary.certify(uniform_config, rs.UniformCube(0.5))
+uniform_ds = secondary.certify_ds(uniform_config, P.ascent(0.5, family="uniform"))
+
+# %% [markdown]
+# Both ℓ1 curves:
 
 # %% tags=["hide-input"]
 radii_f = np.linspace(0, 2, 81)
 ax = plot_curves(
     {
-        "uniform λ = 0.5": certified_accuracy(uniform_fixed, radii_f),
-        "uniform-DS λ0 = 0.5": certified_accuracy(uniform_ds, radii_f),
+        "uniform λ = 0.5": rs.certified_accuracy(uniform_fixed, radii_f),
+        "uniform-DS λ0 = 0.5": rs.certified_accuracy(uniform_ds, radii_f),
     },
     radii_f,
     xlabel="ℓ1 radius",
 )
-glue("fig_l1", ax.figure, display=False)
+glue_all(
+    fig_l1=ax.figure,
+    acr_l1=rs.average_certified_radius(uniform_fixed),
+    acr_l1_ds=rs.average_certified_radius(uniform_ds),
+)
 plt.close(ax.figure)
-glue("acr_l1", average_certified_radius(uniform_fixed), display=False)
-glue("acr_l1_ds", average_certified_radius(uniform_ds), display=False)
 
 # %% [markdown]
 # ```{glue:figure} fig_l1
@@ -575,9 +532,8 @@ glue("acr_l1_ds", average_certified_radius(uniform_ds), display=False)
 ds_logs = [*cohen_ds.values(), *(log for k, log in by_k.items() if k > 0), uniform_ds]
 ds_logs += [variant_logs[name] for name in ("Cohen-FT-DS", "Cohen-DS²", "SmoothAdv-DS", "MACER-DS")]
 actions = pd.concat(ds_logs)["memory"].value_counts()
-glue("memory_total", int(actions.sum()), display=False)
-for action in ("kept", "shrunk", "adopted"):
-    glue(f"memory_{action}", int(actions.get(action, 0)), display=False)
+glue_all(memory_total=int(actions.sum()))
+glue_all(**{f"memory_{a}": int(actions.get(a, 0)) for a in ("kept", "shrunk", "adopted")})
 
 # %% [markdown]
 # ## What we measured, in DDRS's layout
@@ -590,7 +546,7 @@ for action in ("kept", "shrunk", "adopted"):
 # {glue:text}`reduced_images` images, $n = $ {glue:text}`reduced_n:,d`).
 
 # %% tags=["remove-cell"]
-glue("main_n", P.n, display=False)
+glue_all(main_n=P.n)
 
 # %% tags=["nbval-check-output"]
 table_radii = [0, 0.25, 0.5, 0.75, 1, 1.25, 1.5]

@@ -24,14 +24,8 @@
 # input inside a stored region of another class adopts that class (its region shrinks
 # to fit inside), and a new region that would meet a region of another class shrinks to
 # avoid it. This chapter builds a case where the repair is needed, checks the
-# {class}`~rsutils.memory.CertificateMemory` on it, and then asks how often the
+# {class}`~rsutils.ddrs.memory.CertificateMemory` on it, and then asks how often the
 # repair acts on real data, and whether the order of queries matters.
-
-# %% tags=["parameters"]
-profile = "cpu"  # smoke | cpu | paper
-reference_root = None  # unused here; every chapter takes the same parameters
-progress = True  # progress bars (papermill runs pass False)
-seed = 0
 
 # %%
 import matplotlib.pyplot as plt
@@ -39,58 +33,38 @@ import numpy as np
 import pandas as pd
 import torch
 from matplotlib.patches import Circle
-from myst_nb import glue
 
-from rsutils import ABSTAIN
-from rsutils.bounds import max_certifiable_pA
-from rsutils.data import load_dataset
-from rsutils.experiments import ds_certification_log, ds_probe_log, pick_device
-from rsutils.memory import CertificateMemory, closest_conflict, conflicting_pairs, replay
-from rsutils.plots import setup_style
-from rsutils.profiles import (
-    BOOK_SIGMAS,
-    ascent_for,
-    base_model_configs,
-    certify_settings,
-    chapter_indices,
-    get_profile,
-)
-from rsutils.regions import get_geometry
-from rsutils.report import run_at_table
-from rsutils.toy import Disk
+import rsutils as rs
+from rsutils.book import BOOK_SIGMAS as SIGMAS
+from rsutils.book import Chapter, glue_all
+from rsutils.checks.classifiers import Disk
+from rsutils.ddrs.memory import closest_conflict, conflicting_pairs, replay
 
-setup_style()
-P = get_profile(profile)
-device = pick_device(P.device)
-SIGMAS = BOOK_SIGMAS
-test = load_dataset("fashion-mnist", "test")
-indices = chapter_indices(P, len(test))
-reduced = chapter_indices(P, len(test), secondary=True)
-configs = base_model_configs(P, seed)
-main_run = certify_settings(P, seed)
-reduced_run = certify_settings(P, seed, secondary=True)
-common = {"device": P.device, "progress": progress}
-L2 = get_geometry("l2-ball")
+# %% tags=["parameters"]
+profile = "cpu"  # smoke | cpu | paper
+progress = True  # progress bars (papermill runs pass False)
+seed = 0
 
 # %% [markdown]
 # The real-data sections reuse the Cohen-DS certificates of
 # {ref}`chapter-sigma-ascent` (from the cache; run alone, this chapter computes them).
 
 # %% tags=["remove-input"]
-run_at_table(
-    P,
-    device,
-    dataset="Fashion-MNIST (test split)",
-    model="small_cnn",
-    sigmas=", ".join(map(str, SIGMAS)),
-    **{"probes": f"{P.reduced_images} images (every {P.reduced_skip}th), n = {P.reduced_n:,}"},
+chapter = Chapter.open(profile, seed=seed, progress=progress)
+P, test, configs = chapter.profile, chapter.test, chapter.base_models
+main, secondary = chapter.main, chapter.secondary
+chapter.run_at(
+    {
+        **chapter.base_model_rows(),
+        "probes": f"{P.reduced_images} images (every {P.reduced_skip}th), n = {P.reduced_n:,}",
+    }
 )
 
 # %% [markdown]
 # ## (a) Two certificates that contradict each other
 #
 # Take the plane, the base classifier "class 1 inside the unit disk, class 0 outside"
-# ({class}`rsutils.toy.Disk`), and Gaussian smoothing. The probability that
+# ({class}`~rsutils.checks.classifiers.Disk`), and Gaussian smoothing. The probability that
 # $x + \sigma\varepsilon$ falls in the disk is a non-central $\chi^2$ probability, so
 # every radius below is exact (capped at the $p_A$ that $n = 10^5$ draws can certify at
 # $\alpha = 0.001$). Each input gets the $\sigma$ in $[0.05, 3]$ with the largest
@@ -108,7 +82,7 @@ run_at_table(
 
 # %%
 disk = Disk(radius=1.0)
-p_cap = float(max_certifiable_pA(100_000, 0.001))
+p_cap = float(rs.max_certifiable_pA(100_000, 0.001))
 sigma_grid = np.geomspace(0.05, 3.0, 400)
 x_a, x_b = np.array([0.0, 0.0]), np.array([1.3, 0.0])
 (sigma_a, sigma_b), (radius_a, radius_b) = disk.best_sigma(np.stack([x_a, x_b]), sigma_grid, p_cap)
@@ -124,15 +98,21 @@ toy = pd.DataFrame(
 toy.round(3)
 
 # %% tags=["remove-cell"]
-glue("sigma_a", float(sigma_a), display=False)
-glue("sigma_b", float(sigma_b), display=False)
-glue("radius_a", float(radius_a), display=False)
-glue("radius_b", float(radius_b), display=False)
-glue("label_a", f"class {int(labels_ab[0])}", display=False)
+glue_all(
+    sigma_a=float(sigma_a),
+    sigma_b=float(sigma_b),
+    radius_a=float(radius_a),
+    radius_b=float(radius_b),
+    label_a=f"class {int(labels_ab[0])}",
+)
 # What the prose says: B's ball holds x_A and the whole disk, with sigma* at the top of
 # the grid, and the two classes differ.
 assert radius_b > np.linalg.norm(x_b) + disk.a and sigma_b == sigma_grid[-1]
 assert labels_ab[0] != labels_ab[1]
+
+# %% [markdown]
+# Every point of the plane gets the class of its own best $\sigma$, which draws the
+# data-dependent classifier:
 
 # %% tags=["hide-input"]
 grid = np.linspace(-2.5, 4.0, 131)
@@ -153,7 +133,7 @@ for center, radius, color, name in ((x_a, radius_a, "C0", "A"), (x_b, radius_b, 
     ax.annotate(f"$x_{name}$", center, textcoords="offset points", xytext=(6, 6))
 ax.set(xlim=(grid[0], grid[-1]), ylim=(grid[0], grid[-1]), aspect="equal")
 ax.set_title("blue: the data-dependent classifier answers class 1")
-glue("fig_disk", fig, display=False)
+glue_all(fig_disk=fig)
 plt.close(fig)
 
 # %% [markdown]
@@ -177,7 +157,7 @@ plt.close(fig)
 # %% tags=["nbval-check-output"]
 rows = []
 for order in (("A", "B"), ("B", "A")):
-    with CertificateMemory() as memory:
+    with rs.CertificateMemory() as memory:
         for name in order:
             x, label, radius = (
                 (x_a, labels_ab[0], radius_a) if name == "A" else (x_b, labels_ab[1], radius_b)
@@ -199,8 +179,10 @@ orders = pd.DataFrame(rows).set_index(["order", "input"])
 orders.round(3)
 
 # %% tags=["remove-cell"]
-glue("shrunk_b", float(orders.loc[("A then B", "B"), "memory radius"]), display=False)
-glue("adopted_a", float(orders.loc[("B then A", "A"), "memory radius"]), display=False)
+glue_all(
+    shrunk_b=float(orders.loc[("A then B", "B"), "memory radius"]),
+    adopted_a=float(orders.loc[("B then A", "A"), "memory radius"]),
+)
 assert orders.loc[("B then A", "A"), "memory radius"] == radius_a < radius_b - np.linalg.norm(x_b)
 assert orders["action"].tolist() == ["kept", "shrunk", "kept", "adopted"]
 assert orders.loc[("B then A", "A"), "memory class"] == 0
@@ -217,29 +199,22 @@ assert orders.loc[("B then A", "A"), "memory class"] == 0
 # {glue:text}`memory_verdict`.
 
 # %% tags=["remove-cell"]
-glue("num_images", len(indices), display=False)
+glue_all(num_images=len(main.indices))
 
 # %%
-ds_logs = {
-    s: ds_certification_log(
-        configs[s], test, indices, ascent=ascent_for(P, s), **main_run, **common
-    )
-    for s in SIGMAS
-}
+ds_logs = {s: main.certify_ds(configs[s], P.ascent(s)) for s in SIGMAS}
 rows = []
 for s, log in ds_logs.items():
     images = test.images[log["idx"].tolist()].numpy()
     mc_class, mc_radius = log["mc_predict"].to_numpy(), log["mc_radius"].to_numpy()
-    with CertificateMemory(log.attrs["memory_path"]) as memory:
+    with rs.CertificateMemory(log.attrs["memory_path"]) as memory:
         stored = memory.entries()
     rows.append(
         {
             "σ0": s,
-            "certificates": int((mc_class != ABSTAIN).sum()),
-            "overlapping pairs (Monte Carlo)": len(
-                conflicting_pairs(images, mc_class, mc_radius, L2)
-            ),
-            "closest pair / radius sum": closest_conflict(images, mc_class, mc_radius, L2),
+            "certificates": int((mc_class != rs.ABSTAIN).sum()),
+            "overlapping pairs (Monte Carlo)": len(conflicting_pairs(images, mc_class, mc_radius)),
+            "closest pair / radius sum": closest_conflict(images, mc_class, mc_radius),
             "kept": int((stored["action"] == "kept").sum()),
             "shrunk": int((stored["action"] == "shrunk").sum()),
             "adopted": int((stored["action"] == "adopted").sum()),
@@ -251,20 +226,16 @@ overlaps.round(2)
 # %% tags=["remove-cell"]
 closest = float(overlaps["closest pair / radius sum"].min())
 overlapping = int(overlaps["overlapping pairs (Monte Carlo)"].sum())
-glue(
-    "overlap_verdict",
-    f"no two certificates of different classes overlap: the closest pair is {closest:.2f} times its radius sum apart"
-    if overlapping == 0
-    else f"{overlapping} pairs of certificates of different classes overlap (closest ratio {closest:.2f})",
-    display=False,
-)
 changed_by_memory = int(overlaps[["shrunk", "adopted"]].to_numpy().sum())
-glue(
-    "memory_verdict",
-    "kept every certificate as it was"
+glue_all(
+    overlap_verdict="no two certificates of different classes overlap: the closest pair is "
+    f"{closest:.2f} times its radius sum apart"
+    if overlapping == 0
+    else f"{overlapping} pairs of certificates of different classes overlap "
+    f"(closest ratio {closest:.2f})",
+    memory_verdict="kept every certificate as it was"
     if changed_by_memory == 0
     else f"changed {changed_by_memory} certificates",
-    display=False,
 )
 
 # %% [markdown]
@@ -276,15 +247,17 @@ glue(
 # per $\sigma_0$ changes {glue:text}`order_changes` answers.
 
 # %% tags=["remove-cell"]
-certified = ds_logs[0.25][ds_logs[0.25]["mc_predict"] != ABSTAIN]
+certified = ds_logs[0.25][ds_logs[0.25]["mc_predict"] != rs.ABSTAIN]
 flat = test.images[certified["idx"].tolist()].flatten(1).double()
 distances = torch.cdist(flat, flat)
 other_class = (
     certified["mc_predict"].to_numpy()[:, None] != certified["mc_predict"].to_numpy()[None, :]
 )
 distances[~torch.as_tensor(other_class)] = float("inf")
-glue("median_gap", float(distances.min(dim=1).values.median()), display=False)
-glue("median_radius", float(certified["mc_radius"].median()), display=False)
+glue_all(
+    median_gap=float(distances.min(dim=1).values.median()),
+    median_radius=float(certified["mc_radius"].median()),
+)
 
 # %%
 rng = np.random.default_rng(seed)
@@ -303,8 +276,7 @@ for log in ds_logs.values():
 pd.Series({"orders per σ0": num_orders, "answers changed": changed})
 
 # %% tags=["remove-cell"]
-glue("num_orders", num_orders, display=False)
-glue("order_changes", changed, display=False)
+glue_all(num_orders=num_orders, order_changes=changed)
 
 # %% [markdown]
 # ## (d) Queries inside certified regions
@@ -314,7 +286,7 @@ glue("order_changes", changed, display=False)
 # 0.25$, {glue:text}`probe_images` images at the secondary scale), we draw a point at
 # distance $0.9R$ in a random direction and run the same data-dependent certification
 # there, through a copy of the memory that holds the original certificates
-# ({func}`rsutils.experiments.ds_probe_log`). Without the memory, the data-dependent
+# ({meth}`~rsutils.book.experiments.Experiments.probe_ds`). Without the memory, the data-dependent
 # classifier answers another class at {glue:text}`probe_contradictions` of the
 # {glue:text}`probe_count` probes and abstains at {glue:text}`probe_abstains`; the
 # memory overrides {glue:text}`probe_adopted` answers, so that every probe's answer
@@ -322,9 +294,7 @@ glue("order_changes", changed, display=False)
 # {glue:text}`probe_count`).
 
 # %%
-probes = ds_probe_log(
-    configs[0.25], test, reduced, ascent=ascent_for(P, 0.25), fraction=0.9, **reduced_run, **common
-)
+probes = secondary.probe_ds(configs[0.25], P.ascent(0.25), fraction=0.9)
 probe_table = pd.DataFrame(
     {
         "probes": [len(probes)],
@@ -332,11 +302,11 @@ probe_table = pd.DataFrame(
         "Monte Carlo: other class": [
             int(
                 (
-                    (probes["mc_predict"] != probes["label"]) & (probes["mc_predict"] != ABSTAIN)
+                    (probes["mc_predict"] != probes["label"]) & (probes["mc_predict"] != rs.ABSTAIN)
                 ).sum()
             )
         ],
-        "Monte Carlo: abstain": [int((probes["mc_predict"] == ABSTAIN).sum())],
+        "Monte Carlo: abstain": [int((probes["mc_predict"] == rs.ABSTAIN).sum())],
         "memory: adopted": [int((probes["memory"] == "adopted").sum())],
         "memory: agrees with the certificate": [int(probes["correct"].sum())],
     }
@@ -344,12 +314,15 @@ probe_table = pd.DataFrame(
 probe_table
 
 # %% tags=["remove-cell"]
-glue("probe_images", len(reduced), display=False)
-glue("probe_count", len(probes), display=False)
-glue("probe_contradictions", int(probe_table["Monte Carlo: other class"].iloc[0]), display=False)
-glue("probe_abstains", int(probe_table["Monte Carlo: abstain"].iloc[0]), display=False)
-glue("probe_adopted", int(probe_table["memory: adopted"].iloc[0]), display=False)
-glue("probe_agree", int(probe_table["memory: agrees with the certificate"].iloc[0]), display=False)
+counts = probe_table.iloc[0]
+glue_all(
+    probe_images=len(secondary.indices),
+    probe_count=len(probes),
+    probe_contradictions=int(counts["Monte Carlo: other class"]),
+    probe_abstains=int(counts["Monte Carlo: abstain"]),
+    probe_adopted=int(counts["memory: adopted"]),
+    probe_agree=int(counts["memory: agrees with the certificate"]),
+)
 assert probe_table["memory: agrees with the certificate"].iloc[0] == len(probes)
 
 # %% [markdown]

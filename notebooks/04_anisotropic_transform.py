@@ -38,18 +38,13 @@
 # R' = \min_i \sigma_i \cdot R(\underline{p_A}').
 # $$ (eq-inscribed-radius)
 #
-# In `rsutils` the wrapper {class}`~rsutils.anisotropic.Anisotropic` is a noise family
-# like the others, so {class}`~rsutils.smooth.Smooth` certifies with it unchanged; its
+# In `rsutils` the wrapper {class}`~rsutils.anisotropic.noise.Anisotropic` is a noise
+# family like the others, so {class}`~rsutils.core.smooth.Smooth` certifies with it
+# unchanged; its
 # certificates carry $R'$ as `radius`, $R$ as `region_radius`, and UCAN's ALM (the
 # subject of the next chapter). This chapter checks the theorem where everything is
 # known in closed form, then checks every row of UCAN's Table I against the worst
 # classifier, and draws the regions.
-
-# %% tags=["parameters"]
-profile = "cpu"  # smoke | cpu | paper
-reference_root = None  # unused here; every chapter takes the same parameters
-progress = True  # progress bars (papermill runs pass False)
-seed = 0
 
 # %%
 import matplotlib.pyplot as plt
@@ -57,38 +52,38 @@ import numpy as np
 import pandas as pd
 import torch
 from IPython.display import Markdown
-from myst_nb import glue
 
-from rsutils import Smooth
-from rsutils.anisotropic import Anisotropic
-from rsutils.experiments import pick_device
-from rsutils.linear import LinearClassifier
-from rsutils.noise import Gaussian, make_noise
-from rsutils.plots import setup_style
-from rsutils.profiles import get_profile
-from rsutils.radius import certified_radius, rules
-from rsutils.report import run_at_table
-from rsutils.superellipsoid import SuperEllipsoid
-from rsutils.table_one import FAMILY_NAMES, table_one, table_one_markdown
-from rsutils.worst_case import verdict, worst_case_on_boundary
+import rsutils as rs
+from rsutils.book import Chapter, glue_all
+from rsutils.book.table_one import FAMILY_NAMES, table_one, table_one_markdown
+from rsutils.checks.classifiers import LinearClassifier
+from rsutils.checks.worst_case import verdict, worst_case_on_boundary
+from rsutils.core.radius import rules
 
-setup_style()
-P = get_profile(profile)
-device = pick_device(P.device)
+# %% tags=["parameters"]
+profile = "cpu"  # smoke | cpu | paper
+progress = True  # progress bars (papermill runs pass False)
+seed = 0
+
+# %% [markdown]
+# This chapter needs no data: its classifiers are linear and its noise densities live in
+# two and three dimensions, so every check runs at the same size in every profile,
+# except the number of draws of the worst-case checks.
+
+# %% tags=["remove-input"]
+chapter = Chapter.open(profile, seed=seed, progress=progress)
+P = chapter.profile
 N_CHECK = 100_000  # draws for the closed-form checks (a linear model: cheap at any profile)
 NP_DRAWS = 200_000 if profile != "smoke" else 50_000  # draws per Neyman–Pearson check
 CHECK_DIM, CHECK_PA = 3, 0.8
-
-# %% tags=["remove-input"]
-run_at_table(
-    P,
-    device,
-    dataset="none (linear classifiers and noise densities in 2 and 3 dimensions)",
-    **{
+chapter.run_at(
+    {
+        "dataset": "none (linear classifiers and noise densities in 2 and 3 dimensions)",
         "n (CERTIFY's estimation draws, closed-form checks)": f"{N_CHECK:,}",
         "draws per worst-case check": f"{NP_DRAWS:,}",
     },
-).drop(index=["n (estimation draws)", "test images certified", "training epochs"])
+    standard=("n0", "alpha"),
+)
 
 # %% [markdown]
 # ## (a) Theorem 2 on a linear classifier
@@ -100,7 +95,7 @@ run_at_table(
 # {eq}`eq-anisotropic-region` with $R = \Phi^{-1}(p_A')$ is exact: the perturbation
 # that reaches the decision boundary with the smallest $\|\delta\oslash\sigma\|_2$ has
 # $\delta \oslash \sigma \propto \sigma \odot w$ and scaled norm exactly $R$
-# ({meth}`~rsutils.linear.LinearClassifier.anisotropic_worst_perturbation`).
+# ({meth}`~rsutils.checks.classifiers.LinearClassifier.anisotropic_worst_perturbation`).
 #
 # In the plane with $\sigma = (0.4, 1.2)$ and $\mu = 0$, the Monte Carlo estimate of
 # $p_A'$ from {glue:text}`n_check` draws is {glue:text}`pA_mc:.4f` against the exact
@@ -120,8 +115,8 @@ w, b = torch.tensor([2.0, 1.0]), -1.0
 model = LinearClassifier(w, b)
 x = torch.tensor([0.9, 0.4])
 sigma = torch.tensor([0.4, 1.2])
-noise = Anisotropic(Gaussian(1.0), sigma)
-smooth = Smooth(model, 2, noise)
+noise = rs.Anisotropic(rs.Gaussian(1.0), sigma)
+smooth = rs.Smooth(model, 2, noise)
 
 counts = smooth.sample_counts(x, N_CHECK, 10_000, seed=seed)
 pA_exact = model.anisotropic_probability(x, sigma)
@@ -129,8 +124,21 @@ pA_mc = counts[1] / N_CHECK
 pA_z = abs(pA_mc - pA_exact) / np.sqrt(pA_exact * (1 - pA_exact) / N_CHECK)
 cert = smooth.certify(x, P.n0, N_CHECK, P.alpha, 10_000, seed=seed)
 R_exact = model.anisotropic_region_radius(x, sigma)
+pd.DataFrame(
+    {
+        "exact": [pA_exact, R_exact, float(sigma.min()) * R_exact],
+        "Monte Carlo (CERTIFY)": [pA_mc, cert.region_radius, cert.radius],
+    },
+    index=["p_A'", "R (region)", "min(σ)·R (inscribed ℓ2 radius)"],
+).round(4)
+
+# %% [markdown]
+# The region itself is checked against the exact class of $g'$, read off the closed
+# form: perturbations drawn uniformly inside it, and the worst perturbation scaled just
+# inside and just outside its boundary.
 
 
+# %%
 def smoothed_class(delta: torch.Tensor, mu: torch.Tensor | None = None) -> int:
     """The exact class of g' at x + delta (closed form)."""
     return int(model.anisotropic_probability(x + delta, sigma, mu) > 0.5)
@@ -146,27 +154,22 @@ worst = model.anisotropic_worst_perturbation(x, sigma)
 keeps_inside = smoothed_class(worst * (1 - 1e-6)) == cert.prediction
 flips_outside = smoothed_class(worst * (1 + 1e-6)) != cert.prediction
 true_l2 = abs(model.score(x).item()) / float(w.norm())
-pd.DataFrame(
-    {
-        "exact": [pA_exact, R_exact, float(sigma.min()) * R_exact],
-        "Monte Carlo (CERTIFY)": [pA_mc, cert.region_radius, cert.radius],
-    },
-    index=["p_A'", "R (region)", "min(σ)·R (inscribed ℓ2 radius)"],
-).round(4)
 
 # %% tags=["remove-cell"]
-glue("n_check", f"{N_CHECK:,}", display=False)
-glue("pA_mc", float(pA_mc), display=False)
-glue("pA_exact", float(pA_exact), display=False)
-glue("pA_z", float(pA_z), display=False)
-glue("R_cert", cert.region_radius, display=False)
-glue("R_exact", R_exact, display=False)
-glue("n_probes", f"{len(probes):,}", display=False)
-glue("n_flips", str(n_flips), display=False)
-glue("keeps_inside", "it does" if keeps_inside else "it does not", display=False)
-glue("flips_outside", "it does" if flips_outside else "it does not", display=False)
-glue("inscribed", cert.radius, display=False)
-glue("true_l2", true_l2, display=False)
+glue_all(
+    n_check=f"{N_CHECK:,}",
+    pA_mc=float(pA_mc),
+    pA_exact=float(pA_exact),
+    pA_z=float(pA_z),
+    R_cert=cert.region_radius,
+    R_exact=R_exact,
+    n_probes=f"{len(probes):,}",
+    n_flips=str(n_flips),
+    keeps_inside="it does" if keeps_inside else "it does not",
+    flips_outside="it does" if flips_outside else "it does not",
+    inscribed=cert.radius,
+    true_l2=true_l2,
+)
 assert pA_z < 4 and cert.region_radius <= R_exact and n_flips == 0
 assert keeps_inside and flips_outside and cert.radius < true_l2
 
@@ -184,7 +187,7 @@ rows = []
 unit = w / w.norm()
 for shift in (-0.3, -0.15, 0.0, 0.15, 0.3):
     mu = shift * unit
-    cert_mu = Smooth(model, 2, Anisotropic(Gaussian(1.0), sigma, mu)).certify(
+    cert_mu = rs.Smooth(model, 2, rs.Anisotropic(rs.Gaussian(1.0), sigma, mu)).certify(
         x, P.n0, N_CHECK, P.alpha, 10_000, seed=seed
     )
     worst_mu = model.anisotropic_worst_perturbation(x, sigma, mu)
@@ -203,20 +206,22 @@ offsets = pd.DataFrame(rows).set_index("μ along w")
 offsets.round(4)
 
 # %% tags=["remove-cell"]
-glue("pA_mu_low", float(offsets["exact p_A'"].iloc[0]), display=False)
-glue("pA_mu_high", float(offsets["exact p_A'"].iloc[-1]), display=False)
+glue_all(
+    pA_mu_low=float(offsets["exact p_A'"].iloc[0]),
+    pA_mu_high=float(offsets["exact p_A'"].iloc[-1]),
+)
 assert offsets["sound"].all() and offsets["tight"].all()
 assert offsets["exact p_A'"].is_monotonic_increasing
 
 # %% [markdown]
 # ## (c) Table I from the registry, row by row against the worst classifier
 #
-# The table below is rendered from {mod}`rsutils.radius`, the same registry that
+# The table below is rendered from {mod}`rsutils.core.radius`, the same registry that
 # CERTIFY uses (binary case, $\overline{p_B} = 1 - \underline{p_A}$; the registry also
 # takes a separate $\overline{p_B}$). Each row is then checked without trusting its
 # derivation. For a perturbation $\delta$, the classifier that hurts most puts class
 # $A$ where the likelihood ratio $p(z-\delta)/p(z)$ of the noise is smallest (the
-# Neyman–Pearson lemma); {func}`~rsutils.worst_case.worst_case_pA` estimates its
+# Neyman–Pearson lemma); {func}`~rsutils.checks.worst_case.worst_case_pA` estimates its
 # probability of class $A$ after the shift from noise draws. At
 # $\underline{p_A} = 0.8$ in $d = 3$ we place $\delta$ on the boundary of the certified
 # ball, along an axis, the diagonal and two random directions, and report the smallest
@@ -233,14 +238,14 @@ MU_3 = np.array([0.3, -1.0, 0.2])
 checks = []
 for i, rule in enumerate(rules()):
     params = {"a": CHECK_DIM + 3.0} if rule.params else {}
-    base = make_noise(rule.family, 1.0, **params)
+    base = rs.make_noise(rule.family, 1.0, **params)
     R = float(
-        certified_radius(rule.family, rule.norm, CHECK_PA, scale=1.0, dim=CHECK_DIM, **params)
+        rs.certified_radius(rule.family, rule.norm, CHECK_PA, scale=1.0, dim=CHECK_DIM, **params)
     )
     where = {"dim": CHECK_DIM, "draws": NP_DRAWS, "seed": seed + 10 * i}
     iso = worst_case_on_boundary(base, rule.norm, CHECK_PA, R, **where)
     ani = worst_case_on_boundary(
-        Anisotropic(base, SIGMA_3, MU_3), rule.norm, CHECK_PA, R, scale_by=SIGMA_3, **where
+        rs.Anisotropic(base, SIGMA_3, MU_3), rule.norm, CHECK_PA, R, scale_by=SIGMA_3, **where
     )
     checks.append(
         {
@@ -256,17 +261,19 @@ Markdown(table_one_markdown(checks.drop(columns=["_iso", "_ani"])))
 
 # %% tags=["remove-cell"]
 theorem2_gap = float((checks["_iso"] - checks["_ani"]).abs().max())
-glue("theorem2_gap", theorem2_gap, display=False)
 table = table_one()
 tight = table.loc[checks["verdict"] == "tight", ["family", "norm"]]
 slack = table.loc[checks["verdict"] == "valid (slack)", ["family", "norm"]]
-glue("n_rows", str(len(table)), display=False)
-glue("n_tight", str(len(tight)), display=False)
 NORM_NAMES = {"l1": "ℓ1", "l2": "ℓ2", "linf": "ℓ∞"}
 slack_names = [
     f"{FAMILY_NAMES[f]} against {NORM_NAMES[n]}" for f, n in slack.itertuples(index=False)
 ]
-glue("slack_rows", ", ".join(slack_names) or "none", display=False)
+glue_all(
+    theorem2_gap=theorem2_gap,
+    n_rows=str(len(table)),
+    n_tight=str(len(tight)),
+    slack_rows=", ".join(slack_names) or "none",
+)
 assert theorem2_gap < 1e-9
 assert (checks["verdict"] != "fails").all()
 
@@ -274,7 +281,7 @@ assert (checks["verdict"] != "fails").all()
 # All {glue:text}`n_rows` rows hold against the worst classifier; {glue:text}`n_tight`
 # are tight at the boundary along one of the tested directions, and the others
 # ({glue:text}`slack_rows`) hold with room to spare at $d = 3$. Each row follows from a
-# short argument, written out in {mod}`rsutils.radius`: the Gaussian ℓ1 and ℓ∞ rows
+# short argument, written out in {mod}`rsutils.core.radius`: the Gaussian ℓ1 and ℓ∞ rows
 # from $\|\delta\|_2 \le \|\delta\|_1$ and $\|\delta\|_2 \le \sqrt d\,\|\delta\|_\infty$;
 # the exponential-ℓ∞ and power-law rows from writing the density as a mixture of
 # uniform cubes and bounding the total variation of each; the exponential-ℓ∞ row
@@ -308,13 +315,15 @@ assert (checks["verdict"] != "fails").all()
 # rather than returning a meaningless radius.
 
 # %% tags=["remove-cell"]
-R_printed = float(certified_radius("gaussian", "l2", CHECK_PA, scale=1.0))
+R_printed = float(rs.certified_radius("gaussian", "l2", CHECK_PA, scale=1.0))
 misprint = worst_case_on_boundary(
-    Gaussian(1 / np.sqrt(2)), "l2", CHECK_PA, 0.9 * R_printed, dim=CHECK_DIM, draws=NP_DRAWS
+    rs.Gaussian(1 / np.sqrt(2)), "l2", CHECK_PA, 0.9 * R_printed, dim=CHECK_DIM, draws=NP_DRAWS
 )
-glue("misprint_pA", misprint.pA_shifted, display=False)
-glue("laplace_sign", float(np.log(2 * (1 - CHECK_PA))), display=False)
-glue("gauss_boundary", float(checks["_iso"].iloc[0]), display=False)
+glue_all(
+    misprint_pA=misprint.pA_shifted,
+    laplace_sign=float(np.log(2 * (1 - CHECK_PA))),
+    gauss_boundary=float(checks["_iso"].iloc[0]),
+)
 assert verdict(misprint) == "fails" and np.log(2 * (1 - CHECK_PA)) < 0
 assert table.loc[0, ["family", "norm"]].tolist() == ["gaussian", "l2"]
 assert checks["verdict"].iloc[0] == "tight"
@@ -333,8 +342,8 @@ grid = np.linspace(-1.8, 1.8, 401)
 points = np.stack(np.meshgrid(grid, grid), axis=-1).reshape(-1, 2)
 fig, axes = plt.subplots(1, 3, figsize=(10, 3.6), sharey=True)
 for ax, norm_name in zip(axes, ("l1", "l2", "linf"), strict=True):
-    region = SuperEllipsoid(sigma_2d, 1.0, norm_name)
-    ball = SuperEllipsoid(np.ones(2), region.inscribed_radius(), norm_name)
+    region = rs.SuperEllipsoid(sigma_2d, 1.0, norm_name)
+    ball = rs.SuperEllipsoid(np.ones(2), region.inscribed_radius(), norm_name)
     ax.contourf(
         grid, grid, region.contains(points).reshape(401, 401), levels=[0.5, 1.5], colors=["#a1d99b"]
     )
@@ -349,7 +358,7 @@ for ax, norm_name in zip(axes, ("l1", "l2", "linf"), strict=True):
     title = {"l1": r"$\ell_1$", "l2": r"$\ell_2$", "linf": r"$\ell_\infty$"}[norm_name]
     ax.set(title=title, aspect="equal", xlabel=r"$\delta_1$")
 axes[0].set_ylabel(r"$\delta_2$")
-glue("fig_regions", fig, display=False)
+glue_all(fig_regions=fig)
 plt.close(fig)
 
 # %% [markdown]

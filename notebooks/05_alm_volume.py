@@ -38,60 +38,48 @@
 # quantities where naive arithmetic fails, measures Fashion-MNIST certificates both
 # ways, and shows what ALM does not promise.
 
-# %% tags=["parameters"]
-profile = "cpu"  # smoke | cpu | paper
-reference_root = None  # unused here; every chapter takes the same parameters
-progress = True  # progress bars (papermill runs pass False)
-seed = 0
-
 # %%
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import torch
-from myst_nb import glue
 
-from rsutils import Smooth
-from rsutils.analysis import average_certified_radius, certified_accuracy
-from rsutils.anisotropic import Anisotropic
-from rsutils.bounds import max_certifiable_pA
-from rsutils.data import load_dataset
-from rsutils.experiments import anisotropic_certification_log, certification_log, pick_device
-from rsutils.linear import LinearClassifier
-from rsutils.noise import Gaussian
-from rsutils.patterns import spatial_pattern
-from rsutils.plots import plot_curves, setup_style
-from rsutils.profiles import base_model_configs, certify_settings, chapter_indices, get_profile
-from rsutils.report import run_at_table
-from rsutils.superellipsoid import SuperEllipsoid, geometric_mean, monte_carlo_volume
+import rsutils as rs
+from rsutils.book import Chapter, glue_all, plot_curves
+from rsutils.checks.classifiers import LinearClassifier
+from rsutils.geometry.superellipsoid import geometric_mean, monte_carlo_volume
 
-setup_style()
-P = get_profile(profile)
-device = pick_device(P.device)
+# %% tags=["parameters"]
+profile = "cpu"  # smoke | cpu | paper
+progress = True  # progress bars (papermill runs pass False)
+seed = 0
+
+# %% [markdown]
+# The certification of section (c) reuses the base model of {ref}`chapter-tight-radius`
+# trained with Gaussian noise of $\sigma = 0.5$ and its test images; the volume checks
+# need no data.
+
+# %% tags=["remove-input"]
+chapter = Chapter.open(profile, seed=seed, progress=progress)
+P, test = chapter.profile, chapter.test
 LAMBDA = 0.5  # the base model of chapter 01 trained with Gaussian noise of this sigma
 PATTERN = {"norm": "l2", "kappa": 1.0, "iota": 1.0}  # UCAN's Fig. 4 values, mean 1
 VOLUME_DRAWS = 400_000 if profile != "smoke" else 100_000
-test = load_dataset("fashion-mnist", "test")
-indices = chapter_indices(P, len(test))
-config = base_model_configs(P, seed)[LAMBDA]
-run = certify_settings(P, seed)
-common = {"device": P.device, "progress": progress}
-
-# %% tags=["remove-input"]
-run_at_table(
-    P,
-    device,
-    dataset="Fashion-MNIST (test split)",
-    model=f"small_cnn trained with Gaussian noise σ = {LAMBDA} (chapter 01)",
-    noise=f"Gaussian, λ = {LAMBDA}, UCAN pattern p = 2, κ = ι = 1, mean 1",
-    **{"volume draws per case": f"{VOLUME_DRAWS:,}"},
+config = chapter.base_models[LAMBDA]
+chapter.run_at(
+    {
+        "dataset": "Fashion-MNIST (test split)",
+        "model": f"small_cnn trained with Gaussian noise σ = {LAMBDA} (chapter 01)",
+        "noise": f"Gaussian, λ = {LAMBDA}, UCAN pattern p = 2, κ = ι = 1, mean 1",
+        "volume draws per case": f"{VOLUME_DRAWS:,}",
+    }
 )
 
 # %% [markdown]
 # ## (a) Theorem 6 against Monte Carlo
 #
 # Draw points uniformly in a box $1.25$ times wider than the region along each axis and
-# count how many land inside ({func}`~rsutils.superellipsoid.monte_carlo_volume`); the
+# count how many land inside ({func}`~rsutils.geometry.superellipsoid.monte_carlo_volume`); the
 # box volume times the fraction inside estimates $V(S)$ with a binomial standard error.
 # For $\sigma$ evenly spaced in $[0.4, 1.7]$ and $R = 0.9$, every estimate lies within
 # {glue:text}`max_z:.1f` standard errors of {eq}`eq-superellipsoid-volume`.
@@ -100,7 +88,7 @@ run_at_table(
 rows = []
 for d in (2, 3, 5):
     for norm in ("l1", "l2", "linf"):
-        region = SuperEllipsoid(np.linspace(0.4, 1.7, d), 0.9, norm)
+        region = rs.SuperEllipsoid(np.linspace(0.4, 1.7, d), 0.9, norm)
         estimate, se = monte_carlo_volume(region, VOLUME_DRAWS, seed=seed + d)
         rows.append(
             {
@@ -116,30 +104,30 @@ volumes = pd.DataFrame(rows).set_index(["d", "p"])
 volumes.round(4)
 
 # %% tags=["remove-cell"]
-glue("max_z", float(volumes["z"].abs().max()), display=False)
+glue_all(max_z=float(volumes["z"].abs().max()))
 assert (volumes["z"].abs() < 4).all()
 
 # %% [markdown]
 # ## (b) High dimension: log space
 #
 # On an ImageNet-sized input ($d = 3\times224\times224 =$ {glue:text}`d_imagenet`) with
-# UCAN's pattern-wise $\sigma$ ({func}`~rsutils.patterns.spatial_pattern`: $\sigma(a,b)
+# UCAN's pattern-wise $\sigma$ ({func}`~rsutils.anisotropic.patterns.spatial_pattern`: $\sigma(a,b)
 # = \kappa\|(a,b)\|_2^2 + \iota$, rescaled to mean 1), the product $\prod_i\sigma_i$
 # leaves the double range (computed in order, it comes out as
 # {glue:text}`naive_product`, although its logarithm is {glue:text}`log_product:,.0f`),
 # so the textbook formula gives ALM $=$ {glue:text}`naive_alm`. In log space
-# ({func}`~rsutils.superellipsoid.geometric_mean`) the ALM of a region with $R = 1$ is
+# ({func}`~rsutils.geometry.superellipsoid.geometric_mean`) the ALM of a region with $R = 1$ is
 # {glue:text}`imagenet_alm:.4f`, and $\log_{10} V(S) =$
 # {glue:text}`imagenet_log10_volume:,.0f` (the volume itself is far below the smallest
 # double, {glue:text}`tiny:.1e`). The inscribed radius of the same region is
 # {glue:text}`imagenet_min:.4f`.
 
 # %%
-pattern_224 = spatial_pattern(224, 224, **PATTERN).expand(3, 224, 224).reshape(-1).numpy()
+pattern_224 = rs.spatial_pattern(224, 224, **PATTERN).expand(3, 224, 224).reshape(-1).numpy()
 with np.errstate(over="ignore", under="ignore"):
     naive_product = float(np.prod(pattern_224))
 naive_alm = naive_product ** (1 / pattern_224.size)
-region_224 = SuperEllipsoid(pattern_224, 1.0, "l2")
+region_224 = rs.SuperEllipsoid(pattern_224, 1.0, "l2")
 pd.DataFrame(
     {
         "naive": [naive_product, naive_alm, region_224.volume()],
@@ -153,14 +141,16 @@ pd.DataFrame(
 )
 
 # %% tags=["remove-cell"]
-glue("d_imagenet", f"{pattern_224.size:,}", display=False)
-glue("naive_product", f"{naive_product:g}", display=False)
-glue("naive_alm", f"{naive_alm:g}", display=False)
-glue("log_product", float(np.sum(np.log(pattern_224))), display=False)
-glue("imagenet_alm", region_224.alm(), display=False)
-glue("imagenet_log10_volume", float(region_224.log_volume() / np.log(10)), display=False)
-glue("tiny", float(np.finfo(float).tiny), display=False)
-glue("imagenet_min", region_224.inscribed_radius(), display=False)
+glue_all(
+    d_imagenet=f"{pattern_224.size:,}",
+    naive_product=f"{naive_product:g}",
+    naive_alm=f"{naive_alm:g}",
+    log_product=float(np.sum(np.log(pattern_224))),
+    imagenet_alm=region_224.alm(),
+    imagenet_log10_volume=float(region_224.log_volume() / np.log(10)),
+    tiny=float(np.finfo(float).tiny),
+    imagenet_min=region_224.inscribed_radius(),
+)
 assert naive_product in (0.0, np.inf) and np.isfinite(region_224.log_volume())
 assert abs(region_224.alm() - geometric_mean(pattern_224)) < 1e-12
 
@@ -194,41 +184,30 @@ assert abs(region_224.alm() - geometric_mean(pattern_224)) < 1e-12
 # that size.
 
 # %%
-pattern = spatial_pattern(28, 28, **PATTERN)
-noise = Anisotropic(Gaussian(LAMBDA), pattern)
-iso_log = certification_log(config, test, indices, scale=LAMBDA, **run, **common)
-ani_log = anisotropic_certification_log(config, test, indices, noise=noise, **run, **common)
+pattern = rs.spatial_pattern(28, 28, **PATTERN)
+noise = rs.Anisotropic(rs.Gaussian(LAMBDA), pattern)
+iso_log = chapter.main.certify(config, rs.Gaussian(LAMBDA))
+ani_log = chapter.main.certify(config, noise)
+
+# %% [markdown]
+# Each set of certificates, measured each way (the anisotropic ones twice):
+
+# %%
 radii = np.round(np.arange(0.0, 2.01, 0.25), 2)
-grid = np.linspace(0.0, 2.0, 201)
-curves = {
-    "isotropic σ = 0.5: radius": certified_accuracy(iso_log, grid),
-    "anisotropic: min(σ)·R": certified_accuracy(ani_log, grid),
-    "anisotropic: ALM": certified_accuracy(ani_log, grid, column="alm"),
-}
 measures = {
     "isotropic σ = 0.5 (radius)": (iso_log, "radius"),
     "anisotropic, min(σ)·R": (ani_log, "radius"),
     "anisotropic, ALM": (ani_log, "alm"),
 }
 table = pd.DataFrame(
-    [certified_accuracy(log, radii, column=column) for log, column in measures.values()],
+    [rs.certified_accuracy(log, radii, column=column) for log, column in measures.values()],
     index=list(measures),
     columns=[f"r = {r:g}" for r in radii],
 )
-table["ACR"] = [average_certified_radius(log, column=c) for log, c in measures.values()]
+table["ACR"] = [rs.average_certified_radius(log, column=c) for log, c in measures.values()]
 table.round(3)
 
 # %% tags=["remove-cell"]
-certified = ani_log[ani_log.predict >= 0]
-ratio = (certified.alm / certified.radius).to_numpy()
-glue("pattern_min", float(pattern.min()), display=False)
-glue("pattern_max", float(pattern.max()), display=False)
-glue("alm_ratio", float(np.median(ratio)), display=False)
-glue("acr_iso", float(table["ACR"].iloc[0]), display=False)
-glue("acr_ani_radius", float(table["ACR"].iloc[1]), display=False)
-glue("acr_ani_alm", float(table["ACR"].iloc[2]), display=False)
-glue("acc0_iso", float(table.iloc[0, 0]), display=False)
-glue("acc0_ani", float(table.iloc[1, 0]), display=False)
 acr = table["ACR"].to_numpy()
 
 
@@ -236,38 +215,51 @@ def compared(value: float, baseline: float, words: tuple[str, str, str]) -> str:
     return words[0] if value < baseline else words[1] if value > baseline else words[2]
 
 
-glue("radius_vs_iso", compared(acr[1], acr[0], ("smaller", "larger", "as large")), display=False)
-glue("alm_vs_iso", compared(acr[2], acr[0], ("smaller", "larger", "as large")), display=False)
-glue(
-    "acc0_change",
-    compared(table.iloc[1, 0], table.iloc[0, 0], ("falls", "rises", "stays")),
-    display=False,
+glue_all(
+    pattern_min=float(pattern.min()),
+    pattern_max=float(pattern.max()),
+    acr_iso=float(acr[0]),
+    acr_ani_radius=float(acr[1]),
+    acr_ani_alm=float(acr[2]),
+    acc0_iso=float(table.iloc[0, 0]),
+    acc0_ani=float(table.iloc[1, 0]),
+    radius_vs_iso=compared(acr[1], acr[0], ("smaller", "larger", "as large")),
+    alm_vs_iso=compared(acr[2], acr[0], ("smaller", "larger", "as large")),
+    acc0_change=compared(table.iloc[1, 0], table.iloc[0, 0], ("falls", "rises", "stays")),
 )
-p_cap = float(max_certifiable_pA(run["n"], run["alpha"]))
-caps = {
-    "cap_R": noise.region_radius(p_cap),
-    "cap_radius": noise.radius(p_cap),
-    "cap_alm": noise.alm(p_cap),
-}
-for name, value in caps.items():
-    glue(name, float(value), display=False)
-assert ani_log.region_radius.max() <= caps["cap_R"] and ani_log.alm.max() <= caps["cap_alm"]
-ones = Anisotropic(Gaussian(LAMBDA), torch.ones(1, 28, 28))
+
+# %% tags=["remove-cell"]
+certified = ani_log[ani_log.predict >= 0]
+ratio = (certified.alm / certified.radius).to_numpy()
+p_cap = float(rs.max_certifiable_pA(chapter.main.settings.n, chapter.main.settings.alpha))
+caps = {"cap_R": noise.region_radius(p_cap), "cap_radius": noise.radius(p_cap)}
+caps["cap_alm"] = noise.alm(p_cap)
+ones = rs.Anisotropic(rs.Gaussian(LAMBDA), torch.ones(1, 28, 28))
 iso_certified = iso_log.predict >= 0
 iso_alm = ones.alm(iso_log.pA_lower[iso_certified].to_numpy(), dim=784)
 iso_gap = float(np.max(np.abs(iso_alm - iso_log.radius[iso_certified].to_numpy()), initial=0.0))
-glue("n_images", f"{len(iso_log):,}", display=False)
-glue("iso_gap", iso_gap, display=False)
+glue_all(**{name: float(value) for name, value in caps.items()})
+glue_all(alm_ratio=float(np.median(ratio)), n_images=f"{len(iso_log):,}", iso_gap=iso_gap)
+assert ani_log.region_radius.max() <= caps["cap_R"] and ani_log.alm.max() <= caps["cap_alm"]
 assert iso_gap < 1e-12
 expected_ratio = geometric_mean(pattern.numpy()) / float(pattern.min())
 assert np.allclose(ratio, expected_ratio) and expected_ratio > 1
 assert (ani_log.alm >= ani_log.radius).all()
 assert acr[1] < acr[2]  # same certificates: ALM exceeds the inscribed radius
 
+# %% [markdown]
+# The same comparison as curves over the whole range of radii:
+
 # %% tags=["hide-input"]
+grid = np.linspace(0.0, 2.0, 201)
+curves = {
+    "isotropic σ = 0.5: radius": rs.certified_accuracy(iso_log, grid),
+    "anisotropic: min(σ)·R": rs.certified_accuracy(ani_log, grid),
+    "anisotropic: ALM": rs.certified_accuracy(ani_log, grid, column="alm"),
+}
 fig, ax = plt.subplots(figsize=(6.4, 4))
 plot_curves(curves, grid, ax=ax, xlabel="ℓ2 radius or ALM", dashes={"anisotropic: ALM": True})
-glue("fig_alm_curves", fig, display=False)
+glue_all(fig_alm_curves=fig)
 plt.close(fig)
 
 # %% [markdown]
@@ -308,7 +300,9 @@ w[centre] = 1.0
 linear = LinearClassifier(w, b=-0.5)
 x_example = torch.zeros(1, 28, 28)
 x_example.view(-1)[centre] = 0.5 + margin
-example = Smooth(linear, 2, noise).certify(x_example, P.n0, P.n, P.alpha, P.batch_size, seed=seed)
+example = rs.Smooth(linear, 2, noise).certify(
+    x_example, P.n0, P.n, P.alpha, P.batch_size, seed=seed
+)
 attack = torch.zeros_like(x_example)
 attack.view(-1)[centre] = -1.01 * margin
 scale_per_pixel = LAMBDA * pattern  # the noise's standard deviation per pixel
@@ -335,19 +329,21 @@ pd.DataFrame(
 ).round(4)
 
 # %% tags=["remove-cell"]
-glue("margin", margin, display=False)
-glue("ex_alm", example.alm, display=False)
-glue("ex_radius", example.radius, display=False)
-glue("ex_R", example.region_radius, display=False)
-glue("attack_norm", float(attack.norm()), display=False)
-glue("scaled_norm", scaled_norm, display=False)
-glue("alm_over_attack", example.alm / float(attack.norm()), display=False)
-sharp = spatial_pattern(28, 28, **{**PATTERN, "iota": 0.05}).numpy()
+sharp = rs.spatial_pattern(28, 28, **{**PATTERN, "iota": 0.05}).numpy()
 sharp_ratio = geometric_mean(sharp) / float(sharp.min())
-glue("sharp_ratio", sharp_ratio, display=False)
-glue("sharp_fraction", 1.01 / sharp_ratio, display=False)
-glue("clean_class", f"class {exact_class(x_example)}", display=False)
-glue("attacked_class", f"class {exact_class(x_example + attack)}", display=False)
+glue_all(
+    margin=margin,
+    ex_alm=example.alm,
+    ex_radius=example.radius,
+    ex_R=example.region_radius,
+    attack_norm=float(attack.norm()),
+    scaled_norm=scaled_norm,
+    alm_over_attack=example.alm / float(attack.norm()),
+    sharp_ratio=sharp_ratio,
+    sharp_fraction=1.01 / sharp_ratio,
+    clean_class=f"class {exact_class(x_example)}",
+    attacked_class=f"class {exact_class(x_example + attack)}",
+)
 assert example.prediction == exact_class(x_example) == 1
 assert exact_class(x_example + attack) != example.prediction
 assert float(attack.norm()) < example.alm and not region.contains(attack.reshape(-1).numpy())

@@ -7,7 +7,8 @@ Everything a user needs is importable from here:
 >>> cert = smooth.certify(x, n0=100, n=100_000, alpha=0.001, seed=0)    # doctest: +SKIP
 
 The subpackages follow the papers: :mod:`rsutils.core` (noise families, radii,
-confidence bounds, Monte Carlo sampling and :class:`Smooth`, after Cohen et al.),
+confidence bounds, Monte Carlo sampling and :class:`~rsutils.core.smooth.Smooth`, after
+Cohen et al.),
 :mod:`rsutils.geometry` (norm balls and super-ellipsoids), :mod:`rsutils.ddrs`
 (data-dependent smoothing, after Alfarra et al.), :mod:`rsutils.anisotropic`
 (anisotropic noise, after UCAN), :mod:`rsutils.training`, :mod:`rsutils.checks`

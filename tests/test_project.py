@@ -1,5 +1,6 @@
 """Project hygiene: the conda environment matches pyproject, notebooks take a profile."""
 
+import importlib.util
 import tomllib
 from pathlib import Path
 
@@ -26,6 +27,22 @@ def test_every_notebook_has_a_parameters_cell_with_profile() -> None:
     for source in sorted((REPO / "notebooks").glob("[0-9][0-9]_*.py")):
         text = source.read_text()
         assert '# %% tags=["parameters"]\nprofile = ' in text, source.name
+
+
+def test_only_declared_parameters_are_injected() -> None:
+    import jupytext
+
+    spec = importlib.util.spec_from_file_location("run_notebooks", REPO / "book/run_notebooks.py")
+    runner = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(runner)
+    declared = {
+        source.stem: runner.declared_parameters(jupytext.read(source))
+        for source in sorted((REPO / "notebooks").glob("[0-9][0-9]_*.py"))
+    }
+    assert all({"profile", "progress", "seed"} <= names for names in declared.values())
+    assert [stem for stem, names in declared.items() if "reference_root" in names] == [
+        "01_tight_radius"
+    ]
 
 
 def code_cells(source: Path) -> list[list[str]]:

@@ -1,5 +1,26 @@
 """What only the book needs: run profiles, cached experiments, the chapter helper,
 figures, and the papers' published numbers and released logs.
 
+A chapter imports its helpers from here (``from rsutils.book import Chapter, glue_all``).
 Nothing outside this package imports it; library users never need it.
 """
+
+from rsutils.book.chapter import Chapter, glue_all, run_at_table
+from rsutils.book.experiments import Experiments, trained_model, training_sigmas
+from rsutils.book.plots import plot_curves, setup_style
+from rsutils.book.profiles import BOOK_SIGMAS, PROFILES, Profile, get_profile
+
+__all__ = [
+    "BOOK_SIGMAS",
+    "PROFILES",
+    "Chapter",
+    "Experiments",
+    "Profile",
+    "get_profile",
+    "glue_all",
+    "plot_curves",
+    "run_at_table",
+    "setup_style",
+    "trained_model",
+    "training_sigmas",
+]

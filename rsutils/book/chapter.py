@@ -125,6 +125,15 @@ class Chapter:
         """The trained model of ``config`` (from the cache, or trained now)."""
         return trained_model(config, device=self.profile.device, progress=self.progress)
 
+    def base_model_rows(self) -> dict[str, str]:
+        """Run-at rows naming the book's base models and the data they are certified on."""
+        archs = sorted({config.arch for config in self.base_models.values()})
+        return {
+            "dataset": "Fashion-MNIST (test split)",
+            "model": ", ".join(archs),
+            "sigmas": ", ".join(map(str, self.base_models)),
+        }
+
     def run_at(
         self, rows: Mapping[str, object] | None = None, *, standard: Iterable[str] = STANDARD_ROWS
     ) -> pd.DataFrame:

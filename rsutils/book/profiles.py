@@ -25,6 +25,10 @@ __all__ = ["BOOK_SIGMAS", "FINETUNE_LR", "PROFILES", "Profile", "get_profile"]
 #: The noise levels of the book's base models (Cohen et al.'s grid).
 BOOK_SIGMAS = (0.25, 0.5, 1.0)
 
+#: Cohen et al.'s CERTIFY settings (n0 = 100, n = 100,000, alpha = 0.001): every profile
+#: selects and fails like the paper; the paper profile also samples as much.
+COHEN = CertifySettings()
+
 #: Learning rate of every fine-tuning run of the book (a quarter of training's).
 FINETUNE_LR = 5e-4
 
@@ -108,9 +112,9 @@ class Profile:
 PROFILES: dict[str, Profile] = {
     "smoke": Profile(
         name="smoke",
-        n0=100,
+        n0=COHEN.n0,
         n=1000,
-        alpha=0.001,
+        alpha=COHEN.alpha,
         num_images=20,
         skip=500,
         epochs=1,
@@ -129,9 +133,9 @@ PROFILES: dict[str, Profile] = {
     ),
     "cpu": Profile(
         name="cpu",
-        n0=100,
+        n0=COHEN.n0,
         n=10_000,
-        alpha=0.001,
+        alpha=COHEN.alpha,
         num_images=200,
         skip=50,
         epochs=6,
@@ -150,9 +154,9 @@ PROFILES: dict[str, Profile] = {
     ),
     "paper": Profile(
         name="paper",
-        n0=100,
-        n=100_000,
-        alpha=0.001,
+        n0=COHEN.n0,
+        n=COHEN.n,
+        alpha=COHEN.alpha,
         num_images=500,
         skip=20,
         epochs=30,
@@ -164,7 +168,7 @@ PROFILES: dict[str, Profile] = {
         ablation_ks=(0, 1, 10, 50, 100),
         reduced_images=500,
         reduced_skip=20,
-        reduced_n=100_000,
+        reduced_n=COHEN.n,
         finetune_epochs=10,
         finetune_subset=None,
         macer_draws=64,
