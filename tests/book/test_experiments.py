@@ -91,6 +91,7 @@ def test_anisotropic_logs_are_cached_by_the_content_of_sigma(experiments, monkey
         experiments.certify(CONFIG, Anisotropic(Gaussian(1.0), sigma * 1.01))
 
 
+@pytest.mark.slow  # data-dependent runs, twice
 def test_ds_logs_are_cached_and_probes_use_a_copy_of_the_memory(experiments, monkeypatch) -> None:
     experiments = Experiments(
         experiments.data, [0, 3, 7, 9], experiments.settings, device="cpu", progress=False

@@ -3,6 +3,8 @@
 import subprocess
 import sys
 
+import pytest
+
 from rsutils.cli.bench import benchmark
 from rsutils.core.noise import Gaussian
 
@@ -17,12 +19,14 @@ def test_benchmark_reports_both_throughputs_and_their_ratio(cnn) -> None:
     assert low <= result.ratio <= high
 
 
+@pytest.mark.slow  # a subprocess and seven timed rounds
 def test_bench_command_prints_the_ratio() -> None:
     command = [sys.executable, "-m", "rsutils", "bench", "--batch", "20", "--batches", "2"]
     output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
     assert "raw" in output and "sampling" in output and "ratio" in output
 
 
+@pytest.mark.slow  # a subprocess and seven timed rounds
 def test_bench_command_times_anisotropic_noise() -> None:
     command = [sys.executable, "-m", "rsutils", "bench", "--batch", "20", "--batches", "2"]
     command += ["--anisotropic", "--noise", "exp_linf"]

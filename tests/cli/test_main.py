@@ -66,6 +66,7 @@ def kill_part_way(args: list[str], log) -> None:
     assert 5 <= rows(log) < 30, "the run should have been killed part-way"
 
 
+@pytest.mark.slow  # a subprocess per command
 def test_killed_and_restarted_run_equals_an_uninterrupted_one(
     fake_fashion_mnist, checkpoint, tmp_path
 ) -> None:
@@ -81,6 +82,7 @@ def test_killed_and_restarted_run_equals_an_uninterrupted_one(
     pd.testing.assert_frame_equal(actual.drop(columns="time"), expected.drop(columns="time"))
 
 
+@pytest.mark.slow  # a subprocess per command
 def test_killed_data_dependent_run_resumes_with_the_same_memory(
     fake_fashion_mnist, checkpoint, tmp_path
 ) -> None:
@@ -96,6 +98,7 @@ def test_killed_data_dependent_run_resumes_with_the_same_memory(
         assert len(memory) == 30 and memory.violations() == []
 
 
+@pytest.mark.slow  # a subprocess per command
 def test_predict_command_writes_cohens_columns_first(fake_fashion_mnist, checkpoint, tmp_path):
     out = tmp_path / "predict.tsv"
     args = cli(
@@ -127,6 +130,7 @@ def test_cli_reports_bad_input_without_a_traceback(fake_fashion_mnist, checkpoin
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.slow  # a subprocess per command
 def test_cli_refuses_a_checkpoint_of_another_dataset(tmp_path) -> None:
     path = tmp_path / "cifar.pt"
     save_checkpoint(
@@ -153,6 +157,7 @@ def test_train_command_with_macer_and_data_dependent_sigma(fake_fashion_mnist, t
     assert config["ds"]["iterations"] == 1 and config["ds"]["draws"] == 1
 
 
+@pytest.mark.slow  # a subprocess per command
 def test_certify_command_with_an_anisotropic_sigma_map(fake_fashion_mnist, checkpoint, tmp_path):
     from rsutils.anisotropic.patterns import spatial_pattern
     from rsutils.logs.runner import ANISOTROPIC_COLUMNS
@@ -171,6 +176,7 @@ def test_certify_command_with_an_anisotropic_sigma_map(fake_fashion_mnist, check
     assert result.returncode == 2 and "different settings (noise)" in result.stderr
 
 
+@pytest.mark.slow  # a subprocess per command
 def test_power_law_noise_needs_its_exponent_on_the_command_line(
     fake_fashion_mnist, checkpoint, tmp_path
 ):

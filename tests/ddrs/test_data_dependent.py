@@ -46,6 +46,7 @@ def test_zero_iterations_is_cohen_certification(cnn, images: Dataset, tmp_path: 
     assert list(ds.columns) == DS_COLUMNS and set(ds["memory"]) == {"none"}
 
 
+@pytest.mark.slow  # sigma ascent on every input of a dataset
 def test_each_row_records_its_own_sigma(cnn, images: Dataset, tmp_path: Path) -> None:
     ascent = SigmaAscent(sigma0=0.3, iterations=5, lr=0.05, draws=2)
     with CertificateMemory(tmp_path / "m.sqlite") as memory:
@@ -58,6 +59,7 @@ def test_each_row_records_its_own_sigma(cnn, images: Dataset, tmp_path: Path) ->
         assert (ds["radius"] <= ds["mc_radius"]).all()
 
 
+@pytest.mark.slow  # sigma ascent on every input of a dataset
 def test_a_split_run_equals_a_whole_one(cnn, images: Dataset, tmp_path: Path) -> None:
     ascent = SigmaAscent(sigma0=0.3, iterations=3, lr=0.05, draws=2)
 

@@ -193,6 +193,7 @@ def _run_writer(path: Path, seed: int, count: int) -> subprocess.Popen:
     )
 
 
+@pytest.mark.slow  # other processes
 def test_another_process_reads_the_same_memory(tmp_path: Path) -> None:
     path = tmp_path / "memory.sqlite"
     with _run_writer(path, seed=1, count=40) as writer:
@@ -213,6 +214,7 @@ def test_another_process_reads_the_same_memory(tmp_path: Path) -> None:
     assert set(replay.entries()["action"]) > {"kept"}  # the sequence exercised the rules
 
 
+@pytest.mark.slow  # other processes
 def test_a_killed_writer_leaves_a_readable_sound_memory(tmp_path: Path) -> None:
     path = tmp_path / "memory.sqlite"
     with _run_writer(path, seed=2, count=100_000) as writer:
@@ -233,6 +235,7 @@ def test_a_killed_writer_leaves_a_readable_sound_memory(tmp_path: Path) -> None:
         assert reopened.violations() == []
 
 
+@pytest.mark.slow  # other processes
 def test_two_writers_interleave_without_breaking_the_invariant(tmp_path: Path) -> None:
     path = tmp_path / "memory.sqlite"
     CertificateMemory(path).close()

@@ -40,6 +40,7 @@ def test_band_closed_form_matches_monte_carlo(band: ProbitBand) -> None:
         assert mc == pytest.approx(band.expected_inside(0.3, 0.7, family), abs=0.006)
 
 
+@pytest.mark.slow  # 300 steps of 256 draws
 @pytest.mark.parametrize("family", ["gaussian", "uniform"])
 def test_ascent_reaches_the_exact_optimum(band: ProbitBand, family: str) -> None:
     # Noisy gradients (256 draws) make the iterates wander around the optimum; the

@@ -108,6 +108,7 @@ def test_ds_step_updates_only_the_samples_drawn(cnn: nn.Module) -> None:
     assert (store.values[drawn] != 0.25).all()
 
 
+@pytest.mark.slow  # training runs
 def test_ds_training_carries_sigma_across_epochs(separable_data) -> None:
     # Two epochs, DS from the second on: every sample is drawn once with DS.
     data = separable_data(256)
@@ -119,6 +120,7 @@ def test_ds_training_carries_sigma_across_epochs(separable_data) -> None:
     assert evaluate_accuracy(model, data, noise_scale=0.25) > 0.95
 
 
+@pytest.mark.slow  # training runs
 @pytest.mark.parametrize("method", ["smoothadv", "macer"])
 def test_smoothadv_and_macer_fine_tune_without_losing_accuracy(method: str, separable_data) -> None:
     # As in the book: start from a noise-augmented model and fine-tune at a small
