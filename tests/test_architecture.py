@@ -63,7 +63,9 @@ def test_the_checker_sees_a_forbidden_import() -> None:
     assert not layering_violations("book", "from rsutils.ddrs.memory import replay")
 
 
-@pytest.mark.parametrize(("part", "path"), modules(), ids=lambda v: str(v))
+@pytest.mark.parametrize(
+    ("part", "path"), modules(), ids=[str(path.relative_to(PACKAGE)) for _, path in modules()]
+)
 def test_layering(part: str, path: Path) -> None:
     assert layering_violations(part, path.read_text()) == [], path.relative_to(PACKAGE)
 

@@ -1,6 +1,7 @@
 """Project hygiene: the conda environment matches pyproject, notebooks take a profile."""
 
 import importlib.util
+import sys
 import tomllib
 from pathlib import Path
 
@@ -32,9 +33,7 @@ def test_every_notebook_has_a_parameters_cell_with_profile() -> None:
 def test_only_declared_parameters_are_injected() -> None:
     import jupytext
 
-    spec = importlib.util.spec_from_file_location("run_notebooks", REPO / "book/run_notebooks.py")
-    runner = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(runner)
+    runner = _load("book/run_notebooks.py")
     declared = {
         source.stem: runner.declared_parameters(jupytext.read(source))
         for source in sorted((REPO / "notebooks").glob("[0-9][0-9]_*.py"))
@@ -70,3 +69,38 @@ def test_no_file_points_at_notes_outside_the_repository() -> None:
     for path in tracked:
         text = path.read_text()
         assert "BOOK.md" not in text and "shared/seeds" not in text, path
+
+
+def _load(relative: str):
+    """A script of the repository (not of the package), imported as a module."""
+    name = f"book_script_{Path(relative).stem}"
+    spec = importlib.util.spec_from_file_location(name, REPO / relative)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def _executed(folder: Path, acr: str, table: str) -> None:
+    import nbformat
+
+    folder.mkdir()
+    glued = nbformat.v4.new_output(
+        "display_data",
+        data={"application/papermill.record/text/plain": acr},
+        metadata={"scrapbook": {"name": "acr", "mime_prefix": "application/papermill.record/"}},
+    )
+    shown = nbformat.v4.new_output("execute_result", data={"text/plain": table}, execution_count=1)
+    cell = nbformat.v4.new_code_cell("...", outputs=[glued, shown])
+    nbformat.write(nbformat.v4.new_notebook(cells=[cell]), folder / "01_chapter.ipynb")
+
+
+def test_the_book_comparison_sees_a_changed_number(tmp_path, capsys) -> None:
+    tool = _load("book/compare_executed.py")
+    _executed(tmp_path / "old", "0.613", "sigma 0.25")
+    _executed(tmp_path / "same", "0.613", "sigma 0.25")
+    _executed(tmp_path / "new", "0.614", "sigma 0.5")
+    assert tool.main([str(tmp_path / "old"), str(tmp_path / "same")]) == 0
+    assert tool.main([str(tmp_path / "old"), str(tmp_path / "new")]) == 1
+    report = capsys.readouterr().out
+    assert "glued acr: '0.613' -> '0.614'" in report and "output 1 differs" in report
