@@ -2,6 +2,21 @@
 
 Everything a user needs is importable from here:
 
+- certification (Cohen et al.): ``Smooth``, ``Certificate``, ``ABSTAIN``,
+  ``CertifySettings``; the noise families ``Gaussian``, ``Laplace``, ``UniformCube``,
+  ``ExponentialLinf``, ``PowerLawLinf`` (``NoiseFamily``, ``make_noise``, ``FAMILIES``);
+  ``certified_radius``, ``clopper_pearson_lower``, ``max_certifiable_pA``;
+- data-dependent smoothing (Alfarra et al.): ``DataDependentSmooth``, ``SigmaAscent``,
+  ``CertificateMemory`` (and their answers ``DataDependentAnswer``, ``MemoryAnswer``);
+- anisotropic smoothing (UCAN): ``Anisotropic``, ``spatial_pattern``,
+  ``certified_region``, ``SuperEllipsoid``;
+- datasets and logs: ``load_dataset``, ``Dataset``, ``certify_dataset``,
+  ``predict_dataset``, ``certify_dataset_ds``, ``read_log``, ``certified_accuracy``,
+  ``certified_accuracy_lower_bound``, ``average_certified_radius``, ``accuracy_table``,
+  ``recertify``;
+- models: ``build_model``, ``load_checkpoint``, ``save_checkpoint``, ``TrainConfig``,
+  ``train_model``, ``pick_device``.
+
 >>> from rsutils import Gaussian, Smooth
 >>> smooth = Smooth(model, num_classes=10, noise=Gaussian(sigma=0.25))  # doctest: +SKIP
 >>> cert = smooth.certify(x, n0=100, n=100_000, alpha=0.001, seed=0)    # doctest: +SKIP

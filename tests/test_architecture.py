@@ -86,3 +86,8 @@ def test_the_readme_imports_from_the_top_only() -> None:
     code = "\n".join(re.findall(r"```python\n(.*?)```", readme, flags=re.S))
     imports = re.findall(r"^\s*(?:from|import) (rsutils\S*)", code, flags=re.M)
     assert imports and set(imports) == {"rsutils"}
+
+
+def test_the_package_docstring_lists_the_public_surface() -> None:
+    listed = set(re.findall(r"``(\w+)``", rsutils.__doc__))
+    assert listed == set(rsutils.__all__) - {"__version__"}
