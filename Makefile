@@ -23,7 +23,7 @@ $(VENV)/.installed: $(SOURCES)
 	touch $@
 
 data: setup
-	$(BIN)/python -c "from rsutils.data import fashion_mnist_folder as f; print('Fashion-MNIST:', f())"
+	$(BIN)/python -c "from rsutils.training.data import fashion_mnist_folder as f; print('Fashion-MNIST:', f())"
 
 notebooks: data
 	$(BIN)/python book/run_notebooks.py --profile $(PROFILE) --reference $(RSUTILS_REFERENCE)
