@@ -38,6 +38,11 @@ def test_a_chapter_shares_the_profiles_images_settings_and_models(fake_fashion_m
     assert chapter.secondary.settings == smoke.certify_settings(3, secondary=True)
     assert chapter.base_models == smoke.base_models(3)
     assert chapter.run_at().loc["profile", "value"] == "smoke"
+    assert chapter.base_model_rows() == {
+        "dataset": "Fashion-MNIST (test split)",
+        "model": "small_cnn",
+        "sigmas": "0.25, 0.5, 1.0",
+    }
 
 
 def test_glue_all_glues_each_value_under_its_name(monkeypatch) -> None:
