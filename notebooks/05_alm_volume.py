@@ -303,6 +303,12 @@ x_example.view(-1)[centre] = 0.5 + margin
 example = rs.Smooth(linear, 2, noise).certify(
     x_example, P.n0, P.n, P.alpha, P.batch_size, seed=seed
 )
+
+# %% [markdown]
+# The attack moves the centre pixel just past the threshold. Its norm, and its norm
+# measured in the region's own coordinates, against the certificate:
+
+# %%
 attack = torch.zeros_like(x_example)
 attack.view(-1)[centre] = -1.01 * margin
 scale_per_pixel = LAMBDA * pattern  # the noise's standard deviation per pixel
