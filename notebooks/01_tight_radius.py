@@ -81,14 +81,16 @@ chapter.run_at(chapter.base_model_rows())
 # $d = |w^\top x + b|/\lVert w\rVert$ the distance to the boundary. Equation
 # {eq}`eq-radius` with exact probabilities returns exactly $d$: Theorem 1 is tight
 # (Appendix B of the paper). We take $w$ random in 784 dimensions and a point with
-# $p_A = 0.999$, and certify it with more and more draws.
+# $p_A = 0.999$, and certify it with more and more draws. The point lies anywhere in
+# $\mathbb{R}^{784}$, not in the pixel range $[0, 1]$ that a smoothed classifier
+# expects by default, so we say so with `input_range=None`.
 
 # %% tags=["nbval-check-output"]
 torch.manual_seed(seed)
 line = LinearClassifier(torch.randn(784), b=0.1)
 sigma_line = 0.5
 x_line = line.point_at_distance(sigma_line * norm.ppf(0.999), side=1)
-smooth_line = rs.Smooth(line, num_classes=2, noise=rs.Gaussian(sigma_line))
+smooth_line = rs.Smooth(line, 2, rs.Gaussian(sigma_line), input_range=None)
 ns = [10**k for k in range(2, int(np.log10(P.n)) + 2)]
 certs = [smooth_line.certify(x_line, P.n0, n, P.alpha, batch_size=10_000, seed=seed) for n in ns]
 linear_table = pd.DataFrame(

@@ -174,7 +174,9 @@ class Experiments:
         settings = self.settings.replace(seed=self.settings.seed + 1)
         run = {"config": {"model": config_key(config.as_dict()), "fraction": fraction}}
         with CertificateMemory(memory_path, norm=ascent.norm) as memory:
-            smooth = DataDependentSmooth(self.model(config), self.data.num_classes, ascent, memory)
+            # A ball around an image leaves [0, 1]; the classifier is defined on all of R^d.
+            model, classes = self.model(config), self.data.num_classes
+            smooth = DataDependentSmooth(model, classes, ascent, memory, input_range=None)
             log = certify_dataset_ds(
                 smooth,
                 probes,

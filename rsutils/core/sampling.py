@@ -150,10 +150,12 @@ def count_classes(
 
     Runs under ``torch.inference_mode``; noise is drawn, added in place and counted
     on ``x``'s device, and the counts (a length-``num_classes`` int64 tensor) stay
-    there until the caller reads them.
+    there until the caller reads them. Non-finite logits in any batch are an error
+    (checked on the device, read once at the end).
     """
     device, dtype = x.device, x.dtype
     counts = torch.zeros(num_classes, dtype=torch.long, device=device)
+    finite = torch.ones((), dtype=torch.bool, device=device)  # read once, at the end
     ones = torch.ones(min(batch_size, num), dtype=torch.long, device=device)
     stream = NoiseStream(noise, x.shape, num, generator, dtype)
     batch_buffer = torch.empty((min(batch_size, num), *x.shape), dtype=dtype, device=device)
@@ -171,5 +173,13 @@ def count_classes(
                     "the noisy copies are stacked along a new first dimension."
                 ) from error
             counts.scatter_add_(0, predicted_labels(output, k, num_classes), ones[:k])
+            if output.is_floating_point():
+                finite &= torch.isfinite(output).all()
             done += k
+    if not bool(finite):
+        raise ValueError(
+            "the base model returned NaN or infinite outputs on noisy copies of the input, "
+            "so its counts mean nothing; check the model's weights "
+            "(all(p.isfinite().all() for p in model.parameters())) and its forward pass"
+        )
     return counts

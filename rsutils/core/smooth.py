@@ -19,6 +19,7 @@ from rsutils.core.noise import NoiseFamily
 from rsutils.core.radius import get_rule
 from rsutils.core.sampling import count_classes, draw_seed, image_generator
 from rsutils.core.settings import check_count
+from rsutils.core.validation import DEFAULT_INPUT_RANGE, check_input, check_input_range, check_model
 
 __all__ = ["ABSTAIN", "Certificate", "Smooth"]
 
@@ -69,9 +70,12 @@ class Smooth:
     """A base classifier smoothed with a noise family.
 
     ``model`` maps a batch of inputs to logits of shape ``(B, num_classes)`` (or to
-    integer labels of shape ``(B,)``); it must be in eval mode, and inputs are in the
-    space where the noise is added (pixels in [0, 1], normalisation inside the
-    model). Sampling runs on the model's device.
+    integer labels of shape ``(B,)``); it must be in eval mode (every submodule), and
+    inputs are in the space where the noise is added. ``input_range`` is that space's
+    range, in whose units sigma is measured: pixels as floats in [0, 1] by default
+    (normalisation inside the model); inputs outside it, integer inputs and non-finite
+    inputs or model outputs are errors, never certificates. Pass the range of your
+    own inputs, or ``None`` for any finite input. Sampling runs on the model's device.
     """
 
     def __init__(
@@ -81,9 +85,11 @@ class Smooth:
         noise: NoiseFamily,
         *,
         norm: str | None = None,
+        input_range: tuple[float, float] | None = DEFAULT_INPUT_RANGE,
     ) -> None:
         if not isinstance(model, nn.Module):
             raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+        self.input_range = check_input_range(input_range)
         if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 2:
             raise ValueError(f"num_classes must be an integer >= 2, got {num_classes!r}")
         if not isinstance(noise, NoiseFamily):
@@ -218,16 +224,6 @@ class Smooth:
         return counts.cpu().numpy()
 
     def _prepare(self, x: torch.Tensor) -> torch.Tensor:
-        if self.model.training:
-            raise ValueError(
-                "the base model is in training mode (batch norm and dropout would make the "
-                "noisy draws dependent); call model.eval() before certifying"
-            )
-        if not isinstance(x, torch.Tensor):
-            raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
-        if x.dim() == 0:
-            raise ValueError("x must be one input (e.g. an image of shape (C, H, W)), not a scalar")
-        x = x.to(device=self.device, dtype=model_dtype(self.model))
-        if not bool(torch.isfinite(x).all()):
-            raise ValueError("x contains NaN or infinite values; clean the input first")
-        return x
+        check_model(self.model)
+        check_input(x, self.input_range)
+        return x.to(device=self.device, dtype=model_dtype(self.model))

@@ -24,6 +24,12 @@ from rsutils.core.devices import model_device, model_dtype
 from rsutils.core.noise import make_noise
 from rsutils.core.sampling import draw_seed, image_generator
 from rsutils.core.smooth import Certificate, Smooth
+from rsutils.core.validation import (
+    DEFAULT_INPUT_RANGE,
+    check_input,
+    check_input_range,
+    check_model,
+)
 from rsutils.ddrs.memory import CertificateMemory
 from rsutils.ddrs.sigma_ascent import SigmaAscent, optimize_sigma
 
@@ -51,7 +57,7 @@ class DataDependentSmooth:
     each is a true statement about a fixed-sigma smoothed classifier, but together
     they can contradict each other (see :mod:`rsutils.ddrs.memory`). The memory's
     balls must be those of the certificate (ℓ2 for Gaussian noise, ℓ1 for uniform
-    noise).
+    noise). ``input_range`` is that of :class:`~rsutils.core.smooth.Smooth`.
     """
 
     def __init__(
@@ -60,6 +66,8 @@ class DataDependentSmooth:
         num_classes: int,
         ascent: SigmaAscent,
         memory: CertificateMemory | None = None,
+        *,
+        input_range: tuple[float, float] | None = DEFAULT_INPUT_RANGE,
     ) -> None:
         if memory is not None and memory.norm != ascent.norm:
             raise ValueError(
@@ -67,6 +75,7 @@ class DataDependentSmooth:
                 f"certifies {ascent.norm} balls; open it with norm={ascent.norm!r}"
             )
         self.model, self.num_classes = model, num_classes
+        self.input_range = check_input_range(input_range)
         self.ascent, self.memory = ascent, memory
 
     def scales(self, x: torch.Tensor, seed: int, indices: Sequence[int]) -> list[float]:
@@ -75,6 +84,8 @@ class DataDependentSmooth:
         Each input's draws come from a generator seeded by ``(seed, index)``, so its
         scale does not depend on the rest of the batch.
         """
+        check_model(self.model)
+        check_input(x, self.input_range, batched=True)
         device, dtype = model_device(self.model), model_dtype(self.model)
         x = x.to(device=device, dtype=dtype)
         generators = [image_generator(seed, i, "sigma", device) for i in indices]
@@ -109,7 +120,9 @@ class DataDependentSmooth:
         if scale is None:
             (scale,) = self.scales(x[None], seed, [index])
         noise = make_noise(self.ascent.family, scale)
-        smooth = Smooth(self.model, self.num_classes, noise, norm=self.ascent.norm)
+        smooth = Smooth(
+            self.model, self.num_classes, noise, norm=self.ascent.norm, input_range=self.input_range
+        )
         cert = smooth.certify(x, n0, n, alpha, batch_size, seed=seed, index=index)
         if self.memory is None:
             return DataDependentAnswer(cert.prediction, cert.radius, scale, cert, "none")

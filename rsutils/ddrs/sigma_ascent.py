@@ -27,6 +27,8 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from rsutils.core.validation import check_model
+
 __all__ = ["SURROGATES", "SigmaAscent", "SigmaResult", "optimize_sigma", "surrogate_radius"]
 
 
@@ -159,8 +161,7 @@ def optimize_sigma(
     flow to the scales only: the model's parameters are untouched, and the model
     must be in eval mode (batch norm in training mode would mix the inputs).
     """
-    if model.training:
-        raise ValueError("sigma ascent needs the model in eval mode; call model.eval() first")
+    check_model(model)
     if isinstance(generators, torch.Generator):
         generators = [generators] * x.shape[0]
     if len(generators) != x.shape[0]:
@@ -187,6 +188,11 @@ def optimize_sigma(
             (gradient,) = torch.autograd.grad(radius.sum(), scale)
         with torch.no_grad():
             scale = (scale + config.lr * gradient).clamp_(min=config.min_scale)
+    if not bool(torch.isfinite(scale).all()):
+        raise ValueError(
+            "sigma ascent reached a NaN or infinite noise level: the base model returned "
+            "non-finite outputs on noisy inputs; check its weights and forward pass"
+        )
     return SigmaResult(
         scale=scale.detach(), classes=classes, history=torch.stack(history, dim=1).cpu()
     )

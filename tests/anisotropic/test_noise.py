@@ -26,7 +26,7 @@ def noise_for(rule, scale=1.0):
 @pytest.mark.parametrize("mu", [None, MU], ids=["mu=0", "mu"])
 def test_monte_carlo_pA_matches_the_closed_form(mu) -> None:
     model = LinearClassifier(W, b=-0.1)
-    smooth = Smooth(model, 2, Anisotropic(Gaussian(1.0), SIGMA, mu))
+    smooth = Smooth(model, 2, Anisotropic(Gaussian(1.0), SIGMA, mu), input_range=None)
     n = 200_000
     counts = smooth.sample_counts(X, n, 10_000, seed=1)
     p = model.anisotropic_probability(X, SIGMA, mu)
@@ -46,7 +46,7 @@ def test_certified_region_is_sound_and_tight_along_the_worst_direction(mu) -> No
     linear classifier is constant; the exact one ends exactly where the class flips."""
     model = LinearClassifier(W, b=-0.1)
     noise = Anisotropic(Gaussian(1.0), SIGMA, mu)
-    cert = Smooth(model, 2, noise).certify(X, 100, 20_000, 0.001, seed=0)
+    cert = Smooth(model, 2, noise, input_range=None).certify(X, 100, 20_000, 0.001, seed=0)
     assert cert.prediction == int(model.anisotropic_probability(X, SIGMA, mu) > 0.5)
     exact = model.anisotropic_region_radius(X, SIGMA, mu)
     assert cert.region_radius <= exact
@@ -70,7 +70,9 @@ def test_certified_region_is_sound_and_tight_along_the_worst_direction(mu) -> No
 
 def test_certificate_reports_inscribed_radius_and_alm() -> None:
     model = LinearClassifier(W, b=-0.1)
-    cert = Smooth(model, 2, Anisotropic(Gaussian(0.5), SIGMA)).certify(X, 100, 5000, 0.001, seed=0)
+    cert = Smooth(model, 2, Anisotropic(Gaussian(0.5), SIGMA), input_range=None).certify(
+        X, 100, 5000, 0.001, seed=0
+    )
     R = 0.5 * stats.norm.ppf(cert.pA_lower)
     assert cert.region_radius == pytest.approx(R, rel=1e-12)
     assert cert.radius == pytest.approx(float(SIGMA.min()) * R, rel=1e-6)
@@ -91,7 +93,7 @@ def test_all_ones_sigma_gives_the_isotropic_radii(rule) -> None:
 def test_isotropic_certificates_have_equal_radius_region_and_alm() -> None:
     model = LinearClassifier(W, b=-0.1)
     noise = Gaussian(0.5)
-    cert = Smooth(model, 2, noise).certify(X, 100, 5000, 0.001, seed=0)
+    cert = Smooth(model, 2, noise, input_range=None).certify(X, 100, 5000, 0.001, seed=0)
     assert cert.radius == cert.region_radius == cert.alm
     region = certified_region(noise, cert.region_radius, X.shape)
     assert region.inscribed_radius() == region.alm() == cert.radius

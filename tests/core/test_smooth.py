@@ -32,7 +32,7 @@ def test_radius_is_sound_and_nearly_tight_at_n_100000(
     assert model.distance(x) == pytest.approx(distance, rel=1e-5)
     assert model.label(x) == (side > 0)
     assert model.smoothed_pA(x, SIGMA) == pytest.approx(pA, rel=1e-5)
-    smooth = Smooth(model, 2, Gaussian(SIGMA))
+    smooth = Smooth(model, 2, Gaussian(SIGMA), input_range=None)
     cert = smooth.certify(x, n0=100, n=100_000, alpha=0.001, batch_size=10_000, seed=7)
     assert cert.prediction == model.label(x)  # g = f for a linear classifier
     assert cert.radius <= model.distance(x)
@@ -43,7 +43,7 @@ def test_a_perturbation_just_beyond_the_radius_flips_the_smoothed_class(
     model: LinearClassifier,
 ) -> None:
     x = model.point_at_distance(SIGMA * norm.ppf(0.99), 1)
-    smooth = Smooth(model, 2, Gaussian(SIGMA))
+    smooth = Smooth(model, 2, Gaussian(SIGMA), input_range=None)
     cert = smooth.certify(x, n0=100, n=100_000, alpha=0.001, batch_size=10_000, seed=3)
     beyond = x + 1.05 * model.distance(x) * model.worst_direction(x)
     assert model.label(beyond) != cert.prediction
@@ -53,7 +53,9 @@ def test_a_perturbation_just_beyond_the_radius_flips_the_smoothed_class(
 
 def test_monte_carlo_pA_matches_the_closed_form(model: LinearClassifier) -> None:
     x = model.point_at_distance(0.4, -1)
-    counts = Smooth(model, 2, Gaussian(SIGMA)).sample_counts(x, 200_000, 20_000, seed=11)
+    counts = Smooth(model, 2, Gaussian(SIGMA), input_range=None).sample_counts(
+        x, 200_000, 20_000, seed=11
+    )
     p = model.smoothed_pA(x, SIGMA)
     standard_error = np.sqrt(p * (1 - p) / 200_000)
     assert abs(counts[model.label(x)] / 200_000 - p) < 4 * standard_error
@@ -71,7 +73,7 @@ def test_false_certificates_are_at_most_alpha(pA: float) -> None:
     model = LinearClassifier(torch.tensor([1.0]), b=0.0)
     x = torch.tensor([SIGMA * norm.ppf(pA)])
     true_radius = model.distance(x)
-    smooth = Smooth(model, 2, Gaussian(SIGMA))
+    smooth = Smooth(model, 2, Gaussian(SIGMA), input_range=None)
     alpha, calls = 0.05, 2000
     false = 0
     for seed in range(calls):
@@ -93,7 +95,7 @@ def test_predict_on_an_exact_tie_abstains_at_the_rate_the_test_allows() -> None:
     model = LinearClassifier(torch.tensor([1.0]), b=0.0)
     x = torch.tensor([0.0])  # on the boundary: each class has probability exactly 1/2
     n, alpha, calls = 100, 0.1, 2000
-    smooth = Smooth(model, 2, Gaussian(SIGMA))
+    smooth = Smooth(model, 2, Gaussian(SIGMA), input_range=None)
     answers = sum(smooth.predict(x, n, alpha, seed=s) != ABSTAIN for s in range(calls))
     # The answer is returned iff min(k, n - k) leads to a p-value <= alpha.
     ks = np.arange(n + 1)
@@ -107,7 +109,7 @@ def test_predict_on_an_exact_tie_abstains_at_the_rate_the_test_allows() -> None:
 
 def test_predict_returns_the_class_when_it_clearly_dominates(model: LinearClassifier) -> None:
     x = model.point_at_distance(SIGMA * norm.ppf(0.9), -1)
-    smooth = Smooth(model, 2, Gaussian(SIGMA))
+    smooth = Smooth(model, 2, Gaussian(SIGMA), input_range=None)
     assert smooth.predict(x, n=1000, alpha=0.001, seed=0) == model.label(x)
 
 

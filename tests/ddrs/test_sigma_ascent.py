@@ -157,5 +157,5 @@ def test_training_mode_and_generator_count_are_errors(cnn: torch.nn.Module) -> N
     with pytest.raises(ValueError, match="generators for a batch"):
         optimize_sigma(cnn, x, SigmaAscent(iterations=1), _generators(3))
     cnn.train()
-    with pytest.raises(ValueError, match="eval mode"):
+    with pytest.raises(ValueError, match="training mode"):
         optimize_sigma(cnn, x, SigmaAscent(iterations=1), _generators(2))
