@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -23,6 +24,13 @@ import torch
 
 from rsutils.anisotropic.noise import Anisotropic
 from rsutils.anisotropic.patterns import spatial_pattern
+from rsutils.cli.arguments import (
+    HelpFormatter,
+    non_negative_int,
+    positive_float,
+    positive_int,
+    probability,
+)
 from rsutils.core.devices import pick_device
 from rsutils.core.noise import FAMILIES, NoiseFamily, make_noise
 from rsutils.core.settings import CertifySettings
@@ -30,11 +38,14 @@ from rsutils.core.smooth import Smooth
 from rsutils.ddrs.data_dependent import DataDependentSmooth
 from rsutils.ddrs.memory import CertificateMemory
 from rsutils.ddrs.sigma_ascent import SigmaAscent
+from rsutils.geometry.norms import NORM_ORDERS
 from rsutils.logs.runner import certify_dataset, certify_dataset_ds, predict_dataset, select_indices
 from rsutils.training.data import load_dataset
-from rsutils.training.models import build_model, load_checkpoint, save_checkpoint
+from rsutils.training.models import ARCHITECTURES, build_model, load_checkpoint, save_checkpoint
 
 __all__ = ["main"]
+
+DATASETS = ("fashion-mnist", "mnist", "cifar10")
 
 
 def _file_digest(path: str) -> str:
@@ -46,43 +57,93 @@ def _file_digest(path: str) -> str:
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("dataset", help="fashion-mnist, mnist or cifar10")
-    parser.add_argument("base_classifier", help="checkpoint (ours or Cohen et al.'s format)")
-    parser.add_argument("sigma", type=float, help="noise scale (sigma for Gaussian noise)")
-    parser.add_argument("outfile", help="TSV log to write (resumed if it exists)")
+    """The arguments of Cohen et al.'s certify.py and predict.py, and ours."""
+    parser.add_argument("dataset", choices=DATASETS, help="the dataset of the checkpoint")
+    parser.add_argument("base_classifier", help="checkpoint file (ours, or Cohen et al.'s format)")
     parser.add_argument(
-        "--batch", type=int, default=CertifySettings.batch_size, help="Monte Carlo batch size"
+        "sigma", type=positive_float, help="noise scale (the standard deviation for gaussian)"
     )
-    parser.add_argument("--skip", type=int, default=1, help="certify every skip-th input")
-    parser.add_argument("--max", type=int, default=-1, help="stop before this index")
-    parser.add_argument("--split", choices=("train", "test"), default="test")
-    parser.add_argument("--N", type=int, default=CertifySettings.n, help="number of samples")
+    parser.add_argument("outfile", help="TSV log to write; an existing log is resumed")
     parser.add_argument(
-        "--alpha", type=float, default=CertifySettings.alpha, help="failure probability"
+        "--batch",
+        type=positive_int,
+        default=CertifySettings.batch_size,
+        help="noisy copies per forward pass (memory, not results, depends on it)",
     )
     parser.add_argument(
-        "--seed", type=int, default=CertifySettings.seed, help="noise seed (per input: seed, idx)"
+        "--skip", type=positive_int, default=1, help="use every skip-th input of the split"
     )
-    parser.add_argument("--noise", choices=sorted(FAMILIES), default="gaussian")
-    parser.add_argument("--power-a", type=float, default=None, help="exponent a of power_law noise")
+    parser.add_argument(
+        "--max", type=int, default=-1, help="stop before this index (-1: the whole split)"
+    )
+    parser.add_argument("--split", choices=("train", "test"), default="test", help="data split")
+    parser.add_argument(
+        "--N",
+        type=positive_int,
+        default=CertifySettings.n,
+        help="Monte Carlo samples that estimate the class probability",
+    )
+    parser.add_argument(
+        "--alpha",
+        type=probability,
+        default=CertifySettings.alpha,
+        help="failure probability of each answer",
+    )
+    parser.add_argument(
+        "--seed",
+        type=non_negative_int,
+        default=CertifySettings.seed,
+        help="noise seed; the draws for input idx depend on (seed, idx) only",
+    )
+    parser.add_argument(
+        "--noise", choices=sorted(FAMILIES), default="gaussian", help="noise family"
+    )
+    parser.add_argument(
+        "--power-a",
+        type=positive_float,
+        default=None,
+        help="exponent a of power_law noise (required for it; a > input size)",
+    )
     parser.add_argument(
         "--sigma-map",
         default=None,
         help="anisotropic noise: a .pt or .npy file of per-dimension scale multipliers "
-        "(shape of one input); the noise becomes mu + sigma_map * eps",
+        "(the shape of one input); the noise becomes mu + sigma_map * eps",
     )
-    parser.add_argument("--mu-map", default=None, help="with --sigma-map: per-dimension offsets")
-    parser.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:1, ...")
-    parser.add_argument("--data-root", default=None, help="dataset folder (else RSUTILS_DATA)")
+    parser.add_argument(
+        "--mu-map",
+        default=None,
+        help="with --sigma-map: a .pt or .npy file of per-dimension offsets mu",
+    )
+    parser.add_argument(
+        "--device", default="auto", help="auto (CUDA if present, else CPU), cpu, cuda, cuda:N"
+    )
+    parser.add_argument(
+        "--data-root",
+        default=None,
+        help="dataset folder (else RSUTILS_DATA, Debian's package, or a download)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
-def _load_map(path: str) -> torch.Tensor:
-    if path.endswith(".npy"):
-        return torch.from_numpy(np.load(path))
-    value = torch.load(path, map_location="cpu", weights_only=True)
-    if not isinstance(value, torch.Tensor):
-        raise ValueError(f"{path} must hold one tensor (torch.save(sigma, path))")
+def _load_map(path: str, option: str) -> torch.Tensor:
+    """A tensor saved with torch.save, or a NumPy .npy array, for --sigma-map/--mu-map."""
+    if not os.path.isfile(path):
+        raise ValueError(f"{option} {path}: no such file")
+    try:
+        if path.endswith(".npy"):
+            value = torch.from_numpy(np.load(path, allow_pickle=False))
+        else:
+            value = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as error:  # numpy and torch raise many types for a damaged file
+        raise ValueError(
+            f"{option} {path} is not a readable .npy array or torch-saved tensor "
+            f"({type(error).__name__}); save it with np.save or torch.save(tensor, path)"
+        ) from None
+    if not isinstance(value, torch.Tensor) or not value.is_floating_point():
+        raise ValueError(
+            f"{option} {path} must hold one floating-point tensor (torch.save(sigma, path))"
+        )
     return value
 
 
@@ -104,8 +165,8 @@ def _noise(args: argparse.Namespace) -> NoiseFamily:
     if mu_map and not sigma_map:
         raise ValueError("--mu-map needs --sigma-map (pass a map of ones for offsets only)")
     if sigma_map:
-        mu = None if mu_map is None else _load_map(mu_map)
-        noise = Anisotropic(noise, _load_map(sigma_map), mu)
+        mu = None if mu_map is None else _load_map(mu_map, "--mu-map")
+        noise = Anisotropic(noise, _load_map(sigma_map, "--sigma-map"), mu)
     return noise
 
 
@@ -125,7 +186,20 @@ def _setup(args: argparse.Namespace):
     # another --skip/--max; the checkpoint's digest guards against mixing models. An
     # anisotropic noise is identified by its content in the "noise" setting.
     config = {"checkpoint": _file_digest(args.base_classifier)}
+    _preflight(smooth, data, indices, args.outfile)
     return data, smooth, indices, config
+
+
+def _preflight(smooth: Smooth, data, indices: list[int], outfile: str) -> None:
+    """Fail before touching the disk: one noisy draw through the model, a usable outfile.
+
+    The draw checks what only shows when sampling (the shape of a sigma map, power_law's
+    exponent against the input size, the model against the input, the input's range).
+    """
+    if os.path.isdir(outfile):
+        raise ValueError(f"{outfile} is a directory; pass a file such as {outfile}/log.tsv")
+    if indices:
+        smooth.sample_counts(data.images[indices[0]], 1, seed=0, index=indices[0])
 
 
 def _settings(args: argparse.Namespace) -> CertifySettings:
@@ -169,6 +243,8 @@ def _train(args: argparse.Namespace) -> None:
     from rsutils.training.objectives import ObjectiveSettings
     from rsutils.training.train import TrainConfig, train_model
 
+    if os.path.isdir(args.outfile):
+        raise ValueError(f"{args.outfile} is a directory; pass a file such as model.pt")
     ds = None
     if args.ds_steps is not None:
         ds = SigmaAscent(sigma0=args.noise_sd, iterations=args.ds_steps, draws=args.ds_draws)
@@ -225,96 +301,175 @@ def _bench(args: argparse.Namespace) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m rsutils",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        prog="python -m rsutils", description=__doc__, formatter_class=HelpFormatter
     )
     commands = parser.add_subparsers(dest="command", required=True)
-
-    certify = commands.add_parser("certify", help="CERTIFY every skip-th input into a TSV log")
-    _common(certify)
-    certify.add_argument("--N0", type=int, default=CertifySettings.n0, help="selection samples")
-    certify.add_argument("--norm", default=None, help="threat norm (default: the noise's own)")
-    certify.add_argument(
-        "--ascent-steps",
-        type=int,
-        default=None,
-        metavar="K",
-        help="data-dependent sigma: K steps of sigma ascent from `sigma` (DDRS)",
+    _certify_parser(commands)
+    predict = commands.add_parser(
+        "predict", help="PREDICT every skip-th input into a TSV log", formatter_class=HelpFormatter
     )
-    certify.add_argument(
-        "--ascent-lr", type=float, default=SigmaAscent.lr, help="sigma ascent step size"
-    )
-    certify.add_argument(
-        "--ascent-draws", type=int, default=SigmaAscent.draws, help="noise draws per step (M)"
-    )
-    certify.add_argument(
-        "--ascent-clamp", type=float, default=SigmaAscent.clamp, help="probability clamp"
-    )
-    certify.add_argument("--memory", default=None, help="certificate memory (SQLite) file")
-    certify.set_defaults(run=_run_log)
-
-    predict = commands.add_parser("predict", help="PREDICT every skip-th input into a TSV log")
     _common(predict)
     predict.set_defaults(run=_run_log)
+    _train_parser(commands)
+    _bench_parser(commands)
+    return parser
 
-    train = commands.add_parser(
-        "train", help="train a base model (noise augmentation, SmoothAdv or MACER; DS optional)"
+
+def _certify_parser(commands) -> None:
+    certify = commands.add_parser(
+        "certify", help="CERTIFY every skip-th input into a TSV log", formatter_class=HelpFormatter
     )
-    train.add_argument("dataset")
-    train.add_argument("arch", help="small_cnn, cifar_resnet20, cifar_resnet110")
-    train.add_argument("outfile")
-    train.add_argument("--noise-sd", type=float, required=True)
-    train.add_argument("--noise", choices=sorted(FAMILIES), default="gaussian")
-    train.add_argument("--epochs", type=int, default=6)
-    train.add_argument("--batch", type=int, default=128)
-    train.add_argument("--lr", type=float, default=2e-3)
-    train.add_argument("--seed", type=int, default=0)
-    train.add_argument("--method", choices=("gaussian", "smoothadv", "macer"), default="gaussian")
-    train.add_argument("--draws", type=int, default=1, help="noise draws per image (MACER: 64)")
-    train.add_argument("--epsilon", type=float, default=0.25, help="SmoothAdv attack radius")
+    _common(certify)
+    certify.add_argument(
+        "--N0",
+        type=positive_int,
+        default=CertifySettings.n0,
+        help="Monte Carlo samples that select the class",
+    )
+    certify.add_argument(
+        "--norm",
+        choices=sorted(NORM_ORDERS),
+        default=None,
+        help="threat norm of the radius (default: the noise family's own)",
+    )
+    certify.add_argument(
+        "--ascent-steps",
+        type=non_negative_int,
+        default=None,
+        metavar="K",
+        help="data-dependent sigma (DDRS): K steps of sigma ascent from sigma, per input",
+    )
+    certify.add_argument(
+        "--ascent-lr",
+        type=positive_float,
+        default=SigmaAscent.lr,
+        help="sigma ascent step size",
+    )
+    certify.add_argument(
+        "--ascent-draws",
+        type=positive_int,
+        default=SigmaAscent.draws,
+        help="noise draws per sigma ascent step (M)",
+    )
+    certify.add_argument(
+        "--ascent-clamp",
+        type=probability,
+        default=SigmaAscent.clamp,
+        help="sigma ascent clamps the expected probabilities to [clamp, 1 - clamp]",
+    )
+    certify.add_argument(
+        "--memory",
+        default=None,
+        help="certificate memory (SQLite) file of --ascent-steps "
+        "(default: <outfile>.memory.sqlite)",
+    )
+    certify.set_defaults(run=_run_log)
+
+
+def _train_parser(commands) -> None:
+    train = commands.add_parser(
+        "train",
+        formatter_class=HelpFormatter,
+        help="train a base model (noise augmentation, SmoothAdv or MACER; DS optional)",
+    )
+    train.add_argument("dataset", choices=DATASETS, help="training data")
+    train.add_argument("arch", choices=sorted(ARCHITECTURES), help="network")
+    train.add_argument("outfile", help="checkpoint file to write")
+    train.add_argument(
+        "--noise-sd", type=positive_float, required=True, help="noise scale during training"
+    )
+    train.add_argument("--noise", choices=sorted(FAMILIES), default="gaussian", help="noise family")
+    train.add_argument("--epochs", type=positive_int, default=6, help="passes over the data")
+    train.add_argument("--batch", type=positive_int, default=128, help="images per step")
+    train.add_argument("--lr", type=positive_float, default=2e-3, help="Adam learning rate")
+    train.add_argument(
+        "--seed", type=non_negative_int, default=0, help="seed of initialisation and noise"
+    )
+    train.add_argument(
+        "--method",
+        choices=("gaussian", "smoothadv", "macer"),
+        default="gaussian",
+        help="training objective",
+    )
+    train.add_argument(
+        "--draws", type=positive_int, default=1, help="noise draws per image (MACER: 64)"
+    )
+    train.add_argument(
+        "--epsilon", type=positive_float, default=0.25, help="SmoothAdv attack radius"
+    )
     train.add_argument(
         "--ds-steps",
-        type=int,
+        type=positive_int,
         default=None,
         metavar="K",
         help="data-dependent sigma per training image, K ascent steps per draw (DDRS Alg. 2)",
     )
     train.add_argument(
-        "--ds-draws", type=int, default=1, metavar="M", help="noise draws per ascent step"
+        "--ds-draws",
+        type=positive_int,
+        default=1,
+        metavar="M",
+        help="noise draws per ascent step",
     )
-    train.add_argument("--device", default="auto")
-    train.add_argument("--data-root", default=None)
-    train.add_argument("--quiet", action="store_true")
+    train.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N")
+    train.add_argument("--data-root", default=None, help="dataset folder (else RSUTILS_DATA, ...)")
+    train.add_argument("--quiet", action="store_true", help="no progress bar")
     train.set_defaults(run=_train)
 
-    bench = commands.add_parser("bench", help="raw forward vs Monte Carlo loop throughput")
-    bench.add_argument("--checkpoint", default=None, help="a checkpoint (else --arch, random)")
-    bench.add_argument("--arch", default="small_cnn")
-    bench.add_argument("--dataset", default="fashion-mnist")
-    bench.add_argument("--batch", type=int, default=1000)
-    bench.add_argument("--batches", type=int, default=10, help="batches per timing")
-    bench.add_argument("--sigma", type=float, default=0.25)
-    bench.add_argument("--noise", choices=sorted(FAMILIES), default="gaussian")
-    bench.add_argument("--power-a", type=float, default=None, help="exponent a of power_law")
+
+def _bench_parser(commands) -> None:
+    bench = commands.add_parser(
+        "bench", help="raw forward vs Monte Carlo loop throughput", formatter_class=HelpFormatter
+    )
+    bench.add_argument(
+        "--checkpoint", default=None, help="a checkpoint (else a random --arch network)"
+    )
+    bench.add_argument("--arch", choices=sorted(ARCHITECTURES), default="small_cnn", help="network")
+    bench.add_argument(
+        "--dataset",
+        choices=[*DATASETS, "imagenet"],
+        default="fashion-mnist",
+        help="input shape and classes",
+    )
+    bench.add_argument(
+        "--batch", type=positive_int, default=1000, help="noisy copies per forward pass"
+    )
+    bench.add_argument("--batches", type=positive_int, default=10, help="batches per timing")
+    bench.add_argument("--sigma", type=positive_float, default=0.25, help="noise scale")
+    bench.add_argument("--noise", choices=sorted(FAMILIES), default="gaussian", help="noise family")
+    bench.add_argument(
+        "--power-a", type=positive_float, default=None, help="exponent a of power_law"
+    )
     bench.add_argument(
         "--anisotropic",
         action="store_true",
         help="time mu + sigma * eps with UCAN's pattern as sigma (and a small mu)",
     )
-    bench.add_argument("--device", default="auto")
+    bench.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N")
     bench.set_defaults(run=_bench)
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run a command; a user's mistake is one line on stderr and exit status 2.
+
+    Set ``RSUTILS_TRACEBACK=1`` to see the traceback of such an error too.
+    """
     args = build_parser().parse_args(argv)
     try:
         args.run(args)
-    except (ValueError, FileNotFoundError) as error:
-        print(f"error: {error}", file=sys.stderr)
+    except (ValueError, TypeError, OSError) as error:
+        if os.environ.get("RSUTILS_TRACEBACK"):
+            raise
+        print(f"error: {_describe(error)}", file=sys.stderr)
         return 2
     return 0
+
+
+def _describe(error: BaseException) -> str:
+    """One line for a user: the message, with the file for errors of the operating system."""
+    if isinstance(error, OSError) and error.filename is not None:
+        return f"{error.filename}: {error.strerror or error}"
+    return str(error)
 
 
 if __name__ == "__main__":

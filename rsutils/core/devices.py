@@ -16,12 +16,46 @@ __all__ = ["model_device", "model_dtype", "pick_device"]
 
 
 def pick_device(name: str | torch.device = "auto") -> torch.device:
-    """``"auto"`` means CUDA when available, else CPU; other names pass through."""
+    """``"auto"`` means CUDA when available, else CPU; other names must exist here.
+
+    An unknown name, or an accelerator this machine does not have, is a
+    ``ValueError`` that lists what is available.
+    """
     if isinstance(name, torch.device):
         return name
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(name)
+    try:
+        device = torch.device(name)
+    except (RuntimeError, TypeError):
+        raise ValueError(
+            f"unknown device {name!r}; use auto, cpu, cuda, cuda:N or mps ({_available()})"
+        ) from None
+    _check_available(device)
+    return device
+
+
+def _available() -> str:
+    found = ["cpu"]
+    if torch.cuda.is_available():
+        found.append(f"cuda:0..{torch.cuda.device_count() - 1}")
+    if torch.backends.mps.is_available():
+        found.append("mps")
+    return "available here: " + ", ".join(found)
+
+
+def _check_available(device: torch.device) -> None:
+    if device.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if (device.index or 0) >= count:
+            raise ValueError(
+                f"device {str(device)!r} is not available: torch sees {count} CUDA GPU(s) "
+                f"({_available()}); use --device cpu or auto"
+            )
+    elif device.type == "mps" and not torch.backends.mps.is_available():
+        raise ValueError(f"device 'mps' is not available ({_available()}); use cpu or auto")
+    elif device.type == "meta":
+        raise ValueError("the meta device holds no data; use cpu, cuda or auto")
 
 
 def model_device(model: nn.Module) -> torch.device:

@@ -62,6 +62,40 @@ CREATE TABLE IF NOT EXISTS entries (
 );
 """
 
+_ENTRY_COLUMNS = {
+    "id",
+    "key",
+    "prediction",
+    "radius",
+    "mc_prediction",
+    "mc_radius",
+    "action",
+    "center",
+}
+
+
+def _check_writable(path: Path) -> None:
+    """The memory's file and folder must exist or be creatable, and be writable."""
+    if path.is_dir():
+        raise ValueError(f"{path} is a directory; pass a file such as {path / 'memory.sqlite'}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ValueError(f"cannot create the folder of {path} ({error.strerror})") from None
+    for where in (path, path.parent):
+        if where.exists() and not os.access(where, os.W_OK):
+            raise ValueError(
+                f"{where} is read-only, and the certificate memory {path} is written on every "
+                "admission (and its journal next to it); make it writable or choose another file"
+            )
+
+
+def _open_error(path: Path | None, error: sqlite3.DatabaseError) -> str:
+    if "readonly" in str(error) or "unable to open" in str(error):
+        return f"cannot write the certificate memory {path} ({error}); check its permissions"
+    return f"{path} is not a certificate memory ({error}); choose another file"
+
+
 #: What the memory did to a Monte Carlo certificate.
 ACTIONS = ("kept", "shrunk", "adopted", "abstained")
 
@@ -102,16 +136,14 @@ class CertificateMemory:
         self.geometry: RegionGeometry = norm_ball(norm)
         self.norm = norm
         if self.path is not None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            _check_writable(self.path)
         target = ":memory:" if self.path is None else str(self.path)
         self._db = sqlite3.connect(target, timeout=60.0, isolation_level=None)
         try:
             self._open(self.geometry.name)
         except sqlite3.DatabaseError as error:
             self._db.close()
-            raise ValueError(
-                f"{self.path} is not a certificate memory ({error}); choose another file"
-            ) from None
+            raise ValueError(_open_error(self.path, error)) from None
         except ValueError:
             self._db.close()
             raise
@@ -126,6 +158,7 @@ class CertificateMemory:
 
     def _open(self, geometry: str) -> None:
         """Set up the journal, create the tables, check the stored geometry."""
+        self._check_foreign_tables()  # before anything writes to the file
         if self.path is not None:
             self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")
@@ -142,6 +175,20 @@ class CertificateMemory:
                 )
 
     # -- storage -------------------------------------------------------------------------
+
+    def _check_foreign_tables(self) -> None:
+        """Refuse (and leave untouched) an SQLite file that holds another application's data."""
+        tables = {row[0] for row in self._db.execute("SELECT name FROM sqlite_master")}
+        foreign = sorted(
+            tables - {"meta", "entries"} - {t for t in tables if t.startswith("sqlite_")}
+        )
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(entries)")}
+        if foreign or ("entries" in tables and columns != _ENTRY_COLUMNS):
+            raise ValueError(
+                f"{self.path} is an SQLite database of another application "
+                f"(tables: {', '.join(sorted(tables))}); it was left untouched. "
+                "Choose another file for the certificate memory"
+            )
 
     def _create_schema(self) -> None:
         for statement in _SCHEMA.split(";"):

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import io
 import os
+import pickle
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -181,6 +183,28 @@ def _strip_data_parallel(state_dict: dict[str, torch.Tensor]) -> dict[str, torch
     }
 
 
+def _read_checkpoint(path: str | os.PathLike[str], map_location: str | torch.device) -> Any:
+    """``torch.load`` (weights only), with a damaged file named as such."""
+    if os.path.isdir(path):
+        raise ValueError(f"{os.fspath(path)!r} is a directory, not a checkpoint file")
+    try:
+        return torch.load(path, map_location=map_location, weights_only=True)
+    except (
+        RuntimeError,
+        EOFError,
+        ValueError,
+        pickle.UnpicklingError,
+        zipfile.BadZipFile,
+    ) as error:
+        reason = (
+            str(error).strip().splitlines()[0][:160] if str(error).strip() else type(error).__name__
+        )
+        raise ValueError(
+            f"{os.fspath(path)!r} is not a readable PyTorch checkpoint ({reason}); it may be "
+            "truncated or damaged: copy or train it again"
+        ) from None
+
+
 def load_checkpoint(
     path: str | os.PathLike[str],
     *,
@@ -197,7 +221,7 @@ def load_checkpoint(
     """
     if not os.path.exists(path):
         raise FileNotFoundError(f"no checkpoint at {os.fspath(path)!r}")
-    checkpoint = torch.load(path, map_location=map_location, weights_only=True)
+    checkpoint = _read_checkpoint(path, map_location)
     if (
         not isinstance(checkpoint, dict)
         or "arch" not in checkpoint
@@ -215,7 +239,13 @@ def load_checkpoint(
     state = _strip_data_parallel(checkpoint["state_dict"])
     if not any(key.startswith("1.") for key in state):  # a bare network without Normalize
         state = {f"1.{key}": value for key, value in state.items()}
-    model.load_state_dict(state)
+    try:
+        model.load_state_dict(state)
+    except RuntimeError as error:
+        raise ValueError(
+            f"{os.fspath(path)!r}: its weights do not fit a {arch} for {dataset} "
+            f"({str(error).splitlines()[0]}); check the checkpoint and the dataset argument"
+        ) from None
     model.to(map_location).eval()
     info = {"arch": arch, "dataset": dataset, "meta": checkpoint.get("meta", {})}
     return model, info

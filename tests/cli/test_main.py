@@ -126,7 +126,7 @@ def test_cli_reports_bad_input_without_a_traceback(fake_fashion_mnist, checkpoin
     args[args.index("0.5")] = "-1"
     result = subprocess.run(args, capture_output=True, text=True)
     assert result.returncode == 2
-    assert "error: sigma must be a positive finite number" in result.stderr
+    assert "error: argument sigma: must be a finite number > 0, got '-1'" in result.stderr
     assert "Traceback" not in result.stderr
 
 

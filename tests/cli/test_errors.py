@@ -1,0 +1,298 @@
+"""A command-line user's mistake is one line naming the file or value and the fix.
+
+No traceback, exit status 2, and nothing left on disk: a rejected command must not
+leave a log, sidecar or memory behind that would then refuse the corrected command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from rsutils.anisotropic.patterns import spatial_pattern
+from rsutils.cli.main import build_parser, main
+from rsutils.training.models import build_model, save_checkpoint
+
+
+@pytest.fixture
+def checkpoint(tmp_path: Path) -> Path:
+    torch.manual_seed(0)
+    path = tmp_path / "inputs" / "model.pt"
+    path.parent.mkdir()
+    save_checkpoint(
+        build_model("small_cnn", "fashion-mnist"), path, arch="small_cnn", dataset="fashion-mnist"
+    )
+    return path
+
+
+@pytest.fixture
+def out(tmp_path: Path) -> Path:
+    """An empty folder for the command's outputs."""
+    folder = tmp_path / "out"
+    folder.mkdir()
+    return folder
+
+
+def certify(data: Path, model: Path, out: Path, *extra: str) -> list[str]:
+    return [
+        *("certify", "fashion-mnist", str(model), "0.25", str(out / "log.tsv")),
+        *("--N0", "10", "--N", "50", "--max", "2", "--data-root", str(data), "--quiet"),
+        *extra,
+    ]
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    """Exit status and stderr of ``python -m rsutils argv`` (argparse errors included)."""
+    try:
+        status = main(argv)
+    except SystemExit as stop:
+        status = int(stop.code or 0)
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    return status, err
+
+
+def _write(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path
+
+
+def _random_bytes(path: Path) -> Path:
+    return _write(path, np.random.default_rng(0).bytes(4096))
+
+
+def _truncated(checkpoint: Path) -> Path:
+    data = checkpoint.read_bytes()
+    return _write(checkpoint.with_name("half.pt"), data[: len(data) // 2])
+
+
+def _foreign_sqlite(path: Path) -> Path:
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE users (name TEXT)")
+        db.execute("INSERT INTO users VALUES ('ada')")
+    db.close()
+    return path
+
+
+def _saved(path: Path, value: object) -> Path:
+    torch.save(value, path)
+    return path
+
+
+# Each case: how to build the bad argument from (tmp inputs folder, checkpoint), the
+# extra arguments, and the phrase the one-line error must contain.
+CASES = {
+    "corrupt-checkpoint": (
+        lambda d, c: ["--checkpoint-file", str(_random_bytes(d / "bad.pt"))],
+        r"bad.pt' is not a readable PyTorch checkpoint.*train it again",
+    ),
+    "truncated-checkpoint": (
+        lambda d, c: ["--checkpoint-file", str(_truncated(c))],
+        r"half.pt' is not a readable PyTorch checkpoint",
+    ),
+    "checkpoint-is-a-folder": (
+        lambda d, c: ["--checkpoint-file", str(d)],
+        r"is a directory, not a checkpoint file",
+    ),
+    "sigma-map-random-bytes-pt": (
+        lambda d, c: ["--sigma-map", str(_random_bytes(d / "map.pt"))],
+        r"--sigma-map .*map.pt is not a readable .npy array or torch-saved tensor",
+    ),
+    "sigma-map-random-bytes-npy": (
+        lambda d, c: ["--sigma-map", str(_random_bytes(d / "map.npy"))],
+        r"--sigma-map .*map.npy is not a readable",
+    ),
+    "sigma-map-not-a-tensor": (
+        lambda d, c: ["--sigma-map", str(_saved(d / "dict.pt", {"sigma": 1.0}))],
+        r"--sigma-map .*dict.pt must hold one floating-point tensor",
+    ),
+    "sigma-map-wrong-shape": (
+        lambda d, c: ["--sigma-map", str(_saved(d / "small.pt", spatial_pattern(14, 14)))],
+        r"sigma has shape \(1, 14, 14\) but the input has shape \(1, 28, 28\)",
+    ),
+    "sigma-map-missing": (
+        lambda d, c: ["--sigma-map", str(d / "nowhere.pt")],
+        r"--sigma-map .*nowhere.pt: no such file",
+    ),
+    "power-law-exponent-too-small": (
+        lambda d, c: ["--noise", "power_law", "--power-a", "10"],
+        r"power_law|a > ",
+    ),
+    "memory-of-another-application": (
+        lambda d, c: ["--ascent-steps", "1", "--memory", str(_foreign_sqlite(d / "app.db"))],
+        r"app.db is an SQLite database of another application \(tables: users\)",
+    ),
+    "memory-is-a-folder": (
+        lambda d, c: ["--ascent-steps", "1", "--memory", str(d)],
+        r"inputs is a directory; pass a file",
+    ),
+    "device-foo": (lambda d, c: ["--device", "foo"], r"unknown device 'foo'; use auto, cpu"),
+    "device-meta": (lambda d, c: ["--device", "meta"], r"meta device holds no data"),
+}
+if not torch.cuda.is_available():
+    CASES["device-cuda-without-gpu"] = (
+        lambda d, c: ["--device", "cuda"],
+        r"device 'cuda' is not available: torch sees 0 CUDA GPU\(s\)",
+    )
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_mistake_is_one_line_naming_the_file_and_the_fix(
+    fake_fashion_mnist: Path,
+    checkpoint: Path,
+    out: Path,
+    capsys: pytest.CaptureFixture[str],
+    case: str,
+) -> None:
+    build, message = CASES[case]
+    extra = build(checkpoint.parent, checkpoint)
+    model = checkpoint
+    if extra[0] == "--checkpoint-file":  # the bad file is the checkpoint itself
+        model, extra = Path(extra[1]), []
+    status, err = run(certify(fake_fashion_mnist, model, out, *extra), capsys)
+    assert status == 2
+    assert err.startswith("error: ") and err.count("\n") == 1, err
+    assert re.search(message, err), err
+    assert list(out.iterdir()) == [], "a rejected command must not write anything"
+
+
+def test_a_foreign_sqlite_file_is_left_untouched(
+    fake_fashion_mnist: Path, checkpoint: Path, out: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    app = _foreign_sqlite(checkpoint.parent / "app.db")
+    before = app.read_bytes()
+    argv = certify(fake_fashion_mnist, checkpoint, out, "--ascent-steps", "1", "--memory", str(app))
+    assert run(argv, capsys)[0] == 2
+    assert app.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--N", "0"], r"argument --N: must be an integer >= 1, got '0'"),
+        (["--N0", "-3"], r"argument --N0: must be an integer >= 1"),
+        (["--batch", "0"], r"argument --batch: must be an integer >= 1"),
+        (["--alpha", "2"], r"argument --alpha: must be a number strictly between 0 and 1"),
+        (["--alpha", "nan"], r"argument --alpha: must be a number strictly between 0 and 1"),
+        (["--skip", "0"], r"argument --skip: must be an integer >= 1"),
+        (["--seed", "-1"], r"argument --seed: must be an integer >= 0"),
+        (["--power-a", "0", "--noise", "power_law"], r"argument --power-a: must be a finite"),
+        (["--noise", "power_law"], r"power_law noise needs its exponent: pass --power-a"),
+        (["--ascent-steps", "-1"], r"argument --ascent-steps: must be an integer >= 0"),
+        (["--ascent-clamp", "1.5"], r"argument --ascent-clamp: must be a number strictly"),
+        (["--norm", "l3"], r"argument --norm: invalid choice: 'l3'"),
+    ],
+    ids=lambda v: " ".join(v) if isinstance(v, list) else None,
+)
+def test_rejected_values_leave_nothing_and_the_corrected_command_runs(
+    fake_fashion_mnist: Path,
+    checkpoint: Path,
+    out: Path,
+    capsys: pytest.CaptureFixture[str],
+    argv: list[str],
+    message: str,
+) -> None:
+    status, err = run(certify(fake_fashion_mnist, checkpoint, out, *argv), capsys)
+    assert status == 2 and re.search(message, err), err
+    assert list(out.iterdir()) == []
+    assert run(certify(fake_fashion_mnist, checkpoint, out), capsys)[0] == 0
+
+
+def test_the_sigma_of_the_positional_arguments_is_checked(
+    fake_fashion_mnist: Path, checkpoint: Path, out: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = certify(fake_fashion_mnist, checkpoint, out)
+    argv[3] = "0"
+    status, err = run(argv, capsys)
+    assert status == 2 and "argument sigma: must be a finite number > 0, got '0'" in err
+
+
+def test_an_outfile_that_is_a_directory_is_refused_before_writing(
+    fake_fashion_mnist: Path, checkpoint: Path, out: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = certify(fake_fashion_mnist, checkpoint, out)
+    argv[4] = str(out)
+    status, err = run(argv, capsys)
+    assert status == 2 and f"{out} is a directory; pass a file" in err
+    assert list(out.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["train", "fashion-mnist", "small_cnn", "m.pt", "--noise-sd", "0"], "--noise-sd: must"),
+        (["train", "fashion-mnist", "small_cnn", "m.pt", "--noise-sd", "-1"], "--noise-sd: must"),
+        (["train", "fashion-mnist", "small_cnn", "m.pt", "--noise-sd", "inf"], "--noise-sd: must"),
+        (["train", "fashion-mnist", "small_cnn", "m.pt"], "arguments are required: --noise-sd"),
+        (["train", "fashion-mnist", "vgg", "m.pt", "--noise-sd", ".25"], "invalid choice: 'vgg'"),
+        (["train", "svhn", "small_cnn", "m.pt", "--noise-sd", ".25"], "invalid choice: 'svhn'"),
+        (["train", "fashion-mnist", "small_cnn", ".", "--noise-sd", ".25"], ". is a directory"),
+        (["bench", "--batch", "0"], "argument --batch: must be an integer >= 1"),
+        (["bench", "--batches", "0"], "argument --batches: must be an integer >= 1"),
+        (["bench", "--sigma", "0"], "argument --sigma: must be a finite number > 0"),
+        (["bench", "--device", "foo"], "unknown device 'foo'"),
+    ],
+    ids=lambda v: " ".join(v[:1] + v[-2:]) if isinstance(v, list) else None,
+)
+def test_train_and_bench_refuse_bad_values(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    status, err = run(argv, capsys)
+    assert status == 2 and message in err, err
+
+
+def test_a_read_only_memory_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As root every file is writable, so the permission is simulated (see the next test)."""
+    from rsutils.ddrs import memory as memory_module
+
+    monkeypatch.setattr(memory_module.os, "access", lambda path, mode: False)
+    with pytest.raises(ValueError, match=r"is read-only, and the certificate memory .* is written"):
+        memory_module.CertificateMemory(tmp_path / "m.sqlite")
+    assert not (tmp_path / "m.sqlite").exists()
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root may write anywhere")
+@pytest.mark.parametrize("what", ["file", "folder"])
+def test_a_read_only_memory_file_or_folder_is_named(tmp_path: Path, what: str) -> None:
+    from rsutils import CertificateMemory
+
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    path = folder / "m.sqlite"
+    CertificateMemory(path).close()
+    (path if what == "file" else folder).chmod(0o500 if what == "folder" else 0o400)
+    try:
+        with pytest.raises(ValueError, match=r"read-only"):
+            CertificateMemory(path)
+    finally:
+        folder.chmod(0o700)
+        path.chmod(0o600)
+
+
+def _subcommands() -> dict[str, argparse.ArgumentParser]:
+    action = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(action.choices)
+
+
+@pytest.mark.parametrize("command", ["certify", "predict", "train", "bench"])
+def test_help_documents_every_option_with_its_default(command: str) -> None:
+    parser = _subcommands()[command]
+    text = parser.format_help()
+    for action in parser._actions:
+        if isinstance(action, argparse._HelpAction):
+            continue
+        assert action.help, f"{command} {action.dest} has no help text"
+        shown = action.option_strings and action.default not in (None, False)
+        if shown and not isinstance(action.default, bool):
+            assert f"(default: {action.default})" in " ".join(text.split()), action.dest
+    if command == "certify":
+        assert "(default: 100000)" in text and "(default: 0.001)" in text
