@@ -5,8 +5,10 @@
 Each Jupytext source ``notebooks/NN_slug.py`` becomes ``book/_executed/NN_slug.ipynb``
 with ``profile``, ``progress=False`` and ``reference_root`` injected, each only into the
 notebooks whose ``parameters`` cell declares it.
-Then ``book/_executed/status.md`` is written from the executed notebooks' own papermill
-metadata (profile, start time, duration), for the book's status page.
+Each executed notebook's metadata also records the environment it ran in (device,
+torch's thread count, torch version). Then ``book/_executed/status.md`` is written from
+the executed notebooks' own metadata (profile, start time, duration, environment), for
+the book's status page.
 """
 
 from __future__ import annotations
@@ -51,7 +53,21 @@ def execute(source: Path, profile: str, reference: str | None) -> float:
         progress_bar=False,
         log_output=False,
     )
-    return time.perf_counter() - start
+    seconds = time.perf_counter() - start
+    record_environment(target, profile)
+    return seconds
+
+
+def record_environment(target: Path, profile: str) -> None:
+    """Store where the notebook ran (see ``describe_environment``) in its metadata."""
+    from rsutils.book.profiles import get_profile
+    from rsutils.core.devices import pick_device
+    from rsutils.core.environment import describe_environment
+
+    executed = nbformat.read(target, as_version=4)
+    device = pick_device(get_profile(profile).device)
+    executed.metadata["rsutils"] = {"environment": describe_environment(device)}
+    nbformat.write(executed, target)
 
 
 def title_of(notebook: nbformat.NotebookNode) -> str:
@@ -64,8 +80,11 @@ def title_of(notebook: nbformat.NotebookNode) -> str:
 
 
 def write_status() -> None:
-    """A Markdown table of every executed notebook's profile and run time."""
-    rows = ["| chapter | profile | started (UTC) | run time |", "|---|---|---|---|"]
+    """A Markdown table of every executed notebook's profile, run time and environment."""
+    rows = [
+        "| chapter | profile | started (UTC) | run time | device | CPU threads | torch |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for path in sorted(EXECUTED.glob("[0-9][0-9]_*.ipynb")):
         notebook = nbformat.read(path, as_version=4)
         meta = notebook.metadata.get("papermill", {})
@@ -74,7 +93,9 @@ def write_status() -> None:
         duration = meta.get("duration")
         minutes = f"{duration / 60:.1f} min" if duration is not None else "?"
         chapter = f"{{doc}}`/book/_executed/{path.stem}` ({title_of(notebook)})"
-        rows.append(f"| {chapter} | {profile} | {started} | {minutes} |")
+        environment = notebook.metadata.get("rsutils", {}).get("environment", {})
+        where = " | ".join(str(environment.get(k, "?")) for k in ("device", "threads", "torch"))
+        rows.append(f"| {chapter} | {profile} | {started} | {minutes} | {where} |")
     (EXECUTED / "status.md").write_text("\n".join(rows) + "\n")
 
 

@@ -104,3 +104,23 @@ def test_the_book_comparison_sees_a_changed_number(tmp_path, capsys) -> None:
     assert tool.main([str(tmp_path / "old"), str(tmp_path / "new")]) == 1
     report = capsys.readouterr().out
     assert "glued acr: '0.613' -> '0.614'" in report and "output 1 differs" in report
+
+
+def test_the_status_page_names_each_chapters_environment(tmp_path, monkeypatch) -> None:
+    import nbformat
+
+    from rsutils.book.profiles import get_profile
+    from rsutils.core.devices import pick_device
+    from rsutils.core.environment import describe_environment
+
+    runner = _load("book/run_notebooks.py")
+    monkeypatch.setattr(runner, "EXECUTED", tmp_path)
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# A chapter")])
+    notebook.metadata["papermill"] = {"parameters": {"profile": "smoke"}, "duration": 90.0}
+    nbformat.write(notebook, tmp_path / "01_chapter.ipynb")
+    runner.record_environment(tmp_path / "01_chapter.ipynb", "smoke")
+    runner.write_status()
+    row = (tmp_path / "status.md").read_text().splitlines()[-1]
+    environment = describe_environment(pick_device(get_profile("smoke").device))
+    expected = f"| smoke | ? | 1.5 min | {environment['device']} | {environment['threads']} |"
+    assert expected in row and row.endswith(f"| {environment['torch']} |")

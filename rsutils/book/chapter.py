@@ -13,7 +13,6 @@ experiments). :func:`glue_all` glues a batch of named numbers for the prose.
 
 from __future__ import annotations
 
-import platform
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -26,21 +25,25 @@ from rsutils.book.experiments import Experiments, trained_model
 from rsutils.book.plots import setup_style
 from rsutils.book.profiles import Profile, get_profile
 from rsutils.core.devices import pick_device
+from rsutils.core.environment import describe_environment
 from rsutils.training.data import Dataset, load_dataset
 from rsutils.training.train import TrainConfig
 
-__all__ = ["STANDARD_ROWS", "Chapter", "device_name", "glue_all", "run_at_table"]
+__all__ = ["STANDARD_ROWS", "Chapter", "environment_rows", "glue_all", "run_at_table"]
 
 #: The rows of a run-at table that a chapter may ask for by name.
 STANDARD_ROWS = ("n0", "n", "alpha", "images", "epochs")
 
 
-def device_name(device: torch.device) -> str:
-    """A readable name of the device the chapter ran on."""
-    if device.type == "cuda":
-        return torch.cuda.get_device_name(device)
-    threads = torch.get_num_threads()
-    return f"CPU ({platform.machine()}, {threads} thread{'s' * (threads > 1)})"
+def environment_rows(device: torch.device) -> dict[str, object]:
+    """Run-at rows for what the numbers depend on beyond the settings (see
+    :func:`~rsutils.core.environment.describe_environment`)."""
+    environment = describe_environment(device)
+    return {
+        "device": environment["device"],
+        "CPU threads (torch)": environment["threads"],
+        "torch": environment["torch"],
+    }
 
 
 def _standard_rows(profile: Profile) -> dict[str, dict[str, object]]:
@@ -61,7 +64,8 @@ def run_at_table(
     standard: Iterable[str] = STANDARD_ROWS,
 ) -> pd.DataFrame:
     """The "run at" table: the profile, the chapter's own ``rows``, the profile's
-    settings named in ``standard`` (see :data:`STANDARD_ROWS`), and the device."""
+    settings named in ``standard`` (see :data:`STANDARD_ROWS`), and the environment
+    (device, thread count, torch version: what the numbers may also depend on)."""
     available = _standard_rows(profile)
     unknown = sorted(set(standard) - set(available))
     if unknown:
@@ -69,7 +73,7 @@ def run_at_table(
     table: dict[str, object] = {"profile": profile.name, **(rows or {})}
     for name in standard:
         table.update(available[name])
-    table["device"] = device_name(device)
+    table.update(environment_rows(device))
     index = pd.Index(list(table), name="setting")
     return pd.DataFrame({"value": [str(v) for v in table.values()]}, index=index)
 

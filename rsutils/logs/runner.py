@@ -1,20 +1,21 @@
 """Certifying and predicting over a dataset into resumable TSV logs.
 
 The log has Cohen et al.'s columns first (``idx label predict radius correct time``,
-without ``radius`` for prediction logs) and ours after them. Each row is written and
-flushed to disk as soon as its input is done; a sidecar ``<log>.json`` records the
-run's configuration. Restarting a killed run with the same configuration drops a
-torn last line, skips the inputs already in the log and appends the rest, so the
-final file equals that of an uninterrupted run (up to the ``time`` column): the noise
-for each input depends only on ``(seed, idx)``.
+without ``radius`` for prediction logs) and ours after them; it is a
+:class:`~rsutils.logs.resumable.ResumableLog` (one writer at a time, checked against
+its settings). Restarting a killed run with the same configuration skips the inputs
+already in the log and appends the rest, so the final file equals that of an
+uninterrupted run (up to the ``time`` column): the noise for each input depends only
+on ``(seed, idx)``. Every argument is checked before the log is created.
 """
 
 from __future__ import annotations
 
-import json
+import operator
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +24,14 @@ import torch
 from tqdm.auto import tqdm
 
 from rsutils.anisotropic.noise import Anisotropic
-from rsutils.cache import atomic_write_bytes
-from rsutils.core.settings import CertifySettings
+from rsutils.core.devices import model_device
+from rsutils.core.environment import describe_environment
+from rsutils.core.settings import CertifySettings, check_count
 from rsutils.core.smooth import Smooth
 from rsutils.ddrs.data_dependent import DataDependentSmooth
+from rsutils.ddrs.sigma_ascent import SigmaAscent
 from rsutils.logs.analysis import read_log
+from rsutils.logs.resumable import ResumableLog
 from rsutils.training.data import Dataset
 
 __all__ = [
@@ -64,80 +68,45 @@ def select_indices(length: int, skip: int = 1, max_index: int = -1) -> list[int]
     return list(range(0, stop, skip))
 
 
-class ResumableLog:
-    """An append-only TSV log that survives being killed.
-
-    ``config`` is everything that determines the rows; reopening a log written with
-    another configuration is an error rather than a silent mix of two runs.
-    """
-
-    def __init__(
-        self, path: str | os.PathLike[str], columns: Sequence[str], config: Mapping[str, Any]
-    ):
-        self.path = Path(path)
-        self.columns = list(columns)
-        self.sidecar = self.path.with_name(self.path.name + ".json")
-        config = json.loads(json.dumps(dict(config), default=str))
-        if self.sidecar.exists() and self.path.exists():
-            previous = json.loads(self.sidecar.read_text())
-            changed = sorted(
-                k for k in set(previous) | set(config) if previous.get(k) != config.get(k)
+def _check_indices(indices: Iterable[int], length: int) -> list[int]:
+    """The indices as ints, each in ``[0, length)``; the first bad one is an error."""
+    checked = []
+    for position, value in enumerate(indices):
+        index = _as_index(value)
+        if index is None or not 0 <= index < length:
+            raise ValueError(
+                f"indices must be integers in [0, {length}) (the dataset has {length} "
+                f"inputs); got {value!r} at position {position}"
             )
-            if changed:
-                raise ValueError(
-                    f"{self.path} was written by a run with different settings "
-                    f"({', '.join(changed)}); pass the same settings to resume it, "
-                    "or choose another output file"
-                )
-        else:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_bytes(self.sidecar, json.dumps(config, indent=2).encode())
-        if not self.path.exists():
-            atomic_write_bytes(self.path, ("\t".join(self.columns) + "\n").encode())
-        self._drop_torn_line()
-        self.done = self._completed_indices()
-
-    def _drop_torn_line(self) -> None:
-        data = self.path.read_bytes()
-        if not data.endswith(b"\n"):
-            with open(self.path, "r+b") as handle:
-                handle.truncate(data.rfind(b"\n") + 1)
-
-    def _completed_indices(self) -> set[int]:
-        with open(self.path) as handle:
-            header = handle.readline().rstrip("\n").split("\t")
-            if header != self.columns:
-                raise ValueError(f"{self.path} has columns {header}, expected {self.columns}")
-            return {int(line.split("\t", 1)[0]) for line in handle if line.strip()}
-
-    def append(self, row: Mapping[str, Any]) -> None:
-        """Write one row and force it to disk."""
-        line = "\t".join(_format(row[c]) for c in self.columns) + "\n"
-        with open(self.path, "a") as handle:
-            handle.write(line)
-            handle.flush()
-            os.fsync(handle.fileno())
-        self.done.add(int(row["idx"]))
+        checked.append(index)
+    return checked
 
 
-def _format(value: Any) -> str:
-    return repr(value) if isinstance(value, float) else str(value)
+def _as_index(value: Any) -> int | None:
+    """``value`` as an int if it is an integer (not a bool), else ``None``."""
+    if isinstance(value, bool):
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
 
 
 def _run(
-    log: ResumableLog,
-    indices: Iterable[int],
+    open_log: Callable[[], ResumableLog],
+    indices: list[int],
     row: Callable[[int], dict[str, Any]],
     desc: str,
     progress: bool,
 ) -> pd.DataFrame:
-    """Append ``row(i)`` (timed) to ``log`` for every index it does not hold yet."""
-    todo = [i for i in indices if i not in log.done]
-    for i in tqdm(todo, disable=not progress, desc=desc):
-        start = time.perf_counter()
-        values = row(i)
-        log.append({**values, "idx": i, "time": round(time.perf_counter() - start, 4)})
-    return read_log(log.path)
+    """Append ``row(i)`` (timed) to the log ``open_log()`` for every index it lacks."""
+    with open_log() as log:
+        todo = [i for i in indices if i not in log.done]
+        for i in tqdm(todo, disable=not progress, desc=f"{desc} {log.path.name}"):
+            start = time.perf_counter()
+            values = row(i)
+            log.append({**values, "idx": i, "time": round(time.perf_counter() - start, 4)})
+        return read_log(log.path)
 
 
 def certify_dataset(
@@ -156,6 +125,7 @@ def certify_dataset(
     (:data:`ANISOTROPIC_COLUMNS`). ``config`` adds what identifies the model (e.g. its
     checkpoint) to the settings that the log records and checks on resume.
     """
+    indices = _check_indices(indices, len(data))
     recorded = {
         "noise": repr(smooth.noise),
         "norm": smooth.norm,
@@ -177,8 +147,9 @@ def certify_dataset(
 
     anisotropic = isinstance(smooth.noise, Anisotropic)
     columns = ANISOTROPIC_COLUMNS if anisotropic else CERTIFY_COLUMNS
-    log = ResumableLog(path, columns, recorded)
-    return _run(log, indices, row, f"certify {Path(path).name}", progress)
+    environment = describe_environment(smooth.device)
+    open_log = partial(ResumableLog, path, columns, recorded, environment=environment)
+    return _run(open_log, indices, row, "certify", progress)
 
 
 def predict_dataset(
@@ -195,6 +166,7 @@ def predict_dataset(
 
     PREDICT uses ``settings.n``, ``alpha``, ``seed`` and ``batch_size`` (not ``n0``).
     """
+    indices = _check_indices(indices, len(data))
     recorded = {
         "noise": repr(smooth.noise),
         **_data_settings(data),
@@ -214,8 +186,9 @@ def predict_dataset(
             **settings.identity("predict"),
         }
 
-    log = ResumableLog(path, PREDICT_COLUMNS, recorded)
-    return _run(log, indices, row, f"predict {Path(path).name}", progress)
+    environment = describe_environment(smooth.device)
+    open_log = partial(ResumableLog, path, PREDICT_COLUMNS, recorded, environment=environment)
+    return _run(open_log, indices, row, "predict", progress)
 
 
 def certify_dataset_ds(
@@ -240,6 +213,8 @@ def certify_dataset_ds(
     Without a memory the log holds CERTIFY's answers, which are not sound
     certificates of the data-dependent classifier (see :mod:`rsutils.ddrs.memory`).
     """
+    indices = _check_indices(indices, len(data))
+    check_count("ascent_batch", ascent_batch)
     memory = smooth.memory
     recorded = {
         "method": "ds",
@@ -250,21 +225,60 @@ def certify_dataset_ds(
         "key_prefix": key_prefix,
         **(config or {}),
     }
-    log = ResumableLog(path, DS_COLUMNS, recorded)
-    todo = [i for i in indices if i not in log.done]
-    bar = tqdm(total=len(todo), disable=not progress, desc=f"certify-ds {Path(path).name}")
-    for start in range(0, len(todo), ascent_batch):
-        group = todo[start : start + ascent_batch]
+    environment = describe_environment(model_device(smooth.model))
+    with ResumableLog(path, DS_COLUMNS, recorded, environment=environment) as log:
+        todo = [i for i in indices if i not in log.done]
+        work = ds_work(smooth.ascent, settings)
+        desc = f"certify-ds {Path(path).name}"
+        bar = tqdm(
+            total=len(todo) * sum(work),
+            disable=not progress,
+            desc=desc,
+            unit="draw",
+            unit_scale=True,
+        )
+        with bar:
+            for start in range(0, len(todo), ascent_batch):
+                group = todo[start : start + ascent_batch]
+                _ds_group(smooth, data, group, settings, key_prefix, log, (bar, work))
+        return read_log(log.path)
+
+
+#: A draw of sigma ascent costs a forward and a backward pass, about three forwards.
+ASCENT_DRAW_COST = 3
+
+
+def ds_work(ascent: SigmaAscent, settings: CertifySettings) -> tuple[int, int]:
+    """The work of one input of :func:`certify_dataset_ds`, in forward passes of one draw.
+
+    ``(sigma ascent, CERTIFY)``: the progress bar advances by the first when a group's
+    ascent ends and by the second with each row, so that its rate and ETA are right
+    from the start.
+    """
+    ascent_draws = (ascent.iterations + 1) * ascent.draws * ASCENT_DRAW_COST
+    return ascent_draws, settings.n0 + settings.n
+
+
+def _ds_group(
+    smooth: DataDependentSmooth,
+    data: Dataset,
+    group: list[int],
+    settings: CertifySettings,
+    key_prefix: str,
+    log: ResumableLog,
+    progress: tuple[tqdm, tuple[int, int]],
+) -> None:
+    """Sigma ascent for ``group`` together, then each input's row, timed, into ``log``."""
+    bar, (ascent_work, certify_work) = progress
+    began = time.perf_counter()
+    scales = smooth.scales(torch.stack([data.images[i] for i in group]), settings.seed, group)
+    ascent_time = (time.perf_counter() - began) / len(group)
+    bar.update(ascent_work * len(group))
+    for i, scale in zip(group, scales, strict=True):
         began = time.perf_counter()
-        scales = smooth.scales(torch.stack([data.images[i] for i in group]), settings.seed, group)
-        ascent_time = (time.perf_counter() - began) / len(group)
-        for i, scale in zip(group, scales, strict=True):
-            began = time.perf_counter()
-            row = _ds_row(smooth, data, i, scale, settings, key=f"{key_prefix}{i}")
-            log.append({**row, "time": round(ascent_time + time.perf_counter() - began, 4)})
-            bar.update()
-    bar.close()
-    return read_log(log.path)
+        row = _ds_row(smooth, data, i, scale, settings, key=f"{key_prefix}{i}")
+        log.append({**row, "time": round(ascent_time + time.perf_counter() - began, 4)})
+        bar.update(certify_work)
 
 
 def _ds_row(

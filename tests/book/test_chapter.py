@@ -6,13 +6,18 @@ import torch
 from rsutils.book.chapter import Chapter, glue_all, run_at_table
 from rsutils.book.profiles import PROFILES
 
+ENVIRONMENT_ROWS = ["device", "CPU threads (torch)", "torch"]
+
 
 def test_run_at_table_states_the_scale() -> None:
     table = run_at_table(PROFILES["cpu"], torch.device("cpu"), {"dataset": "Fashion-MNIST"})
     assert table.loc["n (estimation draws)", "value"] == "10,000"
     assert table.loc["dataset", "value"] == "Fashion-MNIST"
-    assert table.loc["device", "value"].startswith("CPU")
-    assert list(table.index)[:2] == ["profile", "dataset"] and table.index[-1] == "device"
+    assert table.loc["device", "value"].startswith("cpu: ")
+    assert table.loc["CPU threads (torch)", "value"] == str(torch.get_num_threads())
+    assert table.loc["torch", "value"] == torch.__version__
+    assert list(table.index)[:2] == ["profile", "dataset"]
+    assert list(table.index)[-3:] == ENVIRONMENT_ROWS
 
 
 def test_run_at_table_only_adds_the_rows_asked_for() -> None:
@@ -23,7 +28,7 @@ def test_run_at_table_only_adds_the_rows_asked_for() -> None:
         "draws per check",
         "n0 (selection draws)",
         "alpha",
-        "device",
+        *ENVIRONMENT_ROWS,
     ]
     with pytest.raises(ValueError, match=r"unknown standard rows \['N'\]"):
         run_at_table(PROFILES["smoke"], torch.device("cpu"), standard=("N",))

@@ -1,5 +1,7 @@
 """The resumable log and the dataset runs that write it."""
 
+from typing import ClassVar
+
 import pandas as pd
 import pytest
 import torch
@@ -51,18 +53,18 @@ def test_a_log_is_extended_not_rewritten(cnn, images, tmp_path) -> None:
 
 def test_a_torn_last_line_is_dropped_on_resume(tmp_path) -> None:
     path = tmp_path / "log.tsv"
-    log = ResumableLog(path, ["idx", "value"], {"run": 1})
-    log.append({"idx": 0, "value": 1.5})
+    with ResumableLog(path, ["idx", "value"], {"run": 1}) as log:
+        log.append({"idx": 0, "value": 1.5})
     with open(path, "a") as handle:
         handle.write("1\t2.")  # killed in the middle of a write
-    reopened = ResumableLog(path, ["idx", "value"], {"run": 1})
-    assert reopened.done == {0}
+    with ResumableLog(path, ["idx", "value"], {"run": 1}) as reopened:
+        assert reopened.done == {0}
     assert path.read_text() == "idx\tvalue\n0\t1.5\n"
 
 
 def test_resuming_with_other_settings_is_refused(tmp_path) -> None:
     path = tmp_path / "log.tsv"
-    ResumableLog(path, ["idx"], {"n": 1000, "seed": 0})
+    ResumableLog(path, ["idx"], {"n": 1000, "seed": 0}).close()
     with pytest.raises(ValueError, match=r"different settings \(n\).*choose another output file"):
         ResumableLog(path, ["idx"], {"n": 2000, "seed": 0})
 
@@ -72,3 +74,47 @@ def test_select_indices_mirrors_cohens_skip_and_max() -> None:
     assert select_indices(10, skip=3, max_index=7) == [0, 3, 6]
     with pytest.raises(ValueError, match=r"skip must be >= 1"):
         select_indices(10, skip=0)
+
+
+class _RecordingBar:
+    """Stands in for tqdm: records the total and every update."""
+
+    made: ClassVar[list["_RecordingBar"]] = []
+
+    def __init__(self, *args, total: int = 0, **kwargs) -> None:
+        self.total, self.updates = total, []
+        _RecordingBar.made.append(self)
+
+    def __enter__(self) -> "_RecordingBar":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pass
+
+    def update(self, n: int = 1) -> None:
+        self.updates.append(n)
+
+
+def test_the_data_dependent_progress_bar_counts_the_ascent_too(
+    cnn, images, tmp_path, monkeypatch
+) -> None:
+    """The ascent of a group advances the bar before its first row, by its share of the work."""
+    from rsutils import DataDependentSmooth, SigmaAscent
+    from rsutils.logs import runner
+
+    monkeypatch.setattr(runner, "tqdm", _RecordingBar)
+    ascent = SigmaAscent(sigma0=0.25, iterations=3, draws=2)
+    smooth = DataDependentSmooth(cnn, 10, ascent)
+    runner.certify_dataset_ds(
+        smooth, images, range(5), tmp_path / "ds.tsv", SETTINGS, ascent_batch=3
+    )
+    (bar,) = _RecordingBar.made
+    ascent_work = (3 + 1) * 2 * runner.ASCENT_DRAW_COST
+    certify_work = SETTINGS.n0 + SETTINGS.n
+    assert runner.ds_work(ascent, SETTINGS) == (ascent_work, certify_work)
+    group_of_3, group_of_2 = (
+        [3 * ascent_work] + [certify_work] * 3,
+        [2 * ascent_work] + [certify_work] * 2,
+    )
+    assert bar.updates == group_of_3 + group_of_2
+    assert bar.total == sum(bar.updates) == 5 * (ascent_work + certify_work)

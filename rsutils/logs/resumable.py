@@ -1,0 +1,289 @@
+"""A resumable TSV log: append-only, checked against its settings, one writer at a time.
+
+Each row is written and flushed to disk as soon as its input is done; a sidecar
+``<log>.json``, written before the log, records the run's configuration. Reopening
+with the same configuration drops the unfinished write at the end of the log (a torn
+last line, or lines of NUL bytes or garbage left by the filesystem) and reports which
+indices are done.
+
+A log is never appended to unless it can be checked: a log without a readable sidecar
+and a damaged line before the last good row are errors. One writer per log: a
+:class:`ResumableLog` holds an exclusive ``flock`` on ``<log>.lock`` from before it
+reads the sidecar until it is closed, so a second writer (another process, or another
+:class:`ResumableLog` in this one) is refused. The kernel releases the lock when its
+holder dies, so a killed run never leaves a log locked.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from rsutils.cache import atomic_write_bytes
+
+try:
+    import fcntl
+except ImportError:  # Windows: no flock, so no locking
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = ["ENVIRONMENTS", "ResumableLog"]
+
+#: The sidecar's key listing the environments that appended rows (never compared).
+ENVIRONMENTS = "environments"
+
+
+def _plain(mapping: Mapping[str, Any]) -> dict[str, Any]:
+    """``mapping`` as JSON would give it back (tuples as lists, other objects as str)."""
+    return json.loads(json.dumps(dict(mapping), default=str))
+
+
+class ResumableLog:
+    """An append-only TSV log that survives being killed; one writer at a time.
+
+    ``config`` is everything that determines the rows; reopening a log written with
+    another configuration, or whose sidecar is gone, is an error rather than a silent
+    mix of two runs. ``environment`` describes what else the rows may depend on (see
+    :func:`~rsutils.core.environment.describe_environment`): it is not compared, but
+    the sidecar's ``environments`` lists every one that appended rows, so a log resumed
+    elsewhere says so. Use it as a context manager (or call :meth:`close`): it holds
+    the log's lock until closed.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        columns: Sequence[str],
+        config: Mapping[str, Any],
+        *,
+        environment: Mapping[str, Any] | None = None,
+    ):
+        self.environment = None if environment is None else _plain(environment)
+        self._environment_recorded = environment is None
+        self.path = Path(path)
+        self.columns = list(columns)
+        self.sidecar = self.path.with_name(self.path.name + ".json")
+        self.lockfile = self.path.with_name(self.path.name + ".lock")
+        config = _plain(config)
+        _check_log_path(self.path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock: int | None = _acquire_lock(self.lockfile, self.path)
+        self._closed = False
+        try:
+            self._open(config)
+        except BaseException:
+            self.close()
+            raise
+
+    def _open(self, config: dict[str, Any]) -> None:
+        """Check (or create) the sidecar and the log, repair its tail, read its indices."""
+        if self.path.exists():
+            self._check_settings(config)
+        else:
+            atomic_write_bytes(self.sidecar, json.dumps(config, indent=2).encode())
+            atomic_write_bytes(self.path, ("\t".join(self.columns) + "\n").encode())
+        self.done = self._repair()
+
+    def _check_settings(self, config: dict[str, Any]) -> None:
+        """Refuse a log whose sidecar is unreadable or records other settings."""
+        previous = _read_sidecar(self.sidecar, self.path)
+        previous.pop(ENVIRONMENTS, None)
+        changed = sorted(k for k in set(previous) | set(config) if previous.get(k) != config.get(k))
+        if changed:
+            raise ValueError(
+                f"{self.path} was written by a run with different settings "
+                f"({', '.join(changed)}); pass the same settings to resume it, "
+                "or choose another output file"
+            )
+
+    def _repair(self) -> set[int]:
+        """Check the header, cut the unfinished write off the end; the indices done."""
+        data = self.path.read_bytes()
+        header = data.split(b"\n", 1)[0].decode(errors="replace").split("\t")
+        if header != self.columns or b"\n" not in data:
+            raise ValueError(f"{self.path} has columns {header}, expected {self.columns}")
+        keep, done = _scan_rows(data, len(self.columns), self.path)
+        if keep < len(data):
+            with open(self.path, "r+b") as handle:
+                handle.truncate(keep)
+                os.fsync(handle.fileno())
+        return done
+
+    def append(self, row: Mapping[str, Any]) -> None:
+        """Write one row and force it to disk."""
+        if self._closed:
+            raise ValueError(f"{self.path} is closed; open it again to append rows")
+        if not self._environment_recorded:
+            self._record_environment()
+        line = "\t".join(_format(row[c]) for c in self.columns) + "\n"
+        with open(self.path, "a") as handle:
+            handle.write(line)
+            handle.flush()
+            os.fsync(handle.fileno())
+        self.done.add(int(row["idx"]))
+
+    def _record_environment(self) -> None:
+        """Add this run's environment to the sidecar's list, before its first row."""
+        sidecar = json.loads(self.sidecar.read_bytes())
+        seen = sidecar.setdefault(ENVIRONMENTS, [])
+        if self.environment not in seen:
+            seen.append(self.environment)
+            atomic_write_bytes(self.sidecar, json.dumps(sidecar, indent=2).encode())
+        self._environment_recorded = True
+
+    def close(self) -> None:
+        """Release the lock (and remove the lock file); appending is then refused."""
+        self._closed = True
+        lock, self._lock = self._lock, None
+        if lock is not None:
+            _release_lock(lock, self.lockfile)
+
+    def __enter__(self) -> ResumableLog:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def _check_log_path(path: Path) -> None:
+    """Refuse a directory, or a path under a file, before anything is written."""
+    if path.is_dir():
+        raise ValueError(f"{path} is a directory; pass a file path such as {path / 'certify.tsv'}")
+    for parent in path.parents:
+        if parent.exists():  # the nearest existing ancestor must be a folder
+            if not parent.is_dir():
+                raise ValueError(
+                    f"{parent} is a file, so {path} cannot be created under it; "
+                    "pass a path in a folder (or in one that does not exist yet)"
+                )
+            return
+
+
+def _read_sidecar(sidecar: Path, log: Path) -> dict[str, Any]:
+    """The settings recorded next to ``log``; an error if they cannot be read."""
+    problem = None
+    try:
+        previous = json.loads(sidecar.read_bytes())
+        if not isinstance(previous, dict):
+            problem = "not a JSON object"
+    except FileNotFoundError:
+        problem = "missing"
+    except (OSError, ValueError) as error:  # JSONDecodeError, UnicodeDecodeError
+        problem = f"not valid JSON: {error}" if isinstance(error, ValueError) else str(error)
+    if problem is None:
+        return previous
+    what = f"{sidecar}" if problem == "missing" else f"a readable {sidecar} ({problem})"
+    raise ValueError(
+        f"{log} exists without {what}, so this run cannot check that the log was written "
+        f"with the same settings; delete {log} to start over, or restore {sidecar}"
+    )
+
+
+def _row_problem(line: bytes, width: int) -> str | None:
+    """Why a complete line is not a log row with ``width`` columns (``None`` if it is)."""
+    if b"\0" in line:
+        return "it holds NUL bytes"
+    try:
+        fields = line.decode().split("\t")
+    except UnicodeDecodeError:
+        return "it is not UTF-8 text"
+    if len(fields) != width:
+        return f"{len(fields)} fields, expected {width}"
+    if not (fields[0].isascii() and fields[0].isdigit()):
+        return f"idx {fields[0][:20]!r} is not a non-negative integer"
+    return None
+
+
+def _scan_rows(data: bytes, width: int, path: Path) -> tuple[int, set[int]]:
+    """Where the last good row of ``data`` ends, and the indices of the rows.
+
+    Bad lines after the last good row are the unfinished write (the caller cuts them
+    off); a bad line before a good row means the file is damaged.
+    """
+    lines = data.split(b"\n")
+    keep = pos = len(lines[0]) + 1
+    done: set[int] = set()
+    first_bad: tuple[int, str] | None = None
+    for number, line in enumerate(lines[1:], start=2):
+        complete = number < len(lines)  # only the last piece lacks its newline
+        pos += len(line) + complete
+        if not line.strip(b" \t\r"):
+            continue  # blank lines are ignored, as pandas does
+        problem = _row_problem(line, width) if complete else "torn"
+        if problem is None and first_bad is not None:
+            raise ValueError(
+                f"{path} line {first_bad[0]} is not a log row ({first_bad[1]}); "
+                "the file is damaged: delete it, or remove that line"
+            )
+        if problem is None:
+            keep = pos
+            done.add(int(line.split(b"\t", 1)[0]))
+        elif first_bad is None:
+            first_bad = (number, problem)
+    return keep, done
+
+
+def _acquire_lock(lockfile: Path, log: Path) -> int | None:
+    """An fd holding an exclusive flock on ``lockfile`` (``None`` without flock)."""
+    if fcntl is None:
+        return None
+    while True:
+        try:
+            fd = os.open(lockfile, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as error:
+            raise ValueError(f"cannot create the lock file {lockfile}: {error}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+            os.close(fd)
+            raise ValueError(_locked_message(log, holder)) from None
+        except OSError:  # a filesystem without flock: write without a lock
+            os.close(fd)
+            return None
+        if _names(lockfile, fd):
+            break
+        os.close(fd)  # the holder removed the file as we opened it: try the new one
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    return fd
+
+
+def _names(path: Path, fd: int) -> bool:
+    """Whether ``path`` still names the file open as ``fd``."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return False
+    opened = os.fstat(fd)
+    return (st.st_dev, st.st_ino) == (opened.st_dev, opened.st_ino)
+
+
+def _locked_message(log: Path, holder: str) -> str:
+    if holder == str(os.getpid()):
+        return (
+            f"{log} is being written by another ResumableLog in this process (pid {holder}); "
+            "close that one first or choose another output file"
+        )
+    return (
+        f"{log} is being written by another process (pid {holder}); "
+        "wait for it to finish or choose another output file"
+    )
+
+
+def _release_lock(fd: int, lockfile: Path) -> None:
+    """Remove the lock file while still holding its lock, then release it.
+
+    A process that opened the file before the unlink gets the lock on a file that no
+    longer has the name, notices (see :func:`_names`) and retries.
+    """
+    with contextlib.suppress(OSError):
+        os.unlink(lockfile)
+    os.close(fd)
+
+
+def _format(value: Any) -> str:
+    return repr(value) if isinstance(value, float) else str(value)
