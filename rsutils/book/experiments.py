@@ -25,6 +25,7 @@ from rsutils.anisotropic.noise import Anisotropic
 from rsutils.cache import cached_path, config_key
 from rsutils.checks.probes import points_inside
 from rsutils.core.devices import pick_device
+from rsutils.core.environment import describe_environment
 from rsutils.core.noise import NoiseFamily
 from rsutils.core.settings import CertifySettings
 from rsutils.core.smooth import ABSTAIN, Smooth
@@ -35,7 +36,7 @@ from rsutils.ddrs.sigma_store import SigmaStore
 from rsutils.logs.runner import certify_dataset, certify_dataset_ds, predict_dataset
 from rsutils.training.data import Dataset, load_dataset
 from rsutils.training.models import load_checkpoint, save_checkpoint
-from rsutils.training.train import TrainConfig, train_model
+from rsutils.training.train import TRAINING_THREADS, TrainConfig, train_model
 
 __all__ = ["Experiments", "trained_model", "training_sigmas"]
 
@@ -59,7 +60,10 @@ def trained_model(
         model = train_model(
             config, data, device=target, progress=progress, start=start, sigma_store=store
         )
-        meta: dict[str, object] = {"train_config": config.as_dict()}
+        meta: dict[str, object] = {
+            "train_config": config.as_dict(),
+            "environment": {**describe_environment(target), "threads": TRAINING_THREADS},
+        }
         if config.ds is not None:
             meta["sigma_store"] = store.values
         save_checkpoint(model, path, arch=config.arch, dataset=config.dataset, meta=meta)

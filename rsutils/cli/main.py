@@ -32,6 +32,7 @@ from rsutils.cli.arguments import (
     probability,
 )
 from rsutils.core.devices import pick_device
+from rsutils.core.environment import describe_environment
 from rsutils.core.noise import FAMILIES, NoiseFamily, make_noise
 from rsutils.core.settings import CertifySettings
 from rsutils.core.smooth import Smooth
@@ -42,6 +43,7 @@ from rsutils.geometry.norms import NORM_ORDERS
 from rsutils.logs.runner import certify_dataset, certify_dataset_ds, predict_dataset, select_indices
 from rsutils.training.data import load_dataset
 from rsutils.training.models import ARCHITECTURES, build_model, load_checkpoint, save_checkpoint
+from rsutils.training.train import TRAINING_THREADS
 
 __all__ = ["main"]
 
@@ -262,13 +264,18 @@ def _train(args: argparse.Namespace) -> None:
         ds=ds,
     )
     data = load_dataset(args.dataset, "train", args.data_root)
-    model = train_model(config, data, device=pick_device(args.device), progress=not args.quiet)
+    device = pick_device(args.device)
+    options = {"device": device, "progress": not args.quiet, "threads": args.threads}
+    model = train_model(config, data, **options)
     save_checkpoint(
         model,
         args.outfile,
         arch=args.arch,
         dataset=args.dataset,
-        meta={"train_config": config.as_dict()},
+        meta={
+            "train_config": config.as_dict(),
+            "environment": {**describe_environment(device), "threads": args.threads},
+        },
     )
 
 
@@ -410,6 +417,13 @@ def _train_parser(commands) -> None:
         default=1,
         metavar="M",
         help="noise draws per ascent step",
+    )
+    train.add_argument(
+        "--threads",
+        type=positive_int,
+        default=TRAINING_THREADS,
+        help="torch intra-op threads while training: the weights depend on this count, "
+        "not on the machine's cores",
     )
     train.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N")
     train.add_argument("--data-root", default=None, help="dataset folder (else RSUTILS_DATA, ...)")

@@ -12,6 +12,8 @@ radius of its true class) each time the sample is drawn.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 
 import torch
@@ -20,13 +22,24 @@ from tqdm.auto import tqdm
 
 from rsutils.core.devices import model_device
 from rsutils.core.noise import make_noise
+from rsutils.core.settings import check_count
 from rsutils.ddrs.sigma_ascent import SigmaAscent, optimize_sigma
 from rsutils.ddrs.sigma_store import SigmaStore
 from rsutils.training.data import Dataset
 from rsutils.training.models import build_model
 from rsutils.training.objectives import OBJECTIVES, ObjectiveSettings
 
-__all__ = ["TrainConfig", "evaluate_accuracy", "train_model"]
+__all__ = [
+    "TRAINING_THREADS",
+    "TrainConfig",
+    "evaluate_accuracy",
+    "intra_op_threads",
+    "train_model",
+]
+
+#: Intra-op threads of every training run, so that the weights do not depend on the
+#: machine's core count (two: the cores of the machine the book is built on).
+TRAINING_THREADS = 2
 
 
 @dataclass(frozen=True)
@@ -95,18 +108,46 @@ def train_model(
     progress: bool = True,
     start: nn.Sequential | None = None,
     sigma_store: SigmaStore | None = None,
+    threads: int = TRAINING_THREADS,
 ) -> nn.Sequential:
     """Train ``config.arch`` on ``data``; returns the model in eval mode.
 
-    Adam with a cosine learning-rate schedule; deterministic for a given seed on a
-    given machine (initialisation, shuffling and noise all come from seeded
-    generators). ``start`` is the model to fine-tune (``config.init``'s, loaded by
-    the caller); ``sigma_store`` receives the per-sample sigmas of DS training.
+    Adam with a cosine learning-rate schedule. Initialisation, shuffling and noise
+    come from seeded generators, and torch runs on ``threads`` intra-op threads
+    (restored afterwards) whatever the machine's core count: CPU reductions are split
+    across threads, so the weights depend on the thread count (by about 1e-5 after one
+    epoch, growing with training), not on the number of cores. The same seed and
+    thread count give the same weights on CPUs of the same kind. ``start`` is the
+    model to fine-tune (``config.init``'s, loaded by the caller); ``sigma_store``
+    receives the per-sample sigmas of DS training.
     """
+    with intra_op_threads(threads):
+        return _train(config, data, torch.device(device), progress, start, sigma_store)
+
+
+@contextmanager
+def intra_op_threads(threads: int) -> Iterator[None]:
+    """Run the block with ``torch.set_num_threads(threads)``, then restore the count."""
+    check_count("threads", threads)
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def _train(
+    config: TrainConfig,
+    data: Dataset,
+    device: torch.device,
+    progress: bool,
+    start: nn.Sequential | None,
+    sigma_store: SigmaStore | None,
+) -> nn.Sequential:
     if config.epochs < 1:
         raise ValueError(f"epochs must be >= 1, got {config.epochs}")
     torch.manual_seed(config.seed)
-    device = torch.device(device)
     model = build_model(config.arch, config.dataset).to(device)
     if start is not None:
         model.load_state_dict(start.state_dict())

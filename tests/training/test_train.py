@@ -15,3 +15,36 @@ def test_same_seed_same_weights_and_it_learns(separable_data) -> None:
         assert torch.equal(a, b)
     assert evaluate_accuracy(first, data, noise_scale=0.25) > 0.95
     assert not first.training
+
+
+def _weights(model: torch.nn.Module) -> torch.Tensor:
+    return torch.cat([p.detach().flatten() for p in model.parameters()])
+
+
+def test_weights_depend_on_the_training_threads_not_on_the_callers() -> None:
+    """The caller's thread count (a proxy for the machine's cores) does not matter."""
+    data = _noisy_fashion_like()
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        under_one = _weights(train_model(CONFIG, data, progress=False, threads=2))
+        assert torch.get_num_threads() == 1, "the caller's thread count is restored"
+        torch.set_num_threads(2)
+        under_two = _weights(train_model(CONFIG, data, progress=False, threads=2))
+        one_thread = _weights(train_model(CONFIG, data, progress=False, threads=1))
+    finally:
+        torch.set_num_threads(before)
+    assert torch.equal(under_one, under_two)
+    # The count itself matters (CPU reductions are split across threads): otherwise
+    # fixing it would be pointless, and this test could not fail.
+    assert not torch.equal(one_thread, under_two)
+
+
+def _noisy_fashion_like():
+    """Random 28x28 images: enough arithmetic per step for the threads to split it."""
+    from rsutils.training.data import Dataset
+
+    generator = torch.Generator().manual_seed(0)
+    images = torch.rand(512, 1, 28, 28, generator=generator)
+    labels = torch.randint(0, 10, (512,), generator=generator)
+    return Dataset("fashion-mnist", "train", images, labels, tuple("abcdefghij"))
