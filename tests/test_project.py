@@ -124,3 +124,14 @@ def test_the_status_page_names_each_chapters_environment(tmp_path, monkeypatch) 
     environment = describe_environment(pick_device(get_profile("smoke").device))
     expected = f"| smoke | ? | 1.5 min | {environment['device']} | {environment['threads']} |"
     assert expected in row and row.endswith(f"| {environment['torch']} |")
+
+
+def test_the_api_page_documents_every_module() -> None:
+    page = (REPO / "book" / "api.md").read_text()
+    modules = {
+        ".".join(path.relative_to(REPO).with_suffix("").parts).removesuffix(".__init__")
+        for path in (REPO / "rsutils").rglob("*.py")
+        if path.name != "__main__.py"
+    }
+    missing = sorted(m for m in modules if f".. automodule:: {m}\n" not in page)
+    assert not missing, f"add to book/api.md: {missing}"

@@ -39,7 +39,7 @@ def describe_environment(device: torch.device | str = "cpu") -> dict[str, object
     device = torch.device(device)
     kind = torch.cuda.get_device_name(device) if device.type == "cuda" else processor_name()
     return {
-        "torch": torch.__version__,
+        "torch": str(torch.__version__),  # plain str: TorchVersion is not weights-only safe
         "device": f"{device.type}: {kind}",
         "threads": torch.get_num_threads(),
     }

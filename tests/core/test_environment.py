@@ -22,3 +22,10 @@ def test_the_thread_count_is_read_when_described() -> None:
         assert describe_environment()["threads"] == 1
     finally:
         torch.set_num_threads(before)
+
+
+def test_the_description_is_plain_data_a_weights_only_checkpoint_can_hold(tmp_path) -> None:
+    environment = describe_environment()
+    assert all(type(value) in (str, int) for value in environment.values())
+    torch.save({"meta": environment}, tmp_path / "c.pt")
+    assert torch.load(tmp_path / "c.pt", weights_only=True)["meta"] == environment
