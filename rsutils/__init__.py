@@ -13,7 +13,7 @@ Everything a user needs is importable from here:
 - datasets and logs: ``load_dataset``, ``Dataset``, ``certify_dataset``,
   ``predict_dataset``, ``certify_dataset_ds``, ``read_log``, ``certified_accuracy``,
   ``certified_accuracy_lower_bound``, ``average_certified_radius``, ``accuracy_table``,
-  ``recertify``;
+  ``acr_difference`` (``ACRDifference``), ``recertify``;
 - models: ``build_model``, ``load_checkpoint``, ``save_checkpoint``, ``TrainConfig``,
   ``train_model``, ``pick_device``.
 
@@ -53,7 +53,9 @@ from rsutils.ddrs.memory import CertificateMemory, MemoryAnswer
 from rsutils.ddrs.sigma_ascent import SigmaAscent
 from rsutils.geometry.superellipsoid import SuperEllipsoid
 from rsutils.logs.analysis import (
+    ACRDifference,
     accuracy_table,
+    acr_difference,
     average_certified_radius,
     certified_accuracy,
     certified_accuracy_lower_bound,
@@ -70,6 +72,7 @@ __version__ = "0.1.0"
 __all__ = [
     "ABSTAIN",
     "FAMILIES",
+    "ACRDifference",
     "Anisotropic",
     "Certificate",
     "CertificateMemory",
@@ -90,6 +93,7 @@ __all__ = [
     "UniformCube",
     "__version__",
     "accuracy_table",
+    "acr_difference",
     "average_certified_radius",
     "build_model",
     "certified_accuracy",

@@ -10,6 +10,7 @@ from rsutils.core.confidence import clopper_pearson_lower
 from rsutils.core.noise import Gaussian
 from rsutils.logs.analysis import (
     accuracy_table,
+    acr_difference,
     average_certified_radius,
     best_accuracy_table,
     envelope,
@@ -129,3 +130,57 @@ def test_recertify_an_anisotropic_log_updates_region_radius_and_alm() -> None:
 def test_missing_log_says_how_to_make_one(tmp_path) -> None:
     with pytest.raises(FileNotFoundError, match=r"python -m rsutils certify"):
         read_log(tmp_path / "none.tsv")
+
+
+def _log(radii: np.ndarray, correct: np.ndarray | None = None) -> pd.DataFrame:
+    correct = np.ones(len(radii), dtype=int) if correct is None else correct
+    return pd.DataFrame({"idx": np.arange(len(radii)), "radius": radii, "correct": correct})
+
+
+def test_an_acr_difference_of_identical_or_shifted_logs_is_exact() -> None:
+    radii = np.random.default_rng(0).uniform(0, 1, 50)
+    same = acr_difference(_log(radii), _log(radii))
+    assert (same.difference, same.low, same.high) == (0.0, 0.0, 0.0)
+    assert same.verdict == "no clear change"
+    shifted = acr_difference(_log(radii), _log(radii + 0.1))
+    assert shifted.difference == pytest.approx(0.1) and shifted.low == pytest.approx(0.1)
+    assert shifted.verdict == "rises"
+    assert acr_difference(_log(radii + 0.1), _log(radii)).verdict == "falls"
+
+
+def test_an_acr_difference_counts_wrong_answers_as_zero_and_pairs_by_idx() -> None:
+    a = _log(np.array([1.0, 1.0, 1.0]), np.array([1, 0, 1]))
+    b = _log(np.array([0.5, 2.0, 1.0]))[::-1]  # another row order, the same inputs
+    assert acr_difference(a, b).difference == pytest.approx((-0.5 + 2.0 + 0.0) / 3)
+    with pytest.raises(ValueError, match="same inputs"):
+        acr_difference(a, _log(np.ones(4)))
+
+
+def test_the_acr_interval_has_the_normal_width_on_many_inputs() -> None:
+    """For 2,000 inputs the bootstrap interval is close to mean ± 1.96 sd / sqrt(n)."""
+    rng = np.random.default_rng(1)
+    a, b = rng.uniform(0, 1, 2000), rng.uniform(0, 1.2, 2000)
+    result = acr_difference(_log(a), _log(b))
+    half_width = norm.ppf(0.975) * np.std(b - a, ddof=1) / np.sqrt(2000)
+    assert (result.high - result.low) / 2 == pytest.approx(half_width, rel=0.05)
+    assert result.low < result.difference < result.high
+
+
+@pytest.mark.slow  # 200 bootstraps of 9,999 resamples
+def test_the_acr_interval_covers_the_true_difference_at_its_level() -> None:
+    """Coverage over 200 simulated pairs of logs: 0.95 within 3 binomial standard errors.
+
+    The inputs' radii are skewed like certified radii (a point mass at 0 for wrong
+    answers, a capped spread otherwise); the true ACR difference is known exactly.
+    """
+    rng = np.random.default_rng(2)
+    trials, n, covered = 200, 200, 0
+    p_a, p_b, cap = 0.8, 0.85, 0.8  # correct with probability p; radius uniform on [0, cap]
+    true = (p_b - p_a) * cap / 2
+    for seed in range(trials):
+        a = rng.uniform(0, cap, n) * (rng.random(n) < p_a)
+        b = rng.uniform(0, cap, n) * (rng.random(n) < p_b)
+        result = acr_difference(_log(a), _log(b), seed=seed)
+        covered += result.low <= true <= result.high
+    standard_error = np.sqrt(0.95 * 0.05 / trials)
+    assert abs(covered / trials - 0.95) <= 3 * standard_error
