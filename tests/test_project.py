@@ -5,6 +5,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pandas as pd
+import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
@@ -135,3 +137,39 @@ def test_the_api_page_documents_every_module() -> None:
     }
     missing = sorted(m for m in modules if f".. automodule:: {m}\n" not in page)
     assert not missing, f"add to book/api.md: {missing}"
+
+
+def test_the_thread_spread_tables_compare_two_sets_of_logs(tmp_path, monkeypatch) -> None:
+    import json
+
+    tool = _load("book/measure_thread_spread.py")
+    monkeypatch.setattr(tool, "TABLES", tmp_path)
+
+    def log(radius: list[float], count: list[int], scale: list[float]) -> dict[str, list]:
+        return {
+            "idx": [0, 1, 2], "radius": radius, "correct": [1, 1, 0], "count": count,
+            "n": [100] * 3, "scale": scale, "predict": [0, 0, 1], "label": [0, 0, 0],
+        }  # fmt: skip
+
+    summaries = {}
+    for threads, ds_radius in ((1, [1.0, 2.0, 0.5]), (2, [1.5, 2.0, 0.1])):
+        logs = {
+            "cohen-0.25": log([0.8, 0.5, 0.3], [100, 90, 80], [0.25] * 3),
+            "cohen-0.5": log([0.8, 0.5, 0.3], [100, 90, 80], [0.5] * 3),
+            "cohen-1.0": log([0.8, 0.5, 0.3], [100, 90, 80], [1.0] * 3),
+            "ds-0.25": log(ds_radius, [99, 100, 80], [0.5, 1.0, 0.2 * threads]),
+        }
+        summaries[threads] = tmp_path / f"thread-spread-{threads}.json"
+        summaries[threads].write_text(json.dumps(logs))
+    tool.tables(summaries)
+    headline = pd.read_csv(tmp_path / "thread_spread.csv")
+    assert len(headline) == 8
+    ds = headline[headline["run"] == "ds-0.25"].set_index("training threads")["ACR"]
+    assert ds.to_dict() == {1: 1.0, 2: pytest.approx(3.5 / 3, abs=1e-4)}
+    inputs = pd.read_csv(tmp_path / "thread_spread_inputs.csv", index_col="run")
+    assert inputs.loc["cohen-0.25", "same radius with both models"] == 1.0
+    assert inputs.loc["cohen-0.25", "at the cap (all n draws in the class)"] == pytest.approx(
+        1 / 3, abs=1e-3
+    )
+    assert inputs.loc["ds-0.25", "same radius with both models"] == pytest.approx(2 / 3, abs=1e-3)
+    assert inputs.loc["ds-0.25", "median relative change of the noise level"] == 0.0

@@ -37,6 +37,22 @@ def test_certificate_does_not_depend_on_the_batch_size(cnn, noise, sizes) -> Non
     assert len(predictions) == 1
 
 
+def test_counts_do_not_depend_on_the_thread_count(cnn) -> None:
+    """Certification given a model is the same with 1 or 2 torch threads (training is not)."""
+    x = torch.rand(1, 28, 28, generator=torch.Generator().manual_seed(1))
+    smooth = Smooth(cnn, 10, Gaussian(0.5))
+    before = torch.get_num_threads()
+    counts = {}
+    try:
+        for threads in (1, 2):
+            torch.set_num_threads(threads)
+            counts[threads] = smooth.sample_counts(x, 5000, seed=0, index=0)
+    finally:
+        torch.set_num_threads(before)
+    assert np.array_equal(counts[1], counts[2])
+    assert (counts[1] > 0).sum() >= 2, "a spread of classes, so that ties could show"
+
+
 def test_counts_depend_on_seed_index_and_phase(cnn) -> None:
     x = torch.full((1, 28, 28), 0.5)
     smooth = Smooth(cnn, 10, Gaussian(1.0))
