@@ -232,10 +232,10 @@ glue_all(
 # {glue:text}`num_images` images, so it has a sampling error: the table gives a 95%
 # bootstrap interval over the images (resampled in pairs, Cohen and Cohen-DS together).
 # On these images the ACR {glue:text}`acr_verdict`. The interval covers only the
-# choice of test images: a base model trained again, even with another thread count,
-# moves the data-dependent gains further than the fixed-sigma ACRs (the per-input
-# $\sigma^*_x$ follows the model's softmax, which a retrained model changes more than
-# its hard votes; see the reproduce page).
+# choice of test images. A base model trained again, even with another thread count,
+# moves the data-dependent ACRs further than the fixed-sigma ones. Sigma ascent takes the
+# most confident inputs to noise levels far above the training $\sigma$, where two
+# retrainings of a model disagree most (measured on the reproduce page).
 
 # %% tags=["nbval-check-output"]
 gains = {s: rs.acr_difference(cohen[s], cohen_ds[s]) for s in SIGMAS}
@@ -252,11 +252,8 @@ pd.DataFrame(
 # %% tags=["remove-cell"]
 phrases = {"rises": "rises", "no clear change": "shows no clear change", "falls": "falls"}
 by_verdict = {v: [f"{s:g}" for s, g in gains.items() if g.verdict == v] for v in phrases}
-glue_all(
-    acr_verdict=" and ".join(
-        f"{phrases[v]} at σ0 = {', '.join(sigmas)}" for v, sigmas in by_verdict.items() if sigmas
-    )
-)
+parts = [f"{phrases[v]} at σ0 = {', '.join(s)}" for v, s in by_verdict.items() if s]
+glue_all(acr_verdict=" and ".join([", ".join(parts[:-1]), parts[-1]] if len(parts) > 1 else parts))
 
 # %% [markdown]
 # ## (c) What sigma each input gets

@@ -162,14 +162,20 @@ def test_the_thread_spread_tables_compare_two_sets_of_logs(tmp_path, monkeypatch
         summaries[threads] = tmp_path / f"thread-spread-{threads}.json"
         summaries[threads].write_text(json.dumps(logs))
     tool.tables(summaries)
-    headline = pd.read_csv(tmp_path / "thread_spread.csv")
-    assert len(headline) == 8
-    ds = headline[headline["run"] == "ds-0.25"].set_index("training threads")["ACR"]
-    assert ds.to_dict() == {1: 1.0, 2: pytest.approx(3.5 / 3, abs=1e-4)}
-    inputs = pd.read_csv(tmp_path / "thread_spread_inputs.csv", index_col="run")
+    headline = pd.read_csv(tmp_path / "thread_spread.csv", index_col="run")
+    assert len(headline) == 4 and headline.loc["ds-0.25", "ACR, 1 thread"] == 1.0
+    assert headline.loc["ds-0.25", "ACR, 2 threads"] == pytest.approx(3.5 / 3, abs=1e-4)
+    inputs = pd.read_csv(tmp_path / "thread_spread_inputs.csv", index_col=0).T
     assert inputs.loc["cohen-0.25", "same radius with both models"] == 1.0
     assert inputs.loc["cohen-0.25", "at the cap (all n draws in the class)"] == pytest.approx(
         1 / 3, abs=1e-3
     )
     assert inputs.loc["ds-0.25", "same radius with both models"] == pytest.approx(2 / 3, abs=1e-3)
     assert inputs.loc["ds-0.25", "median relative change of the noise level"] == 0.0
+    ds_pair = inputs.loc["ds-0.25"]
+    assert ds_pair["inputs whose noise level exceeds 3 sigma0 (either model)"] == pytest.approx(
+        1 / 3, abs=1e-3
+    )
+    assert ds_pair["ACR change from those inputs"] == 0.0
+    assert ds_pair["ACR change from the other inputs"] == pytest.approx(0.5 / 3, abs=1e-3)
+    assert "90th percentile of the noise level, 2 threads" in headline.columns

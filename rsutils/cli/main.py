@@ -9,6 +9,10 @@ ours. Both resume a killed run: run the same command again.
 input's sigma comes from K steps of sigma ascent started at ``sigma``, and the answers
 go through a certificate memory (``--memory``, by default ``<outfile>.memory.sqlite``)
 that keeps them consistent across runs and processes.
+
+A mistake in a command (a bad value, a damaged checkpoint or map, a device this machine
+does not have, an output path that is a folder) is one line on stderr and exit status
+2, found before anything is written; ``RSUTILS_TRACEBACK=1`` shows the traceback too.
 """
 
 from __future__ import annotations
