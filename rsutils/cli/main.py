@@ -22,6 +22,7 @@ import hashlib
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -240,9 +241,19 @@ def _certify_ds(args, data, smooth: Smooth, indices, settings, options) -> None:
     if smooth.norm != ascent.norm:
         raise ValueError(f"{args.noise} sigma ascent certifies {ascent.norm}; drop --norm")
     memory_path = args.memory or f"{args.outfile}.memory.sqlite"
-    with CertificateMemory(memory_path, norm=ascent.norm) as memory:
-        ds = DataDependentSmooth(smooth.model, data.num_classes, ascent, memory)
-        certify_dataset_ds(ds, data, indices, args.outfile, settings, **options)
+    new_memory, stored = not os.path.exists(memory_path), 0
+    try:
+        with CertificateMemory(memory_path, norm=ascent.norm) as memory:
+            ds = DataDependentSmooth(smooth.model, data.num_classes, ascent, memory)
+            try:
+                certify_dataset_ds(ds, data, indices, args.outfile, settings, **options)
+            finally:
+                stored = len(memory)
+    except ValueError:  # refused (e.g. a log of other settings): leave no new memory behind
+        if new_memory and stored == 0:
+            for suffix in ("", "-wal", "-shm"):
+                Path(memory_path + suffix).unlink(missing_ok=True)
+        raise
 
 
 def _train(args: argparse.Namespace) -> None:

@@ -296,3 +296,15 @@ def test_help_documents_every_option_with_its_default(command: str) -> None:
             assert f"(default: {action.default})" in " ".join(text.split()), action.dest
     if command == "certify":
         assert "(default: 100000)" in text and "(default: 0.001)" in text
+
+
+def test_a_refused_data_dependent_run_leaves_no_new_memory(
+    fake_fashion_mnist: Path, checkpoint: Path, out: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ds = ("--ascent-steps", "1", "--ascent-draws", "2")
+    assert run(certify(fake_fashion_mnist, checkpoint, out, *ds), capsys)[0] == 0
+    before = sorted(p.name for p in out.iterdir())
+    other = certify(fake_fashion_mnist, checkpoint, out, *ds, "--N", "60")
+    status, err = run([*other, "--memory", str(out / "new.sqlite")], capsys)
+    assert status == 2 and "different settings (memory, n)" in err, err
+    assert sorted(p.name for p in out.iterdir()) == before
