@@ -1,6 +1,7 @@
 """Project hygiene: the conda environment matches pyproject, notebooks take a profile."""
 
 import importlib.util
+import re
 import sys
 import tomllib
 from pathlib import Path
@@ -65,12 +66,20 @@ def test_notebook_cells_are_short() -> None:
         assert longest <= 30, f"{source.name} has a code cell of {longest} lines"
 
 
-def test_no_file_points_at_notes_outside_the_repository() -> None:
+def test_the_project_explains_itself_without_notes_from_elsewhere() -> None:
+    """Every Markdown file a project file names is in the repository, and the only
+    folder outside it that a file may name is the released data (``shared/reference``,
+    read through ``RSUTILS_REFERENCE``)."""
     tracked = [*REPO.glob("*.md"), *REPO.glob("book/*.md"), *REPO.glob("notebooks/*.py")]
     tracked += [*REPO.glob("rsutils/**/*.py"), *REPO.glob("rsutils/**/*.csv")]
+    tracked += [*REPO.glob("book/*.py"), *REPO.glob("tests/**/*.py"), REPO / "Makefile"]
+    in_repository = {path.name for path in REPO.rglob("*.md") if ".venv" not in path.parts}
     for path in tracked:
         text = path.read_text()
-        assert "BOOK.md" not in text and "shared/seeds" not in text, path
+        named = set(re.findall(r"[\w.-]+\.md\b", text))
+        assert named <= in_repository, f"{path} names {sorted(named - in_repository)}"
+        outside = set(re.findall(r"shared/(\w+)", text))
+        assert outside <= {"reference"}, f"{path} names shared/{sorted(outside)}"
 
 
 def _load(relative: str):
