@@ -232,8 +232,9 @@ plt.close(ax.figure)
 # the layout of the paper's Tables 1 and 3, with the average certified radius (ACR)
 # appended; $\sigma = $ {glue:text}`best_sigma_acr` has the highest ACR,
 # {glue:text}`acr_best:.3f`. The certificates are reproducible bit for bit given these
-# models; models trained on another kind of machine differ slightly, and the reproduce
-# page shows how far that moves this table's numbers.
+# models; the models themselves differ when trained with another thread count or on
+# another kind of machine, and the reproduce page measures how far a retraining moves
+# this table's numbers.
 
 # %% tags=["nbval-check-output"]
 table_c = rs.accuracy_table({s: logs[s] for s in SIGMAS}, [0, 0.25, 0.5, 0.75, 1, 1.5, 2, 2.5])

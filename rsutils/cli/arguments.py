@@ -30,29 +30,22 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
         return f"{text} (default: %(default)s)"
 
 
-class _Type:
-    """A named argparse type: ``argparse`` prints ``invalid <name> value`` otherwise."""
+def _checked(convert, accept, requirement: str):
+    """An argparse type: ``convert`` the text, then require ``accept(value)``."""
 
-    def __init__(self, name: str, convert, accept, requirement: str) -> None:
-        self.__name__ = name
-        self._convert, self._accept, self._requirement = convert, accept, requirement
-
-    def __call__(self, text: str):
+    def parse(text: str):
         try:
-            value = self._convert(text)
+            value = convert(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"must be {self._requirement}, got {text!r}") from None
-        if not self._accept(value):
-            raise argparse.ArgumentTypeError(f"must be {self._requirement}, got {text!r}")
+            value = None
+        if value is None or not accept(value):
+            raise argparse.ArgumentTypeError(f"must be {requirement}, got {text!r}")
         return value
 
-    def __repr__(self) -> str:
-        return self.__name__
+    return parse
 
 
-positive_int = _Type("positive integer", int, lambda v: v >= 1, "an integer >= 1")
-non_negative_int = _Type("non-negative integer", int, lambda v: v >= 0, "an integer >= 0")
-positive_float = _Type(
-    "positive number", float, lambda v: math.isfinite(v) and v > 0, "a finite number > 0"
-)
-probability = _Type("probability", float, lambda v: 0 < v < 1, "a number strictly between 0 and 1")
+positive_int = _checked(int, lambda v: v >= 1, "an integer >= 1")
+non_negative_int = _checked(int, lambda v: v >= 0, "an integer >= 0")
+positive_float = _checked(float, lambda v: math.isfinite(v) and v > 0, "a finite number > 0")
+probability = _checked(float, lambda v: 0 < v < 1, "a number strictly between 0 and 1")

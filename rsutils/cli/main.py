@@ -193,18 +193,17 @@ def _setup(args: argparse.Namespace):
     # another --skip/--max; the checkpoint's digest guards against mixing models. An
     # anisotropic noise is identified by its content in the "noise" setting.
     config = {"checkpoint": _file_digest(args.base_classifier)}
-    _preflight(smooth, data, indices, args.outfile)
+    _preflight(smooth, data, indices)
     return data, smooth, indices, config
 
 
-def _preflight(smooth: Smooth, data, indices: list[int], outfile: str) -> None:
-    """Fail before touching the disk: one noisy draw through the model, a usable outfile.
+def _preflight(smooth: Smooth, data, indices: list[int]) -> None:
+    """Fail before touching the disk: one noisy draw through the model.
 
     The draw checks what only shows when sampling (the shape of a sigma map, power_law's
-    exponent against the input size, the model against the input, the input's range).
+    exponent against the input size, the model against the input, the input's range);
+    the log checks its own path before writing.
     """
-    if os.path.isdir(outfile):
-        raise ValueError(f"{outfile} is a directory; pass a file such as {outfile}/log.tsv")
     if indices:
         smooth.sample_counts(data.images[indices[0]], 1, seed=0, index=indices[0])
 

@@ -9,6 +9,7 @@ the seed. These checks run before any draw, so a bad call costs nothing.
 
 from __future__ import annotations
 
+import math
 from itertools import chain
 
 import torch
@@ -31,7 +32,7 @@ def check_input_range(input_range: tuple[float, float] | None) -> tuple[float, f
         raise ValueError(
             f"input_range must be a pair (low, high) or None, got {input_range!r}"
         ) from None
-    if not low < high or not torch.isfinite(torch.tensor([low, high])).all():
+    if not (math.isfinite(low) and math.isfinite(high) and low < high):
         raise ValueError(f"input_range must be finite with low < high, got {input_range!r}")
     return low, high
 

@@ -115,8 +115,8 @@ def train_model(
     Adam with a cosine learning-rate schedule. Initialisation, shuffling and noise
     come from seeded generators, and torch runs on ``threads`` intra-op threads
     (restored afterwards) whatever the machine's core count: CPU reductions are split
-    across threads, so the weights depend on the thread count (by about 1e-5 after one
-    epoch, growing with training), not on the number of cores. The same seed and
+    across threads, so the weights depend on the thread count (the difference grows
+    with training), not on the number of cores. The same seed and
     thread count give the same weights on CPUs of the same kind. ``start`` is the
     model to fine-tune (``config.init``'s, loaded by the caller); ``sigma_store``
     receives the per-sample sigmas of DS training.

@@ -214,14 +214,20 @@ def test_the_sigma_of_the_positional_arguments_is_checked(
     assert status == 2 and "argument sigma: must be a finite number > 0, got '0'" in err
 
 
+@pytest.mark.parametrize("extra", [(), ("--ascent-steps", "1")], ids=["certify", "ds"])
 def test_an_outfile_that_is_a_directory_is_refused_before_writing(
-    fake_fashion_mnist: Path, checkpoint: Path, out: Path, capsys: pytest.CaptureFixture[str]
+    fake_fashion_mnist: Path,
+    checkpoint: Path,
+    out: Path,
+    capsys: pytest.CaptureFixture[str],
+    extra: tuple[str, ...],
 ) -> None:
-    argv = certify(fake_fashion_mnist, checkpoint, out)
+    argv = certify(fake_fashion_mnist, checkpoint, out, *extra)
     argv[4] = str(out)
     status, err = run(argv, capsys)
     assert status == 2 and f"{out} is a directory; pass a file" in err
     assert list(out.iterdir()) == []
+    assert not list(out.parent.glob("*.sqlite*")), "no memory left next to it"
 
 
 @pytest.mark.parametrize(

@@ -10,25 +10,12 @@ import sys
 from pathlib import Path
 
 import pytest
-import torch
 
-from rsutils import (
-    CertifySettings,
-    DataDependentSmooth,
-    Dataset,
-    Gaussian,
-    SigmaAscent,
-    Smooth,
-    certify_dataset,
-    certify_dataset_ds,
-    predict_dataset,
-)
 from rsutils.logs import resumable
 from rsutils.logs.resumable import ResumableLog
 
 COLUMNS = ["idx", "value"]
 CONFIG = {"run": 1}
-SETTINGS = CertifySettings(n0=10, n=100, alpha=0.01, seed=3, batch_size=50)
 HEADER_AND_ROW = b"idx\tvalue\n0\t1.5\n"
 REAL_FCNTL = resumable.fcntl  # None on Windows
 needs_flock = pytest.mark.skipif(sys.platform == "win32", reason="no flock on Windows")
@@ -200,43 +187,6 @@ def test_an_outfile_that_cannot_be_a_file_is_refused(tmp_path, outfile, message)
     assert not any((tmp_path / "out").iterdir())
 
 
-@pytest.fixture
-def images() -> Dataset:
-    x = torch.rand(6, 1, 28, 28, generator=torch.Generator().manual_seed(0))
-    return Dataset("fashion-mnist", "test", x, torch.arange(6) % 10, tuple("abcdefghij"))
-
-
-def run(kind: str, cnn, images: Dataset, indices, path: Path) -> None:
-    """One dataset run of ``kind`` (certify, predict or ds), quiet."""
-    if kind == "ds":
-        smooth = DataDependentSmooth(cnn, 10, SigmaAscent(0.3, 0))
-        certify_dataset_ds(smooth, images, indices, path, SETTINGS, progress=False)
-    else:
-        function = certify_dataset if kind == "certify" else predict_dataset
-        function(Smooth(cnn, 10, Gaussian(0.25)), images, indices, path, SETTINGS, progress=False)
-
-
-@pytest.mark.parametrize("kind", ["certify", "predict", "ds"])
-@pytest.mark.parametrize(
-    ("indices", "message"),
-    [
-        ([0, 6], r"indices must be integers in \[0, 6\) .*got 6 at position 1"),
-        (range(2, -2, -3), r"got -1 at position 1"),
-        ([1.0], r"got 1\.0 at position 0"),
-        ([True], r"got True at position 0"),
-        ([0], r"out is a directory"),
-    ],
-    ids=["too-big", "negative", "float", "bool", "directory"],
-)
-def test_a_rejected_run_writes_nothing(cnn, images, tmp_path, kind, indices, message) -> None:
-    (tmp_path / "out").mkdir()
-    path = tmp_path / ("out" if message == r"out is a directory" else "log.tsv")
-    with pytest.raises(ValueError, match=message):
-        run(kind, cnn, images, indices, path)
-    assert [p.name for p in tmp_path.iterdir()] == ["out"]
-    assert not any((tmp_path / "out").iterdir())
-
-
 def test_the_sidecar_lists_every_environment_that_appended_rows(tmp_path) -> None:
     path = tmp_path / "log.tsv"
     sidecar = tmp_path / "log.tsv.json"
@@ -254,11 +204,3 @@ def test_the_sidecar_lists_every_environment_that_appended_rows(tmp_path) -> Non
     assert json.loads(sidecar.read_text()) == {**CONFIG, "environments": [here, there]}
     with pytest.raises(ValueError, match=r"different settings \(run\)"):
         ResumableLog(path, COLUMNS, {"run": 2}, environment=here)
-
-
-def test_a_dataset_log_records_torch_the_device_and_the_threads(cnn, images, tmp_path) -> None:
-    from rsutils.core.environment import describe_environment
-
-    certify_dataset(Smooth(cnn, 10, Gaussian(0.25)), images, [0], tmp_path / "c.tsv", SETTINGS)
-    recorded = json.loads((tmp_path / "c.tsv.json").read_text())
-    assert recorded["environments"] == [describe_environment("cpu")]

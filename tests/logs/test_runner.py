@@ -1,12 +1,24 @@
-"""The resumable log and the dataset runs that write it."""
+"""The dataset runs: rows, resumption, the checks before anything is written, progress."""
 
+import json
+from pathlib import Path
 from typing import ClassVar
 
 import pandas as pd
 import pytest
 import torch
 
-from rsutils import CertifySettings, Dataset, Gaussian, Smooth, certify_dataset, predict_dataset
+from rsutils import (
+    CertifySettings,
+    DataDependentSmooth,
+    Dataset,
+    Gaussian,
+    SigmaAscent,
+    Smooth,
+    certify_dataset,
+    certify_dataset_ds,
+    predict_dataset,
+)
 from rsutils.logs.runner import CERTIFY_COLUMNS, PREDICT_COLUMNS, ResumableLog, select_indices
 
 SETTINGS = CertifySettings(n0=10, n=100, alpha=0.01, seed=3, batch_size=50)
@@ -99,7 +111,6 @@ def test_the_data_dependent_progress_bar_counts_the_ascent_too(
     cnn, images, tmp_path, monkeypatch
 ) -> None:
     """The ascent of a group advances the bar before its first row, by its share of the work."""
-    from rsutils import DataDependentSmooth, SigmaAscent
     from rsutils.logs import runner
 
     monkeypatch.setattr(runner, "tqdm", _RecordingBar)
@@ -118,3 +129,42 @@ def test_the_data_dependent_progress_bar_counts_the_ascent_too(
     )
     assert bar.updates == group_of_3 + group_of_2
     assert bar.total == sum(bar.updates) == 5 * (ascent_work + certify_work)
+
+
+def run(kind: str, cnn, images: Dataset, indices, path: Path) -> None:
+    """One dataset run of ``kind`` (certify, predict or ds), quiet."""
+    if kind == "ds":
+        smooth = DataDependentSmooth(cnn, 10, SigmaAscent(0.3, 0))
+        certify_dataset_ds(smooth, images, indices, path, SETTINGS, progress=False)
+    else:
+        function = certify_dataset if kind == "certify" else predict_dataset
+        function(Smooth(cnn, 10, Gaussian(0.25)), images, indices, path, SETTINGS, progress=False)
+
+
+@pytest.mark.parametrize("kind", ["certify", "predict", "ds"])
+@pytest.mark.parametrize(
+    ("indices", "message"),
+    [
+        ([0, 6], r"indices must be integers in \[0, 6\) .*got 6 at position 1"),
+        (range(2, -2, -3), r"got -1 at position 1"),
+        ([1.0], r"got 1\.0 at position 0"),
+        ([True], r"got True at position 0"),
+        ([0], r"out is a directory"),
+    ],
+    ids=["too-big", "negative", "float", "bool", "directory"],
+)
+def test_a_rejected_run_writes_nothing(cnn, images, tmp_path, kind, indices, message) -> None:
+    (tmp_path / "out").mkdir()
+    path = tmp_path / ("out" if message == r"out is a directory" else "log.tsv")
+    with pytest.raises(ValueError, match=message):
+        run(kind, cnn, images, indices, path)
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]
+    assert not any((tmp_path / "out").iterdir())
+
+
+def test_a_dataset_log_records_torch_the_device_and_the_threads(cnn, images, tmp_path) -> None:
+    from rsutils.core.environment import describe_environment
+
+    certify_dataset(Smooth(cnn, 10, Gaussian(0.25)), images, [0], tmp_path / "c.tsv", SETTINGS)
+    recorded = json.loads((tmp_path / "c.tsv.json").read_text())
+    assert recorded["environments"] == [describe_environment("cpu")]
