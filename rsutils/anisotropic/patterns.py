@@ -7,6 +7,12 @@ are measured in half-widths of the image (``[-1, 1]`` from edge to edge), so ``k
 and ``iota`` mean the same at any resolution, and the pattern is then rescaled so that
 its mean (as in UCAN's experiments) or its geometric mean is 1; the overall noise
 level is the base family's scale ``λ``.
+
+UCAN's released code computes the coordinates as ``a/(S−1)/2``, which divides by
+``2(S−1)`` instead of the half-width ``(S−1)/2``: its coordinates span ``[−1/4, 1/4]``,
+with ``kappa = 0.2``, ``iota = 0.8`` and no rescaling. :data:`UCAN_CODE_PATTERN` holds
+those settings, so that the pattern the code trained with (almost isotropic: max/min
+at most 1.0625) can be drawn beside the one the paper describes.
 """
 
 from __future__ import annotations
@@ -15,7 +21,16 @@ import torch
 
 from rsutils.geometry.norms import norm_order
 
-__all__ = ["spatial_pattern"]
+__all__ = ["UCAN_CODE_PATTERN", "spatial_pattern"]
+
+#: The pattern of UCAN's released code: coordinates in ``[−1/4, 1/4]``, ``kappa = 0.2``,
+#: ``iota = 0.8``, not rescaled (pass as ``spatial_pattern(h, w, norm=…, **UCAN_CODE_PATTERN)``).
+UCAN_CODE_PATTERN: dict[str, float | str] = {
+    "extent": 0.25,
+    "kappa": 0.2,
+    "iota": 0.8,
+    "normalise": "none",
+}
 
 
 def spatial_pattern(
@@ -26,12 +41,14 @@ def spatial_pattern(
     kappa: float = 1.0,
     iota: float = 1.0,
     normalise: str = "mean",
+    extent: float = 1.0,
 ) -> torch.Tensor:
     """``kappa·‖(a, b)‖_p² + iota`` on a ``(1, height, width)`` grid, rescaled.
 
     ``normalise`` is ``"mean"`` (the pattern averages 1), ``"geometric"`` (its
     geometric mean is 1, so the ALM of a region equals its R) or ``"none"``. The
-    leading 1 broadcasts over colour channels.
+    coordinates run from ``−extent`` to ``extent`` across the image (1: half-widths).
+    The leading 1 broadcasts over colour channels.
     """
     if height < 1 or width < 1:
         raise ValueError(f"height and width must be >= 1, got {height}x{width}")
@@ -40,10 +57,12 @@ def spatial_pattern(
             f"need kappa >= 0 and iota > 0 so that every sigma is positive; got "
             f"kappa={kappa}, iota={iota}"
         )
+    if not extent > 0:
+        raise ValueError(f"extent must be > 0, got {extent!r}")
     p = norm_order(norm)
 
     def axis(n: int) -> torch.Tensor:
-        return torch.linspace(-1.0, 1.0, n, dtype=torch.float64) if n > 1 else torch.zeros(1)
+        return torch.linspace(-extent, extent, n, dtype=torch.float64) if n > 1 else torch.zeros(1)
 
     a, b = torch.meshgrid(axis(height), axis(width), indexing="ij")
     distance = torch.linalg.vector_norm(torch.stack([a, b]), ord=p, dim=0)

@@ -10,6 +10,11 @@ input's sigma comes from K steps of sigma ascent started at ``sigma``, and the a
 go through a certificate memory (``--memory``, by default ``<outfile>.memory.sqlite``)
 that keeps them consistent across runs and processes.
 
+``--generator CKPT`` takes mu and sigma from the noise parameter generator saved in a
+checkpoint (UCAN): the noise at input x is ``mu(x) + sigma(x) ⊙ eps``, with ``eps`` of the
+family and ``sigma`` given on the command line, and the log has ``region_radius`` and
+``alm``.
+
 A mistake in a command (a bad value, a damaged checkpoint or map, a device this machine
 does not have, an output path that is a folder) is one line on stderr and exit status
 2, found before anything is written; ``RSUTILS_TRACEBACK=1`` shows the traceback too.
@@ -27,6 +32,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from rsutils.anisotropic.generated import GeneratedSmooth
+from rsutils.anisotropic.generators import load_generator
 from rsutils.anisotropic.noise import Anisotropic
 from rsutils.anisotropic.patterns import spatial_pattern
 from rsutils.cli.arguments import (
@@ -123,6 +130,13 @@ def _common(parser: argparse.ArgumentParser) -> None:
         help="with --sigma-map: a .pt or .npy file of per-dimension offsets mu",
     )
     parser.add_argument(
+        "--generator",
+        default=None,
+        metavar="CKPT",
+        help="UCAN noise: the checkpoint (often base_classifier itself) holding a noise "
+        "parameter generator; the noise at input x becomes mu(x) + sigma(x) * eps",
+    )
+    parser.add_argument(
         "--device", default="auto", help="auto (CUDA if present, else CPU), cpu, cuda, cuda:N"
     )
     parser.add_argument(
@@ -187,7 +201,7 @@ def _setup(args: argparse.Namespace):
             f"pass {info['dataset']} as the dataset argument"
         )
     data = load_dataset(args.dataset, args.split, args.data_root)
-    smooth = Smooth(model, data.num_classes, _noise(args), norm=getattr(args, "norm", None))
+    smooth = _smooth(args, model, data.num_classes)
     indices = select_indices(len(data), args.skip, args.max)
     # Rows depend on (checkpoint, settings, idx) only, so a log may be extended with
     # another --skip/--max; the checkpoint's digest guards against mixing models. An
@@ -197,7 +211,20 @@ def _setup(args: argparse.Namespace):
     return data, smooth, indices, config
 
 
-def _preflight(smooth: Smooth, data, indices: list[int]) -> None:
+def _smooth(args: argparse.Namespace, model, num_classes: int) -> Smooth | GeneratedSmooth:
+    """``Smooth`` with the command line's noise, or with the noise of ``--generator``."""
+    norm, noise = getattr(args, "norm", None), _noise(args)
+    if args.generator is None:
+        return Smooth(model, num_classes, noise, norm=norm)
+    if isinstance(noise, Anisotropic):
+        raise ValueError("--generator makes mu and sigma itself; drop --sigma-map/--mu-map")
+    if getattr(args, "ascent_steps", None) is not None:
+        raise ValueError("--generator and --ascent-steps both choose the noise; pick one")
+    generator = load_generator(args.generator, map_location=pick_device(args.device))
+    return GeneratedSmooth(model, num_classes, noise, generator, norm=norm)
+
+
+def _preflight(smooth: Smooth | GeneratedSmooth, data, indices: list[int]) -> None:
     """Fail before touching the disk: one noisy draw through the model.
 
     The draw checks what only shows when sampling (the shape of a sigma map, power_law's
@@ -205,7 +232,10 @@ def _preflight(smooth: Smooth, data, indices: list[int]) -> None:
     the log checks its own path before writing.
     """
     if indices:
-        smooth.sample_counts(data.images[indices[0]], 1, seed=0, index=indices[0])
+        first = data.images[indices[0]]
+        if isinstance(smooth, GeneratedSmooth):
+            smooth = smooth.smooth_at(first)
+        smooth.sample_counts(first, 1, seed=0, index=indices[0])
 
 
 def _settings(args: argparse.Namespace) -> CertifySettings:

@@ -23,6 +23,7 @@ import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
+from rsutils.anisotropic.generated import GeneratedSmooth
 from rsutils.anisotropic.noise import Anisotropic
 from rsutils.core.devices import model_device
 from rsutils.core.environment import describe_environment
@@ -110,7 +111,7 @@ def _run(
 
 
 def certify_dataset(
-    smooth: Smooth,
+    smooth: Smooth | GeneratedSmooth,
     data: Dataset,
     indices: Iterable[int],
     path: str | os.PathLike[str],
@@ -121,13 +122,15 @@ def certify_dataset(
 ) -> pd.DataFrame:
     """Run CERTIFY on ``data[i]`` for each index into a resumable log; return the log.
 
-    With anisotropic noise the log also has ``region_radius`` and ``alm``
-    (:data:`ANISOTROPIC_COLUMNS`). ``config`` adds what identifies the model (e.g. its
-    checkpoint) to the settings that the log records and checks on resume.
+    With anisotropic noise, or noise from a generator
+    (:class:`~rsutils.anisotropic.generated.GeneratedSmooth`), the log also has
+    ``region_radius`` and ``alm`` (:data:`ANISOTROPIC_COLUMNS`). ``config`` adds what
+    identifies the model (e.g. its checkpoint) to the settings that the log records and
+    checks on resume.
     """
     indices = _check_indices(indices, len(data))
     recorded = {
-        "noise": repr(smooth.noise),
+        "noise": _noise_description(smooth),
         "norm": smooth.norm,
         **_data_settings(data),
         **settings.identity("certify"),
@@ -142,10 +145,10 @@ def certify_dataset(
             "label": label,
             "predict": cert.prediction,
             "correct": int(cert.prediction == label),
-            "scale": smooth.noise.scale,
+            "scale": _scale(smooth),
         }
 
-    anisotropic = isinstance(smooth.noise, Anisotropic)
+    anisotropic = isinstance(smooth, GeneratedSmooth) or isinstance(smooth.noise, Anisotropic)
     columns = ANISOTROPIC_COLUMNS if anisotropic else CERTIFY_COLUMNS
     environment = describe_environment(smooth.device)
     open_log = partial(ResumableLog, path, columns, recorded, environment=environment)
@@ -153,7 +156,7 @@ def certify_dataset(
 
 
 def predict_dataset(
-    smooth: Smooth,
+    smooth: Smooth | GeneratedSmooth,
     data: Dataset,
     indices: Iterable[int],
     path: str | os.PathLike[str],
@@ -168,7 +171,7 @@ def predict_dataset(
     """
     indices = _check_indices(indices, len(data))
     recorded = {
-        "noise": repr(smooth.noise),
+        "noise": _noise_description(smooth),
         **_data_settings(data),
         **settings.identity("predict"),
         **(config or {}),
@@ -182,7 +185,7 @@ def predict_dataset(
             "label": label,
             "predict": prediction,
             "correct": int(prediction == label),
-            "scale": smooth.noise.scale,
+            "scale": _scale(smooth),
             **settings.identity("predict"),
         }
 
@@ -311,6 +314,15 @@ def _ds_row(
 def _certify_args(settings: CertifySettings) -> tuple[int, int, float, int, int]:
     """``(n0, n, alpha, batch_size, seed)``: CERTIFY's positional arguments."""
     return settings.n0, settings.n, settings.alpha, settings.batch_size, settings.seed
+
+
+def _noise_description(smooth: Smooth | GeneratedSmooth) -> str:
+    return smooth.description if isinstance(smooth, GeneratedSmooth) else repr(smooth.noise)
+
+
+def _scale(smooth: Smooth | GeneratedSmooth) -> float:
+    """The logged ``scale``: the base family's (``λ``) when a generator makes the noise."""
+    return smooth.base.scale if isinstance(smooth, GeneratedSmooth) else smooth.noise.scale
 
 
 def _data_settings(data: Dataset) -> dict[str, str]:

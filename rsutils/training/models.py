@@ -160,19 +160,29 @@ def save_checkpoint(
     arch: str,
     dataset: str,
     meta: dict[str, Any] | None = None,
+    generator: nn.Module | None = None,
 ) -> None:
-    """Save ``model`` in our format, atomically (a killed save leaves no torn file)."""
+    """Save ``model`` in our format, atomically (a killed save leaves no torn file).
+
+    ``generator``, a noise parameter generator of :mod:`rsutils.anisotropic.generators`,
+    is saved in the same file (its kind, settings and weights); read it back with
+    :func:`rsutils.anisotropic.generators.load_generator`.
+    """
+    checkpoint = {
+        "format": "rsutils",
+        "arch": arch,
+        "dataset": dataset,
+        "state_dict": model.state_dict(),
+        "meta": meta or {},
+    }
+    if generator is not None:
+        checkpoint["generator"] = {
+            "kind": generator.kind,
+            "settings": generator.settings(),
+            "state_dict": generator.state_dict(),
+        }
     buffer = io.BytesIO()
-    torch.save(
-        {
-            "format": "rsutils",
-            "arch": arch,
-            "dataset": dataset,
-            "state_dict": model.state_dict(),
-            "meta": meta or {},
-        },
-        buffer,
-    )
+    torch.save(checkpoint, buffer)
     atomic_write_bytes(Path(path), buffer.getvalue())
 
 
@@ -215,7 +225,9 @@ def load_checkpoint(
 
     The file is read with ``torch.load(weights_only=True)``: tensors and plain
     containers only, so a checkpoint from elsewhere cannot run code.
-    Returns ``(model, info)`` with ``info`` holding ``arch``, ``dataset`` and ``meta``.
+    Returns ``(model, info)`` with ``info`` holding ``arch``, ``dataset``, ``meta`` and
+    ``generator`` (the stored noise parameter generator's kind, settings and weights,
+    or ``None``).
     ``dataset`` is needed only for Cohen-format checkpoints whose architecture does
     not imply it.
     """
@@ -247,5 +259,10 @@ def load_checkpoint(
             f"({str(error).splitlines()[0]}); check the checkpoint and the dataset argument"
         ) from None
     model.to(map_location).eval()
-    info = {"arch": arch, "dataset": dataset, "meta": checkpoint.get("meta", {})}
+    info = {
+        "arch": arch,
+        "dataset": dataset,
+        "meta": checkpoint.get("meta", {}),
+        "generator": checkpoint.get("generator"),
+    }
     return model, info

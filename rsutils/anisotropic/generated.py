@@ -1,0 +1,111 @@
+"""The smoothed classifier whose noise parameters come from a generator (UCAN Alg. 1–2).
+
+At each input ``x`` it asks the generator for ``mu(x)``, ``sigma(x)`` once, then runs
+Cohen et al.'s CERTIFY or PREDICT with the noise ``mu(x) + sigma(x) ⊙ λ·eps``
+(:class:`~rsutils.anisotropic.noise.Anisotropic` over the base family), so every
+certificate carries ``radius`` (``min(sigma)·R``), ``region_radius`` (``R``) and the ALM.
+It is exactly :class:`~rsutils.core.smooth.Smooth` with those ``mu``, ``sigma`` passed by
+hand, and it inherits its guarantee, for the classifier ``g_x`` whose noise is frozen
+at ``x`` (UCAN Theorem 7).
+
+For a generator whose ``mu``, ``sigma`` depend on the input (certification-wise), that
+guarantee is not one about a deployed system: at a perturbed input ``x + δ`` the same
+code computes ``mu(x + δ)``, ``sigma(x + δ)``, another smoothed classifier. Whether its
+answers stay inside the claimed region is what :mod:`rsutils.anisotropic.audit` tests;
+the anisotropic certificate memory (:mod:`rsutils.anisotropic.memory`) is the sound
+alternative, as the ball memory is for data-dependent sigma.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import torch
+from torch import nn
+
+from rsutils.anisotropic.generators import NoiseGenerator
+from rsutils.anisotropic.noise import Anisotropic
+from rsutils.core.noise import NoiseFamily
+from rsutils.core.smooth import Certificate, Smooth
+from rsutils.core.validation import DEFAULT_INPUT_RANGE, check_input
+
+__all__ = ["GeneratedSmooth", "generator_fingerprint"]
+
+
+def generator_fingerprint(generator: nn.Module) -> str:
+    """A short hash of the generator's kind, settings and every tensor of its state."""
+    digest = hashlib.sha256(type(generator).__name__.encode())
+    for name, tensor in sorted(generator.state_dict().items()):
+        digest.update(name.encode())
+        digest.update(tensor.detach().to("cpu", torch.float64).numpy().tobytes())
+    return digest.hexdigest()[:12]
+
+
+class GeneratedSmooth:
+    """``Smooth`` with the anisotropic noise that ``generator`` produces at each input.
+
+    ``base`` is the isotropic family (its scale ``λ`` multiplies ``sigma``); the
+    generator runs on the model's device, in eval mode, once per input.
+    """
+
+    def __init__(
+        self,
+        model: nn.Module,
+        num_classes: int,
+        base: NoiseFamily,
+        generator: NoiseGenerator,
+        *,
+        norm: str | None = None,
+        input_range: tuple[float, float] | None = DEFAULT_INPUT_RANGE,
+    ) -> None:
+        if not isinstance(generator, NoiseGenerator):
+            raise TypeError(
+                "generator must be a noise parameter generator of rsutils.anisotropic "
+                f"(FixedNoise, DatasetWiseGenerator, CertificationWiseGenerator), got {generator!r}"
+            )
+        self._template = Smooth(model, num_classes, base, norm=norm, input_range=input_range)
+        self.model, self.num_classes, self.base = model, num_classes, base
+        self.generator = generator
+        self.norm = self._template.norm
+        self.input_range = self._template.input_range
+
+    @property
+    def device(self) -> torch.device:
+        return self._template.device
+
+    @property
+    def description(self) -> str:
+        """What a log records as the noise: the base family and the generator's identity."""
+        kind = self.generator.kind
+        return f"Generated({self.base!r}, {kind}, id={generator_fingerprint(self.generator)})"
+
+    def parameters_at(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(mu(x), sigma(x))`` for one input, in float64 on the CPU."""
+        check_input(x, self.input_range)
+        if self.generator.training:
+            raise ValueError("the generator is in training mode; call generator.eval() first")
+        with torch.inference_mode():
+            batch = x.to(self.device, torch.float32).unsqueeze(0)
+            mu, sigma = self.generator.to(self.device)(batch)
+        return mu[0].to("cpu", torch.float64), sigma[0].to("cpu", torch.float64)
+
+    def smooth_at(self, x: torch.Tensor) -> Smooth:
+        """The ordinary smoothed classifier with the noise frozen at ``x`` (``g_x``)."""
+        mu, sigma = self.parameters_at(x)
+        noise = Anisotropic(self.base, sigma, mu)
+        return Smooth(
+            self.model, self.num_classes, noise, norm=self.norm, input_range=self.input_range
+        )
+
+    def certify(self, x: torch.Tensor, *args, **kwargs) -> Certificate:
+        """UCAN's Algorithm 1: CERTIFY (see :meth:`Smooth.certify`) with ``mu(x)``, ``sigma(x)``."""
+        return self.smooth_at(x).certify(x, *args, **kwargs)
+
+    def predict(self, x: torch.Tensor, *args, **kwargs) -> int:
+        """PREDICT (see :meth:`Smooth.predict`) with ``mu(x)``, ``sigma(x)``.
+
+        Cohen et al.'s test of the top two counts, not the test of ``n_A`` against
+        ``n/2`` that UCAN's Algorithm 2 prints: both bound the error by ``alpha``, and
+        this one abstains less often.
+        """
+        return self.smooth_at(x).predict(x, *args, **kwargs)

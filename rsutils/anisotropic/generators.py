@@ -1,0 +1,299 @@
+"""UCAN's noise parameter generators (NPGs, §IV): where ``mu`` and ``sigma`` come from.
+
+Every generator is an ``nn.Module`` whose ``forward(x)`` maps a batch of inputs
+``(B, *shape)`` to ``(mu, sigma)``, two tensors of the same shape: the anisotropic
+noise at input ``x_b`` is ``mu_b + sigma_b ⊙ λ·eps`` (``λ`` the base family's scale,
+so ``sigma`` is a multiplier of the standard deviation, as in UCAN's code; the paper
+calls it "variance"). The three kinds differ in what ``mu`` and ``sigma`` depend on:
+
+- :class:`FixedNoise` — nothing: a fixed pattern (pattern-wise, Eq. 12, with
+  :func:`~rsutils.anisotropic.patterns.spatial_pattern`) or ``sigma ≡ 1`` (isotropic);
+  no trainable parameters.
+- :class:`DatasetWiseGenerator` — the dataset only: two MLPs on a constant input
+  (§IV-B), trained with the classifier, so one ``(mu, sigma)`` serves every input.
+- :class:`CertificationWiseGenerator` — the input itself (§IV-C): two small
+  dense-block CNNs in cascade, ``mu = G_mu(x)`` then ``sigma = G_sigma(x + mu)``.
+
+Outputs are bounded as UCAN designs them, with an amplified ``tanh``: ``sigma`` lies
+in ``[floor, floor + gamma)`` (``gamma·|tanh|`` as in UCAN's code, plus a small
+``floor`` so that Theorem 2's scale is invertible, as UCAN §IV advises) and ``mu`` in
+``(−mu_bound, mu_bound)``. The last layers start at zero weights, so a fresh generator
+outputs ``mu = 0`` and ``sigma = initial_sigma`` everywhere: training starts from the
+isotropic noise of the base classifier, and the gradients reach those weights from the
+first step.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import torch
+from torch import nn
+
+from rsutils.training.models import load_checkpoint
+
+__all__ = [
+    "GENERATOR_KINDS",
+    "CertificationWiseGenerator",
+    "DatasetWiseGenerator",
+    "FixedNoise",
+    "NoiseGenerator",
+    "build_generator",
+    "load_generator",
+]
+
+
+class NoiseGenerator(nn.Module):
+    """Base class: ``forward(x) -> (mu, sigma)``, each of ``x``'s shape.
+
+    ``kind`` names the generator and ``settings()`` returns the keyword arguments that
+    rebuild it with :func:`build_generator`, so a checkpoint stores both with the
+    weights. ``depends_on_input`` is true when ``mu`` and ``sigma`` change with ``x``:
+    then a certificate holds for the noise at the certified input only (UCAN Theorem 7),
+    and the deployed classifier, which recomputes them at a perturbed input, is not
+    covered by it.
+    """
+
+    kind: str = ""
+    depends_on_input: bool = False
+
+    def settings(self) -> dict[str, object]:
+        raise NotImplementedError
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        raise NotImplementedError
+
+
+def _bounded_sigma(raw: torch.Tensor, gamma: float, floor: float) -> torch.Tensor:
+    """``floor + gamma·|tanh(raw)|``: positive, below ``floor + gamma``."""
+    return floor + gamma * torch.tanh(raw).abs()
+
+
+def _check_bounds(gamma: float, floor: float, initial_sigma: float) -> None:
+    if not (math.isfinite(gamma) and gamma > 0):
+        raise ValueError(f"gamma must be a finite number > 0, got {gamma!r}")
+    if not (math.isfinite(floor) and floor > 0):
+        raise ValueError(f"floor must be > 0 (sigma must stay invertible), got {floor!r}")
+    if not floor < initial_sigma < floor + gamma:
+        raise ValueError(
+            f"initial_sigma must lie in (floor, floor + gamma) = ({floor}, {floor + gamma}); "
+            f"got {initial_sigma!r}"
+        )
+
+
+def _start_at(layer: nn.Module, value: float) -> None:
+    """Zero weights and a constant bias: the layer outputs ``value`` at the start."""
+    nn.init.zeros_(layer.weight)
+    nn.init.constant_(layer.bias, value)
+
+
+def _raw_for(initial_sigma: float, gamma: float, floor: float) -> float:
+    return math.atanh((initial_sigma - floor) / gamma)
+
+
+class FixedNoise(NoiseGenerator):
+    """``mu`` and ``sigma`` that do not depend on anything (pattern-wise, isotropic).
+
+    ``sigma`` (positive) and ``mu`` (default 0) have the shape of one input or one that
+    broadcasts to it, e.g. ``(1, H, W)`` from
+    :func:`~rsutils.anisotropic.patterns.spatial_pattern`. They are buffers, saved in
+    the state dict, never trained.
+    """
+
+    kind = "fixed"
+
+    def __init__(self, sigma: torch.Tensor, mu: torch.Tensor | None = None) -> None:
+        super().__init__()
+        sigma = torch.as_tensor(sigma, dtype=torch.float32)
+        if not bool(torch.isfinite(sigma).all() and (sigma > 0).all()):
+            raise ValueError("sigma must be finite and positive everywhere")
+        mu = torch.zeros_like(sigma) if mu is None else torch.as_tensor(mu, dtype=torch.float32)
+        self.register_buffer("sigma", sigma)
+        self.register_buffer("mu", mu)
+
+    def settings(self) -> dict[str, object]:
+        return {"shape": list(self.sigma.shape), "mu_shape": list(self.mu.shape)}
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        sigma = self.sigma.to(x.dtype).expand_as(x)
+        return self.mu.to(x.dtype).expand_as(x), sigma
+
+
+class DatasetWiseGenerator(NoiseGenerator):
+    """UCAN's dataset-wise NPG: two MLPs on a constant input, one ``(mu, sigma)`` for all.
+
+    Each MLP is UCAN's GAN-style generator: five linear layers (``1 → 128 → 256 → 512
+    → 1024 → d``), LeakyReLU(0.2) after the first four, no batch normalisation (as in
+    UCAN's code), then the amplified ``tanh``. ``mu ∈ (−mu_bound, mu_bound)``,
+    ``sigma ∈ [floor, floor + gamma)``.
+    """
+
+    kind = "dataset"
+
+    def __init__(
+        self,
+        shape: tuple[int, ...],
+        *,
+        gamma: float = 2.0,
+        mu_bound: float = 1.0,
+        floor: float = 1e-3,
+        initial_sigma: float = 1.0,
+        hidden: tuple[int, ...] = (128, 256, 512, 1024),
+    ) -> None:
+        super().__init__()
+        _check_bounds(gamma, floor, initial_sigma)
+        self.shape = tuple(int(s) for s in shape)
+        self.gamma, self.mu_bound, self.floor = float(gamma), float(mu_bound), float(floor)
+        self.initial_sigma, self.hidden = float(initial_sigma), tuple(hidden)
+        d = math.prod(self.shape)
+        self.mu_net, self.sigma_net = self._mlp(d), self._mlp(d)
+        _start_at(self.mu_net[-1], 0.0)
+        _start_at(self.sigma_net[-1], _raw_for(initial_sigma, gamma, floor))
+        self.register_buffer("constant", torch.ones(1, 1))
+
+    def _mlp(self, d: int) -> nn.Sequential:
+        layers: list[nn.Module] = []
+        width = 1
+        for size in self.hidden:
+            layers += [nn.Linear(width, size), nn.LeakyReLU(0.2)]
+            width = size
+        return nn.Sequential(*layers, nn.Linear(width, d))
+
+    def settings(self) -> dict[str, object]:
+        return {
+            "shape": list(self.shape),
+            "gamma": self.gamma,
+            "mu_bound": self.mu_bound,
+            "floor": self.floor,
+            "initial_sigma": self.initial_sigma,
+            "hidden": list(self.hidden),
+        }
+
+    def parameters_once(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(mu, sigma)`` of shape ``shape``: the same for every input."""
+        mu = self.mu_bound * torch.tanh(self.mu_net(self.constant)).reshape(self.shape)
+        sigma = _bounded_sigma(self.sigma_net(self.constant), self.gamma, self.floor)
+        return mu, sigma.reshape(self.shape)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        if tuple(x.shape[1:]) != self.shape:
+            raise ValueError(f"inputs of shape {tuple(x.shape[1:])}, generator for {self.shape}")
+        mu, sigma = self.parameters_once()
+        return mu.to(x.dtype).expand_as(x), sigma.to(x.dtype).expand_as(x)
+
+
+class DenseBlockNet(nn.Module):
+    """UCAN's certification-wise network: a first conv, a dense block, two output convs.
+
+    ``conv3×3 c → width``, then four ``conv3×3`` each followed by LeakyReLU(0.2) whose
+    inputs are the concatenation of everything before (dense connections, growth
+    ``growth``), a fusion conv back to ``width`` and the output conv to ``c``: seven
+    convolutions, as in UCAN's code (the paper says "4 convolutional layers").
+    """
+
+    def __init__(self, channels: int, width: int, growth: int) -> None:
+        super().__init__()
+        self.first = nn.Conv2d(channels, width, 3, padding=1)
+        self.dense = nn.ModuleList(
+            nn.Conv2d(width + k * growth, growth, 3, padding=1) for k in range(4)
+        )
+        self.fuse = nn.Conv2d(width + 4 * growth, width, 3, padding=1)
+        self.out = nn.Conv2d(width, channels, 3, padding=1)
+        self.act = nn.LeakyReLU(0.2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        features = [self.first(x)]
+        for conv in self.dense:
+            features.append(self.act(conv(torch.cat(features, dim=1))))
+        return self.out(self.fuse(torch.cat(features, dim=1)))
+
+
+class CertificationWiseGenerator(NoiseGenerator):
+    """UCAN's certification-wise NPG: ``mu = G_mu(x)``, then ``sigma = G_sigma(x + mu)``.
+
+    Both networks are :class:`DenseBlockNet`. ``mu = mu_bound·tanh(G_mu(x))`` (UCAN's
+    code uses ``mu_bound = λ``); ``sigma = floor + gamma·|tanh(G_sigma(x + mu))|`` with
+    ``gamma = 1`` as in the paper. ``mu`` and ``sigma`` depend on the input, so a
+    certificate covers the noise at the certified input only (see
+    :class:`NoiseGenerator`).
+    """
+
+    kind = "certification"
+    depends_on_input = True
+
+    def __init__(
+        self,
+        channels: int = 1,
+        *,
+        gamma: float = 1.0,
+        mu_bound: float = 0.5,
+        floor: float = 1e-3,
+        initial_sigma: float = 0.5,
+        width: int = 8,
+        growth: int = 8,
+    ) -> None:
+        super().__init__()
+        _check_bounds(gamma, floor, initial_sigma)
+        self.channels, self.width, self.growth = int(channels), int(width), int(growth)
+        self.gamma, self.mu_bound, self.floor = float(gamma), float(mu_bound), float(floor)
+        self.initial_sigma = float(initial_sigma)
+        self.mu_net = DenseBlockNet(self.channels, self.width, self.growth)
+        self.sigma_net = DenseBlockNet(self.channels, self.width, self.growth)
+        _start_at(self.mu_net.out, 0.0)
+        _start_at(self.sigma_net.out, _raw_for(initial_sigma, gamma, floor))
+
+    def settings(self) -> dict[str, object]:
+        return {
+            "channels": self.channels,
+            "gamma": self.gamma,
+            "mu_bound": self.mu_bound,
+            "floor": self.floor,
+            "initial_sigma": self.initial_sigma,
+            "width": self.width,
+            "growth": self.growth,
+        }
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        mu = self.mu_bound * torch.tanh(self.mu_net(x))
+        sigma = _bounded_sigma(self.sigma_net(x + mu), self.gamma, self.floor)
+        return mu, sigma
+
+
+GENERATOR_KINDS: dict[str, type[NoiseGenerator]] = {
+    "fixed": FixedNoise,
+    "dataset": DatasetWiseGenerator,
+    "certification": CertificationWiseGenerator,
+}
+
+
+def build_generator(kind: str, settings: dict[str, object]) -> NoiseGenerator:
+    """A fresh generator of ``kind`` from its ``settings()`` (weights to be loaded)."""
+    if kind not in GENERATOR_KINDS:
+        raise ValueError(
+            f"unknown generator kind {kind!r}; choose one of {sorted(GENERATOR_KINDS)}"
+        )
+    if kind == "fixed":
+        shape, mu_shape = settings["shape"], settings["mu_shape"]
+        return FixedNoise(torch.ones(shape), torch.zeros(mu_shape))  # type: ignore[arg-type]
+    return GENERATOR_KINDS[kind](**settings)  # type: ignore[arg-type]
+
+
+def load_generator(
+    path: str | os.PathLike[str], *, map_location: str | torch.device = "cpu"
+) -> NoiseGenerator:
+    """The noise parameter generator saved in the checkpoint at ``path``, in eval mode.
+
+    Saved with ``save_checkpoint(model, path, ..., generator=generator)``; a checkpoint
+    without one is an error that says so.
+    """
+    _, info = load_checkpoint(path, map_location=map_location)
+    stored = info["generator"]
+    if stored is None:
+        raise ValueError(
+            f"{os.fspath(path)!r} holds a classifier without a noise parameter generator; "
+            "pass the checkpoint saved with its generator (save_checkpoint(..., generator=g))"
+        )
+    generator = build_generator(stored["kind"], stored["settings"])
+    generator.load_state_dict(stored["state_dict"])
+    return generator.to(map_location).eval()
