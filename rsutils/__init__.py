@@ -9,7 +9,12 @@ Everything a user needs is importable from here:
 - data-dependent smoothing (Alfarra et al.): ``DataDependentSmooth``, ``SigmaAscent``,
   ``CertificateMemory`` (and their answers ``DataDependentAnswer``, ``MemoryAnswer``);
 - anisotropic smoothing (UCAN): ``Anisotropic``, ``spatial_pattern``,
-  ``certified_region``, ``SuperEllipsoid``;
+  ``certified_region``, ``SuperEllipsoid``; the noise parameter generators
+  ``FixedNoise``, ``DatasetWiseGenerator``, ``CertificationWiseGenerator``
+  (``load_generator``), their training (``NPGConfig``, ``train_npg``), certification
+  through a generator (``GeneratedSmooth``), its soundness audit
+  (``audit_certificate``) and the certificate memory for anisotropic regions
+  (``AnisotropicMemory``);
 - datasets and logs: ``load_dataset``, ``Dataset``, ``certify_dataset``,
   ``predict_dataset``, ``certify_dataset_ds``, ``read_log``, ``certified_accuracy``,
   ``certified_accuracy_lower_bound``, ``average_certified_radius``, ``accuracy_table``,
@@ -31,8 +36,18 @@ Cohen et al.),
 :mod:`rsutils.cli`. :mod:`rsutils.book` serves the book only.
 """
 
+from rsutils.anisotropic.audit import audit_certificate
+from rsutils.anisotropic.generated import GeneratedSmooth
+from rsutils.anisotropic.generators import (
+    CertificationWiseGenerator,
+    DatasetWiseGenerator,
+    FixedNoise,
+    load_generator,
+)
+from rsutils.anisotropic.memory import AnisotropicMemory
 from rsutils.anisotropic.noise import Anisotropic, certified_region
 from rsutils.anisotropic.patterns import spatial_pattern
+from rsutils.anisotropic.training import NPGConfig, train_npg
 from rsutils.core.confidence import clopper_pearson_lower, max_certifiable_pA
 from rsutils.core.devices import pick_device
 from rsutils.core.noise import (
@@ -74,16 +89,22 @@ __all__ = [
     "FAMILIES",
     "ACRDifference",
     "Anisotropic",
+    "AnisotropicMemory",
     "Certificate",
     "CertificateMemory",
+    "CertificationWiseGenerator",
     "CertifySettings",
     "DataDependentAnswer",
     "DataDependentSmooth",
     "Dataset",
+    "DatasetWiseGenerator",
     "ExponentialLinf",
+    "FixedNoise",
     "Gaussian",
+    "GeneratedSmooth",
     "Laplace",
     "MemoryAnswer",
+    "NPGConfig",
     "NoiseFamily",
     "PowerLawLinf",
     "SigmaAscent",
@@ -94,6 +115,7 @@ __all__ = [
     "__version__",
     "accuracy_table",
     "acr_difference",
+    "audit_certificate",
     "average_certified_radius",
     "build_model",
     "certified_accuracy",
@@ -105,6 +127,7 @@ __all__ = [
     "clopper_pearson_lower",
     "load_checkpoint",
     "load_dataset",
+    "load_generator",
     "make_noise",
     "max_certifiable_pA",
     "pick_device",
@@ -114,4 +137,5 @@ __all__ = [
     "save_checkpoint",
     "spatial_pattern",
     "train_model",
+    "train_npg",
 ]

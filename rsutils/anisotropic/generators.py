@@ -39,8 +39,10 @@ __all__ = [
     "DatasetWiseGenerator",
     "FixedNoise",
     "NoiseGenerator",
+    "WithoutOffset",
     "build_generator",
     "load_generator",
+    "parameter_summary",
 ]
 
 
@@ -258,6 +260,47 @@ class CertificationWiseGenerator(NoiseGenerator):
         mu = self.mu_bound * torch.tanh(self.mu_net(x))
         sigma = _bounded_sigma(self.sigma_net(x + mu), self.gamma, self.floor)
         return mu, sigma
+
+
+class WithoutOffset(NoiseGenerator):
+    """``generator``'s ``sigma`` with ``mu ≡ 0``: the ablation that shows what ``mu`` does.
+
+    For the certification-wise generator ``sigma`` is still computed from
+    ``x + mu(x)``, so only the offset added to the noisy input is removed.
+    """
+
+    def __init__(self, generator: NoiseGenerator) -> None:
+        super().__init__()
+        self.inner = generator
+        self.kind = f"{generator.kind}-without-mu"
+        self.depends_on_input = generator.depends_on_input
+        self.train(generator.training)
+
+    def settings(self) -> dict[str, object]:
+        raise TypeError("an ablation is not saved; save the generator it wraps")
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        mu, sigma = self.inner(x)
+        return torch.zeros_like(mu), sigma
+
+
+@torch.no_grad()
+def parameter_summary(generator: NoiseGenerator, images: torch.Tensor) -> dict[str, float]:
+    """What ``generator`` gives on ``images``: its ``sigma`` and ``mu``, averaged over them.
+
+    ``min σ`` and ``geometric mean σ`` (per image, then averaged) are the factors that
+    turn ``R`` into the radius and the ALM; ``max σ`` is the largest over all images;
+    ``mean |μ|`` and ``‖μ‖₂`` measure the offset.
+    """
+    mu, sigma = generator(images)
+    flat_sigma, flat_mu = sigma.flatten(1).double(), mu.flatten(1).double()
+    return {
+        "min σ": float(flat_sigma.min(dim=1).values.mean()),
+        "max σ": float(flat_sigma.max()),
+        "geometric mean σ": float(flat_sigma.log().mean(dim=1).exp().mean()),
+        "mean |μ|": float(flat_mu.abs().mean()),
+        "‖μ‖₂": float(flat_mu.norm(dim=1).mean()),
+    }
 
 
 GENERATOR_KINDS: dict[str, type[NoiseGenerator]] = {

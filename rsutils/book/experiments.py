@@ -21,12 +21,15 @@ import pandas as pd
 import torch
 from torch import nn
 
+from rsutils.anisotropic.generated import GeneratedSmooth
+from rsutils.anisotropic.generators import NoiseGenerator, WithoutOffset, load_generator
 from rsutils.anisotropic.noise import Anisotropic
+from rsutils.anisotropic.training import NPGConfig, train_npg
 from rsutils.cache import cached_path, config_key
 from rsutils.checks.probes import points_inside
 from rsutils.core.devices import pick_device
 from rsutils.core.environment import describe_environment
-from rsutils.core.noise import NoiseFamily
+from rsutils.core.noise import Gaussian, NoiseFamily
 from rsutils.core.settings import CertifySettings
 from rsutils.core.smooth import ABSTAIN, Smooth
 from rsutils.ddrs.data_dependent import DataDependentSmooth
@@ -38,7 +41,7 @@ from rsutils.training.data import Dataset, load_dataset
 from rsutils.training.models import load_checkpoint, save_checkpoint
 from rsutils.training.train import TRAINING_THREADS, TrainConfig, train_model
 
-__all__ = ["Experiments", "trained_model", "training_sigmas"]
+__all__ = ["Experiments", "trained_model", "trained_npg", "training_sigmas"]
 
 
 def trained_model(
@@ -69,6 +72,32 @@ def trained_model(
         save_checkpoint(model, path, arch=config.arch, dataset=config.dataset, meta=meta)
     model, _ = load_checkpoint(path, map_location=target)
     return model
+
+
+def trained_npg(
+    config: NPGConfig, *, device: str = "auto", progress: bool = True
+) -> tuple[nn.Sequential, NoiseGenerator]:
+    """The classifier and generator trained with ``config`` (cached like the models).
+
+    Both are fine-tuned from ``config.base``'s model (trained first if needed) and
+    stored in one checkpoint.
+    """
+    path = cached_path("models", {"npg": config.as_dict()}, ".pt")
+    target = pick_device(device)
+    if not path.exists():
+        start = trained_model(config.base, device=device, progress=progress)
+        data = load_dataset(config.base.dataset, "train")
+        model, generator = train_npg(config, data, start, device=target, progress=progress)
+        meta = {
+            "npg_config": config.as_dict(),
+            "environment": {**describe_environment(target), "threads": TRAINING_THREADS},
+        }
+        base = config.base
+        save_checkpoint(
+            model, path, arch=base.arch, dataset=base.dataset, meta=meta, generator=generator
+        )
+    model, _ = load_checkpoint(path, map_location=target)
+    return model, load_generator(path, map_location=target)
 
 
 def training_sigmas(config: TrainConfig, *, device: str = "auto") -> torch.Tensor:
@@ -131,6 +160,24 @@ class Experiments:
         return certify_dataset(
             smooth, self.data, self.indices, path, self.settings, **self._run(config)
         )
+
+    def certify_generated(self, config: NPGConfig, *, without_mu: bool = False) -> pd.DataFrame:
+        """CERTIFY with the classifier and generator of ``config`` (UCAN Algorithm 1).
+
+        The noise at each input is ``mu(x) + sigma(x) ⊙ λ·eps``, Gaussian with
+        ``λ = config.scale``; ``without_mu`` drops ``mu`` (the ablation of
+        :class:`~rsutils.anisotropic.generators.WithoutOffset`).
+        """
+        model, generator = trained_npg(config, device=self.device, progress=self.progress)
+        if without_mu:
+            generator = WithoutOffset(generator)
+        smooth = GeneratedSmooth(model, self.data.num_classes, Gaussian(config.scale), generator)
+        npg = config_key(config.as_dict())
+        key = {"model": npg, "dataset": self.data.name, "split": self.data.split}
+        key |= {"indices": list(self.indices), "without_mu": without_mu}
+        path = cached_path("certify-npg", {**key, **self.settings.identity("certify")}, ".tsv")
+        run = {"config": {"npg": npg, "without_mu": without_mu}, "progress": self.progress}
+        return certify_dataset(smooth, self.data, self.indices, path, self.settings, **run)
 
     def predict(self, config: TrainConfig, noise: NoiseFamily) -> pd.DataFrame:
         """PREDICT with the model of ``config`` and ``noise``, with ``settings.n`` draws."""

@@ -28,10 +28,12 @@ def plot_curves(
     xlabel: str = "ℓ2 radius",
     ylabel: str = "certified accuracy",
     dashes: Mapping[str, bool] | None = None,
+    bands: Mapping[str, tuple[ArrayLike, ArrayLike]] | None = None,
 ) -> Axes:
     """Plot named curves sharing the grid ``x`` (e.g. one per sigma, plus an envelope).
 
-    ``dashes`` marks which curves are drawn dashed.
+    ``dashes`` marks which curves are drawn dashed; ``bands`` shades ``(low, high)``
+    around the named curves in their colour (e.g. Clopper–Pearson intervals).
     """
     frame = pd.DataFrame(
         [
@@ -43,6 +45,9 @@ def plot_curves(
     ax = ax or plt.subplots(figsize=(6.4, 4))[1]
     dash_map = {name: (4, 2) if (dashes or {}).get(name) else "" for name in curves}
     sns.lineplot(frame, x="x", y="value", hue="curve", style="curve", dashes=dash_map, ax=ax)
+    colours = dict(zip(curves, sns.color_palette(n_colors=len(curves)), strict=True))
+    for name, (low, high) in (bands or {}).items():
+        ax.fill_between(np.asarray(x), low, high, color=colours[name], alpha=0.15, linewidth=0)
     ax.set(xlabel=xlabel, ylabel=ylabel)
     ax.legend(title=None)
     return ax

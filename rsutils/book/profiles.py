@@ -7,14 +7,16 @@ hour on two cores), ``paper`` is the papers' own scale for a GPU.
 A :class:`Profile` also hands out what chapters share, so that they cannot drift apart
 and miss each other's cached results: the base models (:meth:`Profile.base_models`),
 the test images (:meth:`Profile.indices`), CERTIFY's settings
-(:meth:`Profile.certify_settings`), sigma ascent (:meth:`Profile.ascent`) and the
-fine-tuned variants of chapter 02 (:meth:`Profile.finetune`).
+(:meth:`Profile.certify_settings`), sigma ascent (:meth:`Profile.ascent`), the
+fine-tuned variants of chapter 02 (:meth:`Profile.finetune`) and the noise parameter
+generators of chapter 06 (:meth:`Profile.npg`).
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
 
+from rsutils.anisotropic.training import NPGConfig
 from rsutils.core.settings import CertifySettings
 from rsutils.ddrs.sigma_ascent import SigmaAscent
 from rsutils.logs.runner import select_indices
@@ -57,6 +59,13 @@ class Profile:
     finetune_epochs: int  # epochs of fine-tuning (DS², SmoothAdv, MACER, uniform noise)
     finetune_subset: int | None  # training images used by fine-tuning (None: all)
     macer_draws: int  # noise draws per sample in MACER's loss
+    # Noise parameter generators (chapter 06)
+    npg_steps: int  # fine-tuning steps of every method, batch 128
+    npg_subset: int | None  # training images they cycle through (None: all)
+    audit_images: int  # certified images whose regions the soundness audit searches
+    audit_n: int  # draws that confirm a point's class (Clopper-Pearson)
+    audit_steps: int  # projected-gradient steps of the attack
+    audit_draws: int  # noise draws per attack step
     device: str = "auto"
 
     def as_dict(self) -> dict[str, object]:
@@ -108,6 +117,18 @@ class Profile:
             **changes,
         )
 
+    def npg(self, base: TrainConfig, method: str, seed: int = 0, **changes: object) -> NPGConfig:
+        """``method``'s noise (UCAN §IV) fine-tuned from ``base`` for ``npg_steps`` steps;
+        ``changes`` set the pattern, the variance term and the like."""
+        return NPGConfig(
+            base=base,
+            method=method,
+            steps=self.npg_steps,
+            train_subset=self.npg_subset,
+            seed=seed,
+            **changes,  # type: ignore[arg-type]
+        )
+
 
 PROFILES: dict[str, Profile] = {
     "smoke": Profile(
@@ -130,6 +151,12 @@ PROFILES: dict[str, Profile] = {
         finetune_epochs=1,
         finetune_subset=1000,
         macer_draws=2,
+        npg_steps=4,
+        npg_subset=1000,
+        audit_images=3,
+        audit_n=100,
+        audit_steps=3,
+        audit_draws=4,
     ),
     "cpu": Profile(
         name="cpu",
@@ -151,6 +178,12 @@ PROFILES: dict[str, Profile] = {
         finetune_epochs=2,
         finetune_subset=20_000,
         macer_draws=4,
+        npg_steps=320,
+        npg_subset=10_000,
+        audit_images=30,
+        audit_n=500,
+        audit_steps=20,
+        audit_draws=16,
     ),
     "paper": Profile(
         name="paper",
@@ -172,6 +205,12 @@ PROFILES: dict[str, Profile] = {
         finetune_epochs=10,
         finetune_subset=None,
         macer_draws=64,
+        npg_steps=93_750,
+        npg_subset=None,
+        audit_images=500,
+        audit_n=10_000,
+        audit_steps=50,
+        audit_draws=32,
     ),
 }
 

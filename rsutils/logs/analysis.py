@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
-from scipy.stats import binom, bootstrap
+from scipy.stats import binom, binomtest, bootstrap
 
 from rsutils.core.confidence import check_alpha, clopper_pearson_lower
 from rsutils.core.noise import NoiseFamily
@@ -28,6 +28,7 @@ __all__ = [
     "average_certified_radius",
     "best_accuracy_table",
     "certified_accuracy",
+    "certified_accuracy_interval",
     "certified_accuracy_lower_bound",
     "envelope",
     "read_log",
@@ -80,6 +81,22 @@ def certified_accuracy(df: pd.DataFrame, radii: ArrayLike, *, column: str = "rad
     return (correct[None, :] & (radius[None, :] >= radii[:, None])).mean(axis=1)
 
 
+def certified_accuracy_interval(
+    df: pd.DataFrame, radii: ArrayLike, *, column: str = "radius", confidence: float = 0.95
+) -> tuple[np.ndarray, np.ndarray]:
+    """Clopper–Pearson interval of the certified accuracy at each radius, over the images.
+
+    The sampling error of measuring on ``len(df)`` test images (the certificates taken
+    as given): two curves whose intervals overlap are not told apart by these images.
+    ``scipy.stats.binomtest(...).proportion_ci(method="exact")`` per radius.
+    """
+    check_alpha(1 - confidence)
+    m = len(df)
+    counts = np.rint(certified_accuracy(df, radii, column=column) * m).astype(int)
+    bounds = [binomtest(int(k), m).proportion_ci(confidence, method="exact") for k in counts]
+    return np.array([b.low for b in bounds]), np.array([b.high for b in bounds])
+
+
 def certified_accuracy_lower_bound(
     df: pd.DataFrame, radii: ArrayLike, alpha: float, rho: float = 0.001
 ) -> np.ndarray:
@@ -130,18 +147,24 @@ class ACRDifference:
 
 
 def acr_difference(
-    a: pd.DataFrame, b: pd.DataFrame, *, confidence: float = 0.95, seed: int = 0
+    a: pd.DataFrame,
+    b: pd.DataFrame,
+    *,
+    confidence: float = 0.95,
+    seed: int = 0,
+    column: str = "radius",
 ) -> ACRDifference:
     """How much the ACR of log ``b`` exceeds that of log ``a`` on the same inputs.
 
     The two logs must hold the same ``idx`` values. The interval is scipy's paired
     BCa bootstrap (9,999 resamples, seeded) of the mean per-input difference of
-    certified radii (0 for wrong answers and abstentions).
+    certified radii (0 for wrong answers and abstentions), measured by ``column``
+    (``"alm"`` for UCAN's ALM).
     """
     if sorted(a["idx"]) != sorted(b["idx"]):
         raise ValueError("the two logs must certify the same inputs (the same idx values)")
     a, b = a.sort_values("idx"), b.sort_values("idx")
-    per_input = _radii(b) - _radii(a)
+    per_input = _radii(b, column) - _radii(a, column)
     if np.ptp(per_input) == 0:  # every input moved by the same amount: nothing to resample
         value = float(per_input[0])
         return ACRDifference(value, value, value, confidence)
@@ -157,8 +180,8 @@ def acr_difference(
     return ACRDifference(float(per_input.mean()), float(low), float(high), confidence)
 
 
-def _radii(df: pd.DataFrame) -> np.ndarray:
-    return df["radius"].to_numpy(dtype=float) * df["correct"].to_numpy()
+def _radii(df: pd.DataFrame, column: str = "radius") -> np.ndarray:
+    return df[column].to_numpy(dtype=float) * df["correct"].to_numpy()
 
 
 def envelope(curves: Mapping[str, ArrayLike]) -> np.ndarray:

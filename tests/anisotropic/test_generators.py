@@ -10,7 +10,9 @@ from rsutils.anisotropic.generators import (
     CertificationWiseGenerator,
     DatasetWiseGenerator,
     FixedNoise,
+    WithoutOffset,
     build_generator,
+    parameter_summary,
 )
 from rsutils.anisotropic.patterns import UCAN_CODE_PATTERN, spatial_pattern
 from rsutils.anisotropic.training import NPGConfig, make_generator, npg_loss, train_npg
@@ -183,3 +185,21 @@ def test_training_is_deterministic_and_the_config_is_checked() -> None:
         config("dataset", variance_term="max")
     with pytest.raises(ValueError, match="steps must be"):
         config("dataset", steps=0)
+
+
+def test_parameter_summary_and_the_offset_ablation() -> None:
+    sigma = torch.tensor([[[0.5, 2.0], [1.0, 1.0]]])
+    mu = torch.tensor([[[0.3, -0.3], [0.0, 0.0]]])
+    fixed = FixedNoise(sigma, mu)
+    summary = parameter_summary(fixed, torch.rand(4, 1, 2, 2))
+    assert summary["min σ"] == pytest.approx(0.5) and summary["max σ"] == pytest.approx(2.0)
+    assert summary["geometric mean σ"] == pytest.approx(1.0)
+    assert summary["mean |μ|"] == pytest.approx(0.15)
+    assert summary["‖μ‖₂"] == pytest.approx(0.3 * 2**0.5)
+    ablated = WithoutOffset(fixed.eval())
+    assert not ablated.training
+    with torch.no_grad():
+        mu0, sigma0 = ablated(torch.rand(3, 1, 2, 2))
+    assert float(mu0.abs().max()) == 0.0 and torch.equal(sigma0[0], sigma)
+    with pytest.raises(TypeError, match="not saved"):
+        ablated.settings()

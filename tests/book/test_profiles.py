@@ -61,3 +61,16 @@ def test_fine_tuning_starts_from_the_given_model_at_a_quarter_of_the_rate() -> N
 def test_unknown_profile() -> None:
     with pytest.raises(ValueError, match=r"unknown profile 'fast'.*smoke, cpu, paper"):
         get_profile("fast")
+
+
+def test_every_method_of_chapter_06_gets_the_same_training_budget() -> None:
+    from rsutils.book.profiles import get_profile
+
+    for name in ("smoke", "cpu", "paper"):
+        P = get_profile(name)
+        base = P.base_models()[0.5]
+        configs = [P.npg(base, m) for m in ("isotropic", "pattern", "dataset", "certification")]
+        assert {(c.steps, c.train_subset, c.batch_size, c.draws) for c in configs} == {
+            (P.npg_steps, P.npg_subset, 128, 1)
+        }
+        assert all(c.base == base and c.scale == 0.5 for c in configs)

@@ -184,3 +184,26 @@ def test_the_acr_interval_covers_the_true_difference_at_its_level() -> None:
         covered += result.low <= true <= result.high
     standard_error = np.sqrt(0.95 * 0.05 / trials)
     assert abs(covered / trials - 0.95) <= 3 * standard_error
+
+
+def test_certified_accuracy_interval_is_clopper_pearson_over_the_images() -> None:
+    from scipy.stats import beta
+
+    from rsutils.logs.analysis import certified_accuracy_interval
+
+    log = pd.DataFrame({"correct": [1, 1, 1, 0, 1], "radius": [0.1, 0.5, 0.9, 0.0, 0.3]})
+    low, high = certified_accuracy_interval(log, [0.0, 0.4, 1.0], confidence=0.9)
+    counts = [4, 2, 0]
+    for k, lo, hi in zip(counts, low, high, strict=True):
+        expected_low = 0.0 if k == 0 else beta.ppf(0.05, k, 5 - k + 1)
+        expected_high = 1.0 if k == 5 else beta.ppf(0.95, k + 1, 5 - k)
+        assert lo == pytest.approx(expected_low) and hi == pytest.approx(expected_high)
+
+
+def test_acr_difference_measures_the_column_asked_for() -> None:
+    a = pd.DataFrame({"idx": [0, 1], "correct": [1, 1], "radius": [0.5, 0.5], "alm": [0.5, 0.5]})
+    b = a.assign(alm=[0.9, 0.9])
+    from rsutils import acr_difference
+
+    assert acr_difference(a, b).difference == 0.0
+    assert acr_difference(a, b, column="alm").difference == pytest.approx(0.4)
