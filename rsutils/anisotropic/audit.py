@@ -23,7 +23,7 @@ Everything here works below :class:`~rsutils.core.smooth.Smooth`: there is no in
 range check unless ``input_range`` is passed (inputs need not be pixels; the tests use
 2-D inputs). With ``input_range=None`` the audit searches the whole region the
 certificate claims, which is what Theorem 7 states; pass ``input_range=(0, 1)`` for
-images to search only inputs that a deployed :class:`Smooth` (which refuses inputs
+images to search only inputs that a deployed ``Smooth`` (which refuses inputs
 outside its range) would classify.
 
 The noise-parameter function ``params(z) -> (mu, sigma)`` maps a batch ``z`` of shape
@@ -36,7 +36,7 @@ its floating-point type.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Literal
 
 import numpy as np
@@ -62,11 +62,14 @@ __all__ = [
     "PointVerdict",
     "attack_in_region",
     "audit_certificate",
+    "audit_log",
     "boundary_points",
     "classify_counts",
     "deployed_counts",
     "frozen",
     "noise_params",
+    "record_from_dict",
+    "record_to_dict",
     "summarize_audits",
     "verify_point",
 ]
@@ -508,7 +511,7 @@ class AuditPoint:
     sigma_change: float
 
     def row(self) -> dict[str, object]:
-        """The point's scalars, for a table (the columns of :data:`POINT_COLUMNS`)."""
+        """The point's scalars, for a table (the columns of ``POINT_COLUMNS``)."""
         return {
             "search": self.search,
             "delta_norm": self.delta_norm,
@@ -744,6 +747,15 @@ class AuditSummary:
     high: float
     confidence: float
 
+    def row(self) -> dict[str, object]:
+        """The summary as one table row (images, contradicted, rate and interval)."""
+        return {
+            "images": self.images,
+            "with a contradiction": self.contradicted,
+            "rate": round(self.rate, 3),
+            f"{self.confidence:.0%} interval": f"[{self.low:.2f}, {self.high:.2f}]",
+        }
+
 
 def summarize_audits(records: Sequence[AuditRecord], confidence: float = 0.95) -> AuditSummary:
     """One row per (image, region, search), and the rate of images with a contradiction.
@@ -927,3 +939,42 @@ def audit_log(
         )
         records.append(record)
     return records
+
+
+def record_to_dict(record: AuditRecord) -> dict[str, object]:
+    """``record`` as plain containers and tensors (``torch.load(weights_only=True)`` reads it)."""
+    values = {f.name: getattr(record, f.name) for f in fields(record) if f.name != "points"}
+    values["input_range"] = None if record.input_range is None else list(record.input_range)
+    values["points"] = [
+        {
+            **{f.name: getattr(p, f.name) for f in fields(p) if f.name not in ("delta", "verdict")},
+            "delta": torch.from_numpy(np.ascontiguousarray(p.delta)),
+            "verdict": {**asdict(p.verdict), "counts": list(p.verdict.counts)},
+        }
+        for p in record.points
+    ]
+    return values
+
+
+def record_from_dict(values: dict[str, object]) -> AuditRecord:
+    """The inverse of :func:`record_to_dict`."""
+    points = tuple(
+        AuditPoint(
+            **{
+                **point,
+                "delta": point["delta"].numpy(),
+                "verdict": PointVerdict(
+                    **{**point["verdict"], "counts": tuple(point["verdict"]["counts"])}
+                ),
+            }
+        )
+        for point in values["points"]  # type: ignore[union-attr]
+    )
+    box = values["input_range"]
+    return AuditRecord(
+        **{
+            **values,
+            "input_range": None if box is None else tuple(box),  # type: ignore[arg-type]
+            "points": points,
+        }
+    )

@@ -77,10 +77,11 @@ def query_audit_points(
 
     For each point ``z = x + δ`` of each record (clamped into the smooth's input range,
     as the audit verified it): the Monte Carlo answer with ``mu(z)``, ``sigma(z)``
-    (``mc_predict``), the memory's answer (``predict``, ``memory``), whether ``z`` lies
-    in the region the memory holds for ``x`` (``inside``) and whether the answer
-    contradicts it (``contradiction``: inside, and another class than the one stored
-    for ``x``). The memory must already hold ``x`` under the key ``"test-<idx>"``
+    (``mc_predict``; ``flipped`` when it is not the class stored for ``x``), the
+    memory's answer (``predict``, ``memory``), whether ``z`` lies in the region the
+    memory holds for ``x`` (``inside``) and whether the answer contradicts it
+    (``contradiction``: inside, and another class than the one stored for ``x``). The
+    memory must already hold ``x`` under the key ``"test-<idx>"``
     (:func:`admit_log`).
     """
     stored = memory.entries().set_index("key")
@@ -110,10 +111,15 @@ def query_audit_points(
                     "predict": answer.prediction,
                     "memory": answer.action,
                     "inside": inside,
+                    "flipped": cert.prediction != int(entry["prediction"]),
                     "contradiction": inside and answer.prediction != int(entry["prediction"]),
                 }
             )
-    return pd.DataFrame(rows).astype({"inside": bool, "contradiction": bool}).pipe(_order)
+    return (
+        pd.DataFrame(rows)
+        .astype({"inside": bool, "flipped": bool, "contradiction": bool})
+        .pipe(_order)
+    )
 
 
 def _order(frame: pd.DataFrame) -> pd.DataFrame:

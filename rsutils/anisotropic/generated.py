@@ -75,7 +75,7 @@ class GeneratedSmooth:
 
     @property
     def description(self) -> str:
-        """What a log records as the noise: the base family and the generator's identity."""
+        """The noise as a log records it (the base family and the generator's identity)."""
         kind = self.generator.kind
         return f"Generated({self.base!r}, {kind}, id={generator_fingerprint(self.generator)})"
 
@@ -98,11 +98,14 @@ class GeneratedSmooth:
         )
 
     def certify(self, x: torch.Tensor, *args, **kwargs) -> Certificate:
-        """UCAN's Algorithm 1: CERTIFY (see :meth:`Smooth.certify`) with ``mu(x)``, ``sigma(x)``."""
+        """UCAN's Algorithm 1: CERTIFY with ``mu(x)``, ``sigma(x)``.
+
+        See :meth:`~rsutils.core.smooth.Smooth.certify` for the arguments and the guarantee.
+        """
         return self.smooth_at(x).certify(x, *args, **kwargs)
 
     def predict(self, x: torch.Tensor, *args, **kwargs) -> int:
-        """PREDICT (see :meth:`Smooth.predict`) with ``mu(x)``, ``sigma(x)``.
+        """PREDICT (see :meth:`~rsutils.core.smooth.Smooth.predict`) with ``mu(x)``, ``sigma(x)``.
 
         Cohen et al.'s test of the top two counts, not the test of ``n_A`` against
         ``n/2`` that UCAN's Algorithm 2 prints: both bound the error by ``alpha``, and

@@ -37,6 +37,7 @@ __all__ = [
     "GENERATOR_KINDS",
     "CertificationWiseGenerator",
     "DatasetWiseGenerator",
+    "DenseBlockNet",
     "FixedNoise",
     "NoiseGenerator",
     "WithoutOffset",
@@ -64,6 +65,7 @@ class NoiseGenerator(nn.Module):
         raise NotImplementedError
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(mu, sigma)`` for the batch ``x``, each of ``x``\'s shape."""
         raise NotImplementedError
 
 
@@ -118,6 +120,7 @@ class FixedNoise(NoiseGenerator):
         return {"shape": list(self.sigma.shape), "mu_shape": list(self.mu.shape)}
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(mu, sigma)`` for the batch ``x``, each of ``x``\'s shape."""
         sigma = self.sigma.to(x.dtype).expand_as(x)
         return self.mu.to(x.dtype).expand_as(x), sigma
 
@@ -179,6 +182,7 @@ class DatasetWiseGenerator(NoiseGenerator):
         return mu, sigma.reshape(self.shape)
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(mu, sigma)`` for the batch ``x``, each of ``x``\'s shape."""
         if tuple(x.shape[1:]) != self.shape:
             raise ValueError(f"inputs of shape {tuple(x.shape[1:])}, generator for {self.shape}")
         mu, sigma = self.parameters_once()
@@ -205,6 +209,7 @@ class DenseBlockNet(nn.Module):
         self.act = nn.LeakyReLU(0.2)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The network's output, of the shape of ``x``."""
         features = [self.first(x)]
         for conv in self.dense:
             features.append(self.act(conv(torch.cat(features, dim=1))))
@@ -257,6 +262,7 @@ class CertificationWiseGenerator(NoiseGenerator):
         }
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(mu, sigma)`` for the batch ``x``, each of ``x``\'s shape."""
         mu = self.mu_bound * torch.tanh(self.mu_net(x))
         sigma = _bounded_sigma(self.sigma_net(x + mu), self.gamma, self.floor)
         return mu, sigma
@@ -280,6 +286,7 @@ class WithoutOffset(NoiseGenerator):
         raise TypeError("an ablation is not saved; save the generator it wraps")
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(mu, sigma)`` for the batch ``x``, each of ``x``\'s shape."""
         mu, sigma = self.inner(x)
         return torch.zeros_like(mu), sigma
 

@@ -23,8 +23,8 @@ from rsutils.geometry.norms import norm_order
 
 __all__ = ["UCAN_CODE_PATTERN", "spatial_pattern"]
 
-#: The pattern of UCAN's released code: coordinates in ``[−1/4, 1/4]``, ``kappa = 0.2``,
-#: ``iota = 0.8``, not rescaled (pass as ``spatial_pattern(h, w, norm=…, **UCAN_CODE_PATTERN)``).
+#: The settings of UCAN's released code (coordinates in ``[−1/4, 1/4]``, ``kappa = 0.2``,
+#: ``iota = 0.8``, not rescaled); pass as ``spatial_pattern(h, w, norm=…, **UCAN_CODE_PATTERN)``.
 UCAN_CODE_PATTERN: dict[str, float | str] = {
     "extent": 0.25,
     "kappa": 0.2,

@@ -18,6 +18,7 @@ from the noise, not from the training budget.
 from __future__ import annotations
 
 import copy
+import math
 from dataclasses import asdict, dataclass
 
 import torch
@@ -37,7 +38,7 @@ from rsutils.training.train import TRAINING_THREADS, TrainConfig, intra_op_threa
 
 __all__ = ["NPG_METHODS", "NPGConfig", "make_generator", "npg_loss", "train_npg"]
 
-#: The noise of each method: isotropic control, UCAN's three generators.
+#: The methods, by their noise (the isotropic control and UCAN's three generators).
 NPG_METHODS = ("isotropic", "pattern", "dataset", "certification")
 VARIANCE_TERMS = ("min", "mean")
 
@@ -47,17 +48,20 @@ class NPGConfig:
     """Everything that determines a trained (classifier, generator) pair; the cache key.
 
     ``base`` is the isotropic base classifier every method starts from; its ``scale``
-    is the ``λ`` that ``sigma`` multiplies. ``pattern_norm``, ``kappa``, ``iota`` shape
-    the pattern-wise ``sigma`` (Eq. 12, rescaled to mean 1); ``gamma`` bounds a
-    generator's ``sigma`` (default 2 for dataset-wise, 1 for certification-wise, as in
-    UCAN); ``mu_bound`` bounds its ``mu`` (default ``λ``, as UCAN's code scales the
-    certification-wise ``mu``). ``steps`` Adam steps of ``batch_size`` images with
-    ``draws`` noise draws each; ``lr`` for the classifier, ``generator_lr`` for the
-    generator (UCAN's paper: Adam 1e-2).
+    is the ``λ`` that ``sigma`` multiplies. ``isotropic_sigma`` is the constant
+    ``sigma`` of the isotropic method (1: the base's own noise; 2: twice as much, the
+    control for a generator whose ``sigma`` ends at 2 everywhere). ``pattern_norm``,
+    ``kappa``, ``iota`` shape the pattern-wise ``sigma`` (Eq. 12, rescaled to mean 1).
+    ``gamma`` bounds a generator's ``sigma`` (default 2 for dataset-wise, 1 for
+    certification-wise, as in UCAN); ``mu_bound`` bounds its ``mu`` (default ``λ``, as
+    UCAN's code scales the certification-wise ``mu``). Training takes ``steps`` Adam
+    steps of ``batch_size`` images with ``draws`` noise draws each, at ``lr`` for the
+    classifier and ``generator_lr`` for the generator (UCAN's paper: Adam 1e-2).
     """
 
     base: TrainConfig
     method: str = "isotropic"
+    isotropic_sigma: float = 1.0
     pattern_norm: str = "l2"
     kappa: float = 1.0
     iota: float = 1.0
@@ -83,6 +87,8 @@ class NPGConfig:
             raise ValueError(
                 f"the base classifier must use Gaussian noise, got {self.base.noise!r}"
             )
+        if not (math.isfinite(self.isotropic_sigma) and self.isotropic_sigma > 0):
+            raise ValueError(f"isotropic_sigma must be > 0, got {self.isotropic_sigma!r}")
         for name in ("steps", "batch_size", "draws"):
             check_count(name, getattr(self, name))
 
@@ -96,14 +102,19 @@ class NPGConfig:
         return self.method in ("dataset", "certification")
 
     def as_dict(self) -> dict[str, object]:
-        return {**asdict(self), "base": self.base.as_dict()}
+        """The cache key (``isotropic_sigma`` only when it is not 1, so that keys made
+        before it existed still hold)."""
+        values = {**asdict(self), "base": self.base.as_dict()}
+        if self.isotropic_sigma == 1.0:
+            values.pop("isotropic_sigma")
+        return values
 
 
 def make_generator(config: NPGConfig, shape: tuple[int, ...]) -> NoiseGenerator:
     """The untrained generator of ``config`` for inputs of ``shape`` ``(C, H, W)``."""
     mu_bound = config.scale if config.mu_bound is None else config.mu_bound
     if config.method == "isotropic":
-        return FixedNoise(torch.ones(1, *shape[1:]))
+        return FixedNoise(torch.full((1, *shape[1:]), float(config.isotropic_sigma)))
     if config.method == "pattern":
         pattern = spatial_pattern(
             shape[1], shape[2], norm=config.pattern_norm, kappa=config.kappa, iota=config.iota

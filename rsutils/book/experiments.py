@@ -13,6 +13,7 @@ device), so a chapter asks for a log with the model and the noise only.
 
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -21,11 +22,12 @@ import pandas as pd
 import torch
 from torch import nn
 
+from rsutils.anisotropic.audit import AuditRecord, audit_log, record_from_dict, record_to_dict
 from rsutils.anisotropic.generated import GeneratedSmooth
 from rsutils.anisotropic.generators import NoiseGenerator, WithoutOffset, load_generator
 from rsutils.anisotropic.noise import Anisotropic
 from rsutils.anisotropic.training import NPGConfig, train_npg
-from rsutils.cache import cached_path, config_key
+from rsutils.cache import atomic_write_bytes, cached_path, config_key
 from rsutils.checks.probes import points_inside
 from rsutils.core.devices import pick_device
 from rsutils.core.environment import describe_environment
@@ -178,6 +180,30 @@ class Experiments:
         path = cached_path("certify-npg", {**key, **self.settings.identity("certify")}, ".tsv")
         run = {"config": {"npg": npg, "without_mu": without_mu}, "progress": self.progress}
         return certify_dataset(smooth, self.data, self.indices, path, self.settings, **run)
+
+    def audit_generated(
+        self, config: NPGConfig, *, freeze: bool = False, limit: int, **settings: Any
+    ) -> list[AuditRecord]:
+        """The soundness audit of the certificates of :meth:`certify_generated` (cached).
+
+        Audits the first ``limit`` correct certificates with a region
+        (:func:`~rsutils.anisotropic.audit.audit_log`; ``freeze`` audits ``g_x``);
+        ``settings`` go to :func:`~rsutils.anisotropic.audit.audit_certificate`.
+        """
+        log = self.certify_generated(config)
+        npg = config_key(config.as_dict())
+        key = {"npg": npg, "indices": list(self.indices), **self.settings.identity("certify")}
+        key |= {"freeze": freeze, "limit": limit, **settings}
+        path = cached_path("audit-npg", key, ".pt")
+        if not path.exists():
+            model, generator = trained_npg(config, device=self.device, progress=self.progress)
+            records = audit_log(
+                model, generator, self.data.images, log, freeze=freeze, limit=limit, **settings
+            )
+            buffer = io.BytesIO()
+            torch.save([record_to_dict(r) for r in records], buffer)
+            atomic_write_bytes(path, buffer.getvalue())
+        return [record_from_dict(d) for d in torch.load(path, weights_only=True)]
 
     def predict(self, config: TrainConfig, noise: NoiseFamily) -> pd.DataFrame:
         """PREDICT with the model of ``config`` and ``noise``, with ``settings.n`` draws."""

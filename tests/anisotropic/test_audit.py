@@ -445,6 +445,12 @@ def test_the_summary_has_a_row_per_image_and_search_and_an_exact_interval(certif
         pytest.approx(interval.high),
     )
     assert summary.rate == pytest.approx(1 / 3)
+    assert summary.row() == {
+        "images": 3,
+        "with a contradiction": 1,
+        "rate": 0.333,
+        "95% interval": f"[{interval.low:.2f}, {interval.high:.2f}]",
+    }
     with pytest.raises(ValueError, match="at least one"):
         summarize_audits([])
     empty = summarize_audits([audit(Shifting(), 0.0)])
@@ -471,3 +477,14 @@ def test_audit_log_audits_the_correct_certificates_with_a_region(certificate) ->
     frozen_records = audit_log(line(), Shifting(), images, log, freeze=True, **settings)
     assert not frozen_records[0].contradicted
     assert audit_log(line(), Shifting(), images, log, limit=0, **settings) == []
+
+
+def test_a_record_survives_a_weights_only_round_trip(certificate, tmp_path) -> None:
+    from rsutils.anisotropic.audit import record_from_dict, record_to_dict
+
+    record = audit(Shifting(), certificate.region_radius, boundary=2, steps=3, n_verify=200)
+    torch.save(record_to_dict(record), tmp_path / "r.pt")
+    back = record_from_dict(torch.load(tmp_path / "r.pt", weights_only=True))
+    assert back.rows() == record.rows() and back.contradicted == record.contradicted
+    for a, b in zip(back.points, record.points, strict=True):
+        assert np.array_equal(a.delta, b.delta) and a.verdict == b.verdict

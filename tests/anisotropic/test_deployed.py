@@ -56,6 +56,7 @@ def test_the_memory_corrects_every_contradiction_the_audit_finds(setting) -> Non
     answers = query_audit_points(smooth, memory, images, [record], settings)
     assert len(answers) == len(record.points) and answers["inside"].all()
     flipped = answers["mc_predict"] == 0
+    assert flipped.equals(answers["flipped"])
     assert flipped.any(), "some Monte Carlo answers inside the region are class 0"
     assert (answers.loc[flipped, "memory"] == "adopted").all()
     assert not answers["contradiction"].any() and (answers["predict"] == 1).all()
