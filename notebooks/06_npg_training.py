@@ -57,7 +57,7 @@ from rsutils.anisotropic.memory import anisotropic_conflicting_pairs
 from rsutils.anisotropic.patterns import UCAN_CODE_PATTERN
 from rsutils.book import Chapter, glue_all, plot_curves
 from rsutils.book.experiments import trained_npg
-from rsutils.logs.analysis import certified_accuracy_interval
+from rsutils.logs.analysis import acr_comparisons, certified_accuracy_interval
 
 # %% tags=["parameters"]
 profile = "cpu"  # smoke | cpu | paper
@@ -257,35 +257,21 @@ for name, log in logs.items():
     assert (log["alm"] >= log["radius"] * (1 - 1e-12)).all(), name
 pairs = [(name, "isotropic") for name in list(methods)[2:]]
 pairs += [("dataset-wise, min", "isotropic, σ ≡ 2"), ("dataset-wise, mean", "isotropic, σ ≡ 2")]
-claims = {
-    (name, control, measure): rs.acr_difference(logs[control], logs[name], column=column)
-    for name, control in pairs
-    for column, measure in (("radius", "radius"), ("alm", "ALM"))
-}
-verdicts = pd.DataFrame(
-    {
-        "ACR gain": {k: v.difference for k, v in claims.items()},
-        "95% interval": {k: f"[{v.low:.2f}, {v.high:.2f}]" for k, v in claims.items()},
-        "verdict": {k: v.verdict for k, v in claims.items()},
-    }
-)
-verdicts.index.names = ["method", "against", "measured by"]
+verdicts = acr_comparisons(logs, pairs, measures={"radius": "radius", "ALM": "alm"}, seed=seed)
 
 
-def verdicts_of(methods_start: str, control: str, measure: str | None = None) -> str:
-    """The verdicts (deduplicated) of the methods whose name starts with ``methods_start``."""
-    found = {
-        v.verdict
-        for (m, c, col), v in claims.items()
-        if m.startswith(methods_start) and c == control and measure in (None, col)
-    }
-    return " / ".join(sorted(found))
+def verdicts_of(method: str, control: str, measure: str = "") -> str:
+    """The distinct verdicts of the methods whose name starts with ``method``."""
+    rows = verdicts.reset_index()
+    mask = rows.method.str.startswith(method) & (rows.against == control)
+    mask &= rows["measured by"].str.startswith(measure)
+    return " / ".join(sorted(set(rows[mask].verdict)))
 
 
 glue_all(
-    n_rises=sum(v.verdict == "rises" for v in claims.values()),
-    n_falls=sum(v.verdict == "falls" for v in claims.values()),
-    n_claims=len(claims),
+    n_rises=int((verdicts.verdict == "rises").sum()),
+    n_falls=int((verdicts.verdict == "falls").sum()),
+    n_claims=len(verdicts),
     pattern_radius=verdicts_of("pattern", "isotropic", "radius"),
     pattern_alm=verdicts_of("pattern", "isotropic", "ALM"),
     ds_vs_iso=verdicts_of("dataset-wise", "isotropic"),

@@ -24,6 +24,7 @@ from rsutils.core.smooth import ABSTAIN
 __all__ = [
     "ACRDifference",
     "accuracy_table",
+    "acr_comparisons",
     "acr_difference",
     "average_certified_radius",
     "best_accuracy_table",
@@ -178,6 +179,35 @@ def acr_difference(
     )
     low, high = result.confidence_interval
     return ACRDifference(float(per_input.mean()), float(low), float(high), confidence)
+
+
+def acr_comparisons(
+    logs: Mapping[str, pd.DataFrame],
+    pairs: Iterable[tuple[str, str]],
+    *,
+    measures: Mapping[str, str] | None = None,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """:func:`acr_difference` of ``logs[method]`` against ``logs[control]`` for each pair.
+
+    One row per (method, control, measure): ``measures`` maps a display name to a log
+    column (default ``{"radius": "radius"}``; add ``"ALM": "alm"`` for anisotropic
+    logs). Columns ``ACR gain``, ``low``, ``high`` (the 95% interval) and ``verdict``.
+    """
+    measures = measures or {"radius": "radius"}
+    rows = {}
+    for method, control in pairs:
+        for name, column in measures.items():
+            found = acr_difference(logs[control], logs[method], column=column, seed=seed)
+            rows[(method, control, name)] = {
+                "ACR gain": found.difference,
+                "low": found.low,
+                "high": found.high,
+                "verdict": found.verdict,
+            }
+    table = pd.DataFrame.from_dict(rows, orient="index")
+    table.index.names = ["method", "against", "measured by"]
+    return table
 
 
 def _radii(df: pd.DataFrame, column: str = "radius") -> np.ndarray:

@@ -207,3 +207,18 @@ def test_acr_difference_measures_the_column_asked_for() -> None:
 
     assert acr_difference(a, b).difference == 0.0
     assert acr_difference(a, b, column="alm").difference == pytest.approx(0.4)
+
+
+def test_acr_comparisons_tabulates_acr_difference_per_pair_and_measure() -> None:
+    from rsutils import acr_difference
+    from rsutils.logs.analysis import acr_comparisons
+
+    rng = np.random.default_rng(0)
+    base = pd.DataFrame({"idx": range(50), "correct": 1, "radius": rng.uniform(0, 1, 50)})
+    base["alm"] = base["radius"]
+    logs = {"a": base, "b": base.assign(radius=base.radius + 0.1, alm=base.alm - 0.1)}
+    table = acr_comparisons(logs, [("b", "a")], measures={"radius": "radius", "ALM": "alm"})
+    assert table.index.tolist() == [("b", "a", "radius"), ("b", "a", "ALM")]
+    assert table.verdict.tolist() == ["rises", "falls"]
+    expected = acr_difference(logs["a"], logs["b"], column="alm")
+    assert table.loc[("b", "a", "ALM"), "low"] == pytest.approx(expected.low)

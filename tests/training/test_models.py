@@ -32,7 +32,12 @@ def test_our_checkpoint_round_trip(tmp_path) -> None:
     loaded, info = load_checkpoint(tmp_path / "m.pt")
     x = torch.rand(3, 1, 28, 28)
     assert torch.equal(loaded(x), model(x))
-    assert info == {"arch": "small_cnn", "dataset": "fashion-mnist", "meta": {"sigma": 0.25}}
+    assert info == {
+        "arch": "small_cnn",
+        "dataset": "fashion-mnist",
+        "meta": {"sigma": 0.25},
+        "generator": None,
+    }
     assert not loaded.training
 
 
