@@ -1,0 +1,91 @@
+"""The papers' published tables: transcribed exactly, with provenance, in a sound schema."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rsutils.book.published import (
+    check_schema,
+    published_table,
+    published_table_names,
+    transcription_mismatches,
+)
+
+SEEDS = Path(
+    os.environ.get("RSUTILS_SEEDS") or Path(__file__).resolve().parents[3] / "shared/seeds"
+)
+needs_seeds = pytest.mark.skipif(
+    not SEEDS.is_dir(), reason=f"the papers' texts are not at {SEEDS}; set RSUTILS_SEEDS"
+)
+UCAN = ["ucan2025_table_ii_l1", "ucan2025_table_ii_linf", "ucan2025_table_iii"]
+UCAN += ["ucan2025_table_iv", "ucan2025_table_v"]
+
+
+def test_every_ucan_results_table_is_shipped() -> None:
+    assert set(UCAN) <= set(published_table_names())
+
+
+@pytest.mark.parametrize("name", published_table_names())
+def test_schema_and_provenance(name: str) -> None:
+    table = published_table(name)
+    assert check_schema(table) == []
+    assert table.meta["seed"].endswith(".txt") and table.meta["caption"].startswith("TABLE")
+
+
+@needs_seeds
+@pytest.mark.parametrize("name", published_table_names())
+def test_each_table_matches_the_seed_text_it_came_from(name: str) -> None:
+    table = published_table(name)
+    seed = (SEEDS / str(table.meta["seed"])).read_text(encoding="utf-8")
+    assert transcription_mismatches(table, seed) == []
+
+
+@needs_seeds
+def test_a_changed_digit_or_label_is_caught() -> None:
+    table = published_table("ucan2025_table_iv")
+    seed = (SEEDS / str(table.meta["seed"])).read_text(encoding="utf-8")
+    digit = table.data.copy()
+    digit.loc[3, "1.25"] = 35  # Consistency [34] prints 34%
+    found = transcription_mismatches(replace(table, data=digit), seed)
+    assert found == ["ucan2025_table_iv 'Consistency [34]' at 1.25: 35.0, printed '34%'"]
+    label = table.data.copy()
+    label.loc[4, "row"] = "SmoothMix [33]"  # printed with a typo, kept as printed
+    assert len(transcription_mismatches(replace(table, data=label), seed)) == 1
+    missing = table.data.copy()
+    missing.loc[0, "0.0"] = np.nan
+    assert len(transcription_mismatches(replace(table, data=missing), seed)) == 1
+    assert transcription_mismatches(table, "no tables here") == [
+        "ucan2025_table_iv: its caption and header row are not in the seed text"
+    ]
+
+
+def test_the_schema_check_fires_on_each_kind_of_damage() -> None:
+    table = published_table("ucan2025_table_v")
+    too_high = table.data.copy()
+    too_high.loc[0, "0.50"] = 120
+    assert check_schema(replace(table, data=too_high)) == [
+        "a certified accuracy lies outside [0, 100] percent"
+    ]
+    swapped = table.data[["row", "0.50", "0.00", *table.data.columns[3:]]]
+    assert "radius columns are not increasing" in check_schema(replace(table, data=swapped))[0]
+    meta = {k: v for k, v in table.meta.items() if k != "caption"}
+    assert check_schema(replace(table, meta=meta)) == ["missing provenance field 'caption'"]
+    meta = {**table.meta, "units": {"certified_accuracy": "percent"}}
+    assert check_schema(replace(table, meta=meta)) == ["no units declared for 'improvement'"]
+    meta = {**table.meta, "row_kinds": table.kinds[:-1]}
+    assert check_schema(replace(table, meta=meta)) == ["15 row kinds for 16 rows"]
+
+
+def test_radii_and_rows_of_a_kind() -> None:
+    linf = published_table("ucan2025_table_ii_linf")
+    assert linf.radii == pytest.approx([k / 255 for k in range(2, 17, 2)])
+    iv = published_table("ucan2025_table_iv")
+    improvements = iv.rows("improvement")
+    assert improvements.shape == (2, 10) and improvements.iloc[1]["2.25"] == 182.6
+    with pytest.raises(ValueError, match="no published table 'table_9'"):
+        published_table("table_9")
