@@ -1,0 +1,140 @@
+"""Audit rules for the papers' published tables: what the printed numbers must satisfy.
+
+Each rule takes :class:`~rsutils.book.published.PublishedTable` objects and returns a
+table of findings with the evidence (an empty table when the rule holds):
+
+- :func:`improvement_check` recomputes every printed "improvement over the best
+  baseline" from the table's own rows, as relative percent (the paper's stated rule)
+  and as absolute points, and gives the baseline value the printed number implies;
+- :func:`non_increasing_check` flags certified accuracies that rise with the radius
+  (the fraction of inputs certified at radius r cannot grow with r);
+- :func:`alm_radius_check` flags columns where accuracy measured by ALM is below
+  accuracy measured by the radius: for one model, ALM ≥ min(σ)·R for every certificate,
+  so that can only happen if the two rows come from different models;
+- :func:`duplicate_rows` finds rows with identical numbers in tables of different
+  datasets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+import pandas as pd
+
+from rsutils.book.published import PublishedTable
+
+__all__ = [
+    "alm_radius_check",
+    "duplicate_rows",
+    "improvement_check",
+    "non_increasing_check",
+]
+
+#: A recomputed improvement within this many percent of the printed one (after
+#: rounding to the printed 0.1) matches; within twice that, it is a rounding slip.
+ROUNDING = 0.05
+
+
+def _accuracy(table: PublishedTable) -> pd.DataFrame:
+    """The certified-accuracy rows, with their row positions kept."""
+    mask = np.array(table.kinds) == "certified_accuracy"
+    return table.data[mask]
+
+
+def _baselines(table: PublishedTable) -> pd.DataFrame:
+    rows = _accuracy(table)
+    return rows[~rows["row"].str.startswith("Ours")].set_index("row").astype(float)
+
+
+def improvement_check(table: PublishedTable) -> pd.DataFrame:
+    """Each printed improvement against the one recomputed from the table's rows.
+
+    An improvement row refers to the row above it ("ours"); the best baseline of a
+    column is the largest certified accuracy among the rows not labelled "Ours". Columns:
+    ``row`` (ours), ``radius``, ``ours``, ``best`` and ``best_row``, ``printed``,
+    ``relative`` ((ours − best)/best × 100), ``points`` (ours − best), ``implied_best``
+    (the baseline the printed relative number implies) and ``verdict`` (``matches``,
+    ``rounding slip`` or ``differs``).
+    """
+    baselines = _baselines(table)
+    found = []
+    for position, kind in enumerate(table.kinds):
+        if kind != "improvement":
+            continue
+        ours_row = table.data.iloc[position - 1]
+        for header in table.data.columns[1:]:
+            ours, printed = float(ours_row[header]), float(table.data.iloc[position][header])
+            column = baselines[header].dropna()
+            best, best_row = float(column.max()), str(column.idxmax())
+            relative = (ours - best) / best * 100
+            gap = abs(printed - round(relative, 1))
+            verdict = (
+                "matches"
+                if gap <= ROUNDING
+                else "rounding slip"
+                if gap <= 2.5 * ROUNDING
+                else "differs"
+            )
+            found.append(
+                {
+                    "table": table.name,
+                    "row": ours_row["row"],
+                    "radius": header,
+                    "ours": ours,
+                    "best": best,
+                    "best_row": best_row,
+                    "printed": printed,
+                    "relative": round(relative, 2),
+                    "points": ours - best,
+                    "implied_best": round(ours / (1 + printed / 100), 1),
+                    "verdict": verdict,
+                }
+            )
+    return pd.DataFrame(found)
+
+
+def non_increasing_check(table: PublishedTable) -> pd.DataFrame:
+    """Certified accuracies that rise from one printed radius to the next (gaps skipped)."""
+    found = []
+    for _, row in _accuracy(table).iterrows():
+        values = row.iloc[1:].astype(float).dropna()
+        for (r0, v0), (r1, v1) in zip(values.items(), list(values.items())[1:], strict=False):
+            if v1 > v0:
+                found.append({"table": table.name, "row": row["row"], "from": r0, "to": r1,
+                              "at from": v0, "at to": v1})  # fmt: skip
+    return pd.DataFrame(found, columns=["table", "row", "from", "to", "at from", "at to"])
+
+
+def alm_radius_check(table: PublishedTable) -> pd.DataFrame:
+    """Columns where the "w.r.t. ALM" row is below the "w.r.t. radius" row."""
+    rows = _accuracy(table).set_index("row")
+    alm = [r for r in rows.index if "w.r.t. ALM" in r]
+    radius = [r for r in rows.index if "w.r.t. radius" in r]
+    columns = ["table", "radius", "ALM row", "radius row"]
+    if not (alm and radius):
+        return pd.DataFrame(columns=columns)
+    by_alm, by_radius = rows.loc[alm[0]].astype(float), rows.loc[radius[0]].astype(float)
+    below = by_alm < by_radius
+    found = [
+        {"table": table.name, "radius": r, "ALM row": by_alm[r], "radius row": by_radius[r]}
+        for r in by_alm.index[below]
+    ]
+    return pd.DataFrame(found, columns=columns)
+
+
+def duplicate_rows(tables: Iterable[PublishedTable]) -> pd.DataFrame:
+    """Pairs of certified-accuracy rows with the same numbers in tables of other datasets."""
+    seen: dict[tuple, tuple[str, str, str]] = {}
+    found = []
+    for table in tables:
+        for _, row in _accuracy(table).iterrows():
+            values = tuple(row.iloc[1:].astype(float).fillna(-1.0))
+            key = (tuple(table.data.columns[1:]), values)
+            if key in seen and seen[key][2] != table.meta["dataset"]:
+                first_table, first_row, first_dataset = seen[key]
+                found.append({"table": table.name, "row": row["row"], "same as": first_table,
+                              "its row": first_row, "datasets": f"{first_dataset} / "
+                              f"{table.meta['dataset']}"})  # fmt: skip
+            seen.setdefault(key, (table.name, row["row"], str(table.meta["dataset"])))
+    return pd.DataFrame(found, columns=["table", "row", "same as", "its row", "datasets"])

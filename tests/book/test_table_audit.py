@@ -1,0 +1,108 @@
+"""Each audit rule fires on a hand-made table where the answer is known, and not otherwise."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rsutils.book.published import PublishedTable, published_table, published_table_names
+from rsutils.book.table_audit import (
+    alm_radius_check,
+    duplicate_rows,
+    improvement_check,
+    non_increasing_check,
+)
+
+CA, IMP = "certified_accuracy", "improvement"
+
+
+def made(rows: list[list[object]], kinds: list[str], dataset: str = "toy", name: str = "t"):
+    data = pd.DataFrame(rows, columns=["row", "0.0", "0.5", "1.0"])
+    meta = {"row_kinds": kinds, "dataset": dataset}
+    return PublishedTable(name, data, meta)
+
+
+def toy(improvement: list[float], ours: list[float] | None = None) -> PublishedTable:
+    return made(
+        [
+            ["Baseline A", 80, 60, 40],
+            ["Baseline B", 70, 65, np.nan],
+            ["Ours (certified accuracy w.r.t. ALM)", *(ours or [84, 65, 50])],
+            ["Improvement over the Best Baseline ($\\%$)", *improvement],
+        ],
+        [CA, CA, CA, IMP],
+    )
+
+
+def test_improvements_are_recomputed_against_the_best_baseline_of_each_column() -> None:
+    # 84 vs 80: +5.0%; 65 vs 65 (B): +0.0%; 50 vs 40 (B is empty): +25.0%.
+    found = improvement_check(toy([5.0, 0.0, 25.0]))
+    assert found["verdict"].tolist() == ["matches"] * 3
+    assert found["best_row"].tolist() == ["Baseline A", "Baseline B", "Baseline A"]
+    assert found["points"].tolist() == [4.0, 0.0, 10.0]
+
+
+def test_a_wrong_improvement_is_found_with_the_baseline_it_implies() -> None:
+    found = improvement_check(toy([5.0, 0.0, 11.1]))  # 50/45 − 1: against a 45 not printed
+    assert found["verdict"].tolist() == ["matches", "matches", "differs"]
+    assert found.iloc[2]["implied_best"] == 45.0 and found.iloc[2]["relative"] == 25.0
+
+
+def test_a_rounding_slip_is_told_apart_from_a_wrong_number() -> None:
+    # 95/48 − 1 = 97.917%: printed 98.0 is a slip of rounding, 97.9 matches.
+    table = toy([5.0, 0.0, 98.0], ours=[84, 65, 95])
+    table.data.loc[:1, "1.0"] = [48, np.nan]
+    assert improvement_check(table).iloc[2]["verdict"] == "rounding slip"
+    table.data.loc[3, "1.0"] = 97.9
+    assert improvement_check(table).iloc[2]["verdict"] == "matches"
+
+
+def test_a_rising_row_is_flagged() -> None:
+    table = made([["A", 80, 60, 40], ["B", 70, 72, 10]], [CA, CA])
+    found = non_increasing_check(table)
+    assert found[["row", "from", "to"]].values.tolist() == [["B", "0.0", "0.5"]]
+    assert non_increasing_check(made([["A", 80, np.nan, 40]], [CA])).empty
+
+
+def test_an_alm_row_below_its_radius_row_is_flagged() -> None:
+    rows = [
+        ["Ours (certified accuracy w.r.t. ALM)", 90, 80, 60],
+        ["Ours (certified accuracy w.r.t. radius)", 90, 82, 50],
+    ]
+    found = alm_radius_check(made(rows, [CA, CA]))
+    assert found["radius"].tolist() == ["0.5"]
+    assert alm_radius_check(made(rows[:1], [CA])).empty
+
+
+def test_rows_duplicated_across_datasets_are_found() -> None:
+    a = made([["Cohen", 83, 61, 43], ["Other", 1, 1, 1]], [CA, CA], "mnist", "a")
+    b = made([["Cohen", 83, 61, 43], ["Other", 2, 1, 1]], [CA, CA], "cifar10", "b")
+    c = made([["Cohen", 83, 61, 43]], [CA], "mnist", "c")  # same dataset: not a finding
+    found = duplicate_rows([a, b, c])
+    assert found[["table", "same as", "datasets"]].values.tolist() == [
+        ["b", "a", "mnist / cifar10"]
+    ]
+
+
+def test_on_ucans_tables_the_rules_find_what_the_chapter_reports() -> None:
+    tables = [published_table(n) for n in published_table_names()]
+    checks = pd.concat([improvement_check(t) for t in tables if IMP in t.kinds])
+    wrong = checks[checks.verdict == "differs"]
+    assert set(zip(wrong.table, wrong.radius, strict=True)) == {
+        ("ucan2025_table_iv", "0.50"), ("ucan2025_table_iv", "1.00")
+    }  # fmt: skip
+    assert set(wrong.implied_best) == {77.0, 53.0}
+    assert pd.concat([non_increasing_check(t) for t in tables]).empty
+    below = pd.concat([alm_radius_check(t) for t in tables])
+    assert below.groupby("table").size().to_dict() == {
+        "ucan2025_table_iii": 10,
+        "ucan2025_table_iv": 6,
+    }
+    assert duplicate_rows(tables)["row"].tolist() == ["Cohen’s [12]"]
+
+
+@pytest.mark.parametrize("name", ["ucan2025_table_iii", "ucan2025_table_v"])
+def test_printed_improvements_elsewhere_match_up_to_rounding(name: str) -> None:
+    verdicts = set(improvement_check(published_table(name)).verdict)
+    assert verdicts <= {"matches", "rounding slip"}
