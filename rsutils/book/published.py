@@ -24,6 +24,7 @@ __all__ = [
     "PublishedTable",
     "check_schema",
     "cohen2019_published",
+    "published_claims",
     "published_table",
     "published_table_names",
     "transcription_mismatches",
@@ -156,6 +157,23 @@ def _same(printed: str, value: object) -> bool:
     if text in ("–", "-", ""):
         return bool(pd.isna(value))
     return not pd.isna(value) and float(text) == float(value)  # type: ignore[arg-type]
+
+
+def published_claims() -> pd.DataFrame:
+    """The numbers the papers state in their text, one claim per row, with provenance.
+
+    Columns: ``id``, ``paper``, ``seed`` (the text it is quoted from), ``quote`` (verbatim),
+    ``kind`` (how to check it: ``cell``, ``max_improvement``, ``at_most``, ``range``,
+    ``difference``), ``value`` (and ``value2`` for a range), ``tables``/``rows`` (``|``
+    separated), ``column``, and ``from``/``to`` for a stated difference. See
+    :func:`rsutils.book.table_audit.claim_check`.
+    """
+    with (
+        files("rsutils.book")
+        .joinpath("tables", "published_claims.csv")
+        .open(encoding="utf-8") as handle
+    ):
+        return pd.read_csv(handle, dtype={"column": str, "rows": str, "tables": str})
 
 
 def cohen2019_published() -> pd.DataFrame:

@@ -12,7 +12,9 @@ table of findings with the evidence (an empty table when the rule holds):
   accuracy measured by the radius: for one model, ALM ≥ min(σ)·R for every certificate,
   so that can only happen if the two rows come from different models;
 - :func:`duplicate_rows` finds rows with identical numbers in tables of different
-  datasets.
+  datasets;
+- :func:`claim_check` checks each number the text states against the tables it cites
+  (or, for a stated difference, against its own two ends).
 """
 
 from __future__ import annotations
@@ -22,10 +24,11 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
-from rsutils.book.published import PublishedTable
+from rsutils.book.published import PublishedTable, published_table
 
 __all__ = [
     "alm_radius_check",
+    "claim_check",
     "duplicate_rows",
     "improvement_check",
     "non_increasing_check",
@@ -138,3 +141,55 @@ def duplicate_rows(tables: Iterable[PublishedTable]) -> pd.DataFrame:
                               f"{table.meta['dataset']}"})  # fmt: skip
             seen.setdefault(key, (table.name, row["row"], str(table.meta["dataset"])))
     return pd.DataFrame(found, columns=["table", "row", "same as", "its row", "datasets"])
+
+
+def claim_check(claims: pd.DataFrame) -> pd.DataFrame:
+    """Each stated number beside what the cited tables give, and a verdict.
+
+    ``cell``: the cell of ``rows`` at ``column``; ``max_improvement``: the largest printed
+    improvement in ``tables``; ``at_most``: the largest value of ``rows`` at ``column``
+    must not exceed it; ``range``: the smallest and largest of ``rows`` at ``column``;
+    ``difference``: ``to − from``. Verdicts: ``holds``, ``does not hold`` or ``not
+    printed`` (the cited cell is empty). Numbers agree within 0.05 (printed precision).
+    """
+    found = []
+    for claim in claims.to_dict("records"):
+        table_value, verdict = _claimed(claim)
+        found.append({"id": claim["id"], "kind": claim["kind"], "stated": _stated(claim),
+                      "tables give": table_value, "verdict": verdict})  # fmt: skip
+    return pd.DataFrame(found)
+
+
+def _stated(claim: dict) -> str:
+    if claim["kind"] == "range":
+        return f"{claim['value']:g}–{claim['value2']:g}"
+    prefix = "≤ " if claim["kind"] == "at_most" else ""
+    return f"{prefix}{claim['value']:g}"
+
+
+def _claimed(claim: dict) -> tuple[str, str]:
+    kind, value = claim["kind"], float(claim["value"])
+    if kind == "difference":
+        got = round(float(claim["to"]) - float(claim["from"]), 2)
+        return f"{got:g}", _verdict(abs(got - value) <= ROUNDING)
+    tables = [published_table(name) for name in str(claim["tables"]).split("|")]
+    if kind == "max_improvement":
+        best = max(float(t.rows("improvement").max().max()) for t in tables)
+        return f"{best:g}", _verdict(abs(best - value) <= ROUNDING)
+    rows = str(claim["rows"]).split("|")
+    cells = tables[0].data.set_index("row").loc[rows, claim["column"]]
+    if cells.isna().any():
+        return "not printed", "not printed"
+    cells = cells.astype(float)
+    if kind == "cell":
+        return f"{cells.iloc[0]:g}", _verdict(abs(cells.iloc[0] - value) <= ROUNDING)
+    if kind == "at_most":
+        return f"max {cells.max():g}", _verdict(cells.max() <= value)
+    if kind == "range":
+        same = (cells.min(), cells.max()) == (value, float(claim["value2"]))
+        return f"{cells.min():g}–{cells.max():g}", _verdict(same)
+    raise ValueError(f"unknown claim kind {kind!r}")
+
+
+def _verdict(holds: bool) -> str:
+    return "holds" if holds else "does not hold"
