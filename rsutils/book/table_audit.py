@@ -11,6 +11,9 @@ table of findings with the evidence (an empty table when the rule holds):
 - :func:`alm_radius_check` flags columns where accuracy measured by ALM is below
   accuracy measured by the radius: for one model, ALM ≥ min(σ)·R for every certificate,
   so that can only happen if the two rows come from different models;
+- :func:`ceiling_check` flags a positive certified accuracy beyond the largest radius
+  that ``n`` draws at level ``alpha`` can certify, ``λ·Φ⁻¹(alpha^(1/n))`` times the
+  largest scale multiplier;
 - :func:`duplicate_rows` finds rows with identical numbers in tables of different
   datasets;
 - :func:`claim_check` checks each number the text states against the tables it cites
@@ -23,11 +26,14 @@ from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
+from scipy.stats import norm
 
 from rsutils.book.published import PublishedTable, published_table
+from rsutils.core.confidence import max_certifiable_pA
 
 __all__ = [
     "alm_radius_check",
+    "ceiling_check",
     "claim_check",
     "duplicate_rows",
     "improvement_check",
@@ -124,6 +130,32 @@ def alm_radius_check(table: PublishedTable) -> pd.DataFrame:
         for r in by_alm.index[below]
     ]
     return pd.DataFrame(found, columns=columns)
+
+
+def ceiling_check(
+    table: PublishedTable, *, scale: float, n: int = 100_000, alpha: float = 0.001
+) -> pd.DataFrame:
+    """Positive certified accuracies at ℓ2 radii no Gaussian CERTIFY can reach.
+
+    With ``n`` draws all in one class, ``pA_lower = alpha^(1/n)``, so no certificate
+    exceeds ``scale·Φ⁻¹(alpha^(1/n))`` (3.81·scale at Cohen et al.'s n = 100,000,
+    alpha = 0.001); ``scale`` is the largest noise level (times the largest ``sigma``
+    for anisotropic noise) that the table's rows may have used.
+    """
+    if table.meta.get("norm", "l2") != "l2":
+        raise ValueError(
+            f"the ceiling is that of Gaussian noise against l2; {table.name} certifies "
+            f"{table.meta['norm']}, where other families have other ceilings"
+        )
+    ceiling = scale * float(norm.ppf(max_certifiable_pA(n, alpha)))
+    found = []
+    for _, row in _accuracy(table).iterrows():
+        values = row.iloc[1:].astype(float)
+        for header, radius in zip(values.index, table.radii, strict=True):
+            if radius > ceiling and values[header] > 0:
+                found.append({"table": table.name, "row": row["row"], "radius": header,
+                              "value": values[header], "ceiling": round(ceiling, 3)})  # fmt: skip
+    return pd.DataFrame(found, columns=["table", "row", "radius", "value", "ceiling"])
 
 
 def duplicate_rows(tables: Iterable[PublishedTable]) -> pd.DataFrame:

@@ -150,3 +150,27 @@ def test_on_the_papers_two_claims_fail_and_the_rest_hold() -> None:
     assert checked.drop(["ucan-l1-baselines", "ucan-ancer"]).eq("holds").all()
     assert checked["ucan-l1-baselines"] == "does not hold"  # Yang et al. print 48% at 2.0
     assert checked["ucan-ancer"] == "not printed"  # ANCER has no entry at 1.25
+
+
+def test_accuracy_beyond_the_ceiling_of_n_and_alpha_is_flagged() -> None:
+    from scipy.stats import norm
+
+    from rsutils.book.table_audit import ceiling_check
+
+    table = PublishedTable(
+        "t",
+        pd.DataFrame([["A", 50, 10, 0], ["B", 40, 0, 5]], columns=["row", "0.0", "3.8", "3.9"]),
+        {"row_kinds": [CA, CA], "dataset": "toy"},
+    )
+    assert norm.ppf(0.001 ** (1 / 100_000)) == pytest.approx(3.8115, abs=1e-4)
+    found = ceiling_check(table, scale=1.0)
+    assert found[["row", "radius"]].values.tolist() == [["B", "3.9"]]  # A is 0 there
+    assert ceiling_check(table, scale=2.0).empty
+    assert not ceiling_check(table, scale=1.0, n=10_000).empty  # 3.2 at n = 10,000
+    for name in published_table_names():  # λ = 1 and sigma <= 1 (gamma = 1) in UCAN
+        published = published_table(name)
+        if published.meta["norm"] == "l2":
+            assert ceiling_check(published, scale=1.0).empty
+        else:
+            with pytest.raises(ValueError, match="Gaussian noise against l2"):
+                ceiling_check(published, scale=1.0)
