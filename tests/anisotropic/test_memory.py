@@ -170,10 +170,12 @@ def _lp_gauge(delta, a, b, p) -> float:
     for axes, centre, offset in ((a, np.zeros(d), d + 1), (b, delta, 2 * d + 1)):
         for j in range(d):
             for sign in (1.0, -1.0):
+                # |z_j − centre_j| ≤ axes_j·u_j, multiplied out so that tiny semi-axes
+                # (a region shrunk to almost nothing) do not make the LP ill-conditioned.
                 row = np.zeros(n)
-                row[j], row[offset + j] = sign / axes[j], -1.0
+                row[j], row[offset + j] = sign, -axes[j]
                 rows.append(row)
-                rhs.append(sign * centre[j] / axes[j])
+                rhs.append(sign * centre[j])
         blocks = [np.arange(offset, offset + d)] if p == 1 else [[offset + j] for j in range(d)]
         for block in blocks:
             row = np.zeros(n)
@@ -181,6 +183,7 @@ def _lp_gauge(delta, a, b, p) -> float:
             rows.append(row)
             rhs.append(0.0)
     result = linprog(cost, A_ub=np.array(rows), b_ub=np.array(rhs), bounds=[(None, None)] * n)
+    assert result.success, result.message
     return float(result.fun)
 
 
@@ -378,3 +381,14 @@ def test_conflicting_pairs_lists_the_overlaps_of_different_classes() -> None:
     assert anisotropic_conflicting_pairs(points, shapes, classes, radii) == [(0, 1), (1, 3)]
     # In linf the box of 0 spans [-2, 2] x [-0.5, 0.5]; the box of 2 at (0, 1) is apart.
     assert anisotropic_conflicting_pairs(points, shapes, classes, radii, "linf") == [(0, 1), (1, 3)]
+
+
+@pytest.mark.parametrize("norm", ["l2", "l1", "linf"])
+def test_a_region_shrunk_to_almost_nothing_keeps_the_invariant(norm) -> None:
+    """Found by hypothesis: a class-1 region next to a class-0 box shrinks to ~1e-16."""
+    points = [([0.0, 0.0, 0.0], 0, 0.0, [0.01] * 3)] * 3 + [([0.5, 0.0, 0.0], 1, 0.0, [0.01] * 3)]
+    points += [([0.0, 0.0, 0.0], 0, 1.0, [0.5, 0.01, 0.01]), ([0.5, 0.0, 0.0], 1, 1.0, [0.01] * 3)]
+    memory = AnisotropicMemory(norm=norm)
+    _admit_and_check(memory, points)
+    _independent_check(memory)
+    assert memory.radii[-1] < 1e-6

@@ -44,10 +44,12 @@ def _lp_gauge(delta, a, b, p) -> float:
     for axes, centre, offset in ((a, np.zeros(d), d + 1), (b, delta, 2 * d + 1)):
         for j in range(d):
             for sign in (1.0, -1.0):
+                # |z_j − centre_j| ≤ axes_j·u_j, multiplied out: tiny semi-axes keep the
+                # LP well conditioned.
                 row = np.zeros(n)
-                row[j], row[offset + j] = sign / axes[j], -1.0
+                row[j], row[offset + j] = sign, -axes[j]
                 rows.append(row)
-                rhs.append(sign * centre[j] / axes[j])
+                rhs.append(sign * centre[j])
         bounds = [np.arange(offset, offset + d)] if p == 1 else [[offset + j] for j in range(d)]
         for block in bounds:
             row = np.zeros(n)
