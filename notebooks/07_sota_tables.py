@@ -15,8 +15,9 @@
 # (chapter-sota)=
 # # The papers' tables, audited
 #
-# Every result table of {cite:t}`ucan2025` (Tables II–V) is shipped with `rsutils` as
-# data: one CSV per printed table, rows and columns as printed (labels and typos kept,
+# Every result table of {cite:t}`ucan2025` (Tables II–V), and Tables 1 and 3 of
+# {cite:t}`cohen2019certified` as their summary prints them, are shipped with `rsutils`
+# as data: one CSV per printed table, rows and columns as printed (labels and typos kept,
 # an empty cell where the paper prints "–"), and beside it a JSON record of where it
 # comes from (the seed text, the caption, dataset, norm and scale, the kind and units of
 # each row) with notes on whatever the printed text leaves ambiguous. A test re-reads

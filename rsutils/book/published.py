@@ -24,6 +24,7 @@ __all__ = [
     "PublishedTable",
     "check_schema",
     "cohen2019_published",
+    "full_scale",
     "published_claims",
     "published_table",
     "published_table_names",
@@ -79,7 +80,7 @@ def published_table(name: str) -> PublishedTable:
 def check_schema(table: PublishedTable) -> list[str]:
     """What breaks the schema (empty when sound): provenance fields present, one kind
     per row with its units declared, radii strictly increasing, certified accuracies in
-    [0, 100] percent, every value a number."""
+    [0, 100] percent (or [0, 1] for fractions), every value a number."""
     meta, problems = table.meta, []
     problems += [f"missing provenance field {key!r}" for key in _REQUIRED if key not in meta]
     kinds = table.kinds if "row_kinds" in meta else []
@@ -95,10 +96,16 @@ def check_schema(table: PublishedTable) -> list[str]:
         problems.append("a cell is not a number")
     elif len(kinds) == len(table.data):
         accuracy = values[np.array(kinds) == "certified_accuracy"].to_numpy(dtype=float)
-        finite = accuracy[np.isfinite(accuracy)]
-        if np.any((finite < 0) | (finite > 100)):
-            problems.append("a certified accuracy lies outside [0, 100] percent")
+        finite, top = accuracy[np.isfinite(accuracy)], full_scale(table)
+        if np.any((finite < 0) | (finite > top)):
+            problems.append(f"a certified accuracy lies outside [0, {top:g}]")
     return problems
+
+
+def full_scale(table: PublishedTable) -> float:
+    """100 for accuracies in percent, 1 for fractions (from the declared units)."""
+    units = str(table.meta.get("units", {}).get("certified_accuracy", "percent"))
+    return 1.0 if units.startswith("fraction") else 100.0
 
 
 def transcription_mismatches(table: PublishedTable, seed_text: str) -> list[str]:
@@ -109,7 +116,9 @@ def transcription_mismatches(table: PublishedTable, seed_text: str) -> list[str]
     headers to the next ``Radius`` header (Table II prints two blocks). Cells are compared
     as printed, after removing ``%`` and spaces and reading '–' as empty.
     """
-    printed = _printed_block(table, seed_text.splitlines())
+    lines = seed_text.splitlines()
+    inline = table.meta.get("layout") == "inline"
+    printed = _printed_inline(table, lines) if inline else _printed_block(table, lines)
     if printed is None:
         return [f"{table.name}: its caption and header row are not in the seed text"]
     problems = []
@@ -152,9 +161,24 @@ def _printed_block(table: PublishedTable, lines: list[str]) -> list[list[str]] |
     return block
 
 
+def _printed_inline(table: PublishedTable, lines: list[str]) -> list[list[str]] | None:
+    """A table printed on one line (``caption`` first): ``<dataset> <σ> <values…>`` rows."""
+    caption = str(table.meta["caption"])
+    line = next((line for line in lines if line.startswith(caption)), None)
+    if line is None:
+        return None
+    tokens = line.removeprefix(caption).split()
+    width = len(table.data.columns) - 1
+    rows = []
+    while len(tokens) >= width + 2 and not tokens[0].startswith("("):
+        rows.append([f"{tokens[0]} {tokens[1]}", *tokens[2 : 2 + width]])
+        tokens = tokens[2 + width :]
+    return rows
+
+
 def _same(printed: str, value: object) -> bool:
     text = printed.replace("%", "").replace(" ", "").strip()
-    if text in ("–", "-", ""):
+    if text in ("–", "—", "-", ""):
         return bool(pd.isna(value))
     return not pd.isna(value) and float(text) == float(value)  # type: ignore[arg-type]
 
@@ -179,7 +203,27 @@ def published_claims() -> pd.DataFrame:
 def cohen2019_published() -> pd.DataFrame:
     """Cohen et al.'s Tables 1, 3 and 4 as long-format rows (one number per row).
 
-    Columns: ``table, dataset, quantity, sigma, radius, n, value, source``.
+    Columns: ``table, dataset, quantity, sigma, radius, n, value, source``. Tables 1 and
+    3 come from the published table ``cohen2019_tables_1_3`` (one number each, as
+    printed); Table 4 (PREDICT), which the text states in prose, from
+    ``tables/cohen2019_published.csv``.
     """
+    printed = published_table("cohen2019_tables_1_3").data
+    long = printed.melt(id_vars="row", var_name="radius", value_name="value").dropna()
+    dataset = long["row"].str.split().str[0]
+    certify = pd.DataFrame(
+        {
+            "table": np.where(dataset == "ImageNet", 1, 3),
+            "dataset": np.where(dataset == "ImageNet", "imagenet", "cifar10"),
+            "quantity": "certified_accuracy",
+            "sigma": long["row"].str.split().str[1].astype(float),
+            "radius": long["radius"].astype(float),
+            "n": np.nan,
+            "value": long["value"].astype(float),
+        }
+    )
+    certify["source"] = "Cohen et al. 2019, Table " + certify["table"].astype(str)
+    certify = certify.sort_values(["table", "sigma", "radius"], kind="stable")
     with files("rsutils.book").joinpath("tables", "cohen2019_published.csv").open() as handle:
-        return pd.read_csv(handle)
+        predict = pd.read_csv(handle)
+    return pd.concat([certify, predict], ignore_index=True)
