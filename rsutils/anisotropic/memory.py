@@ -45,11 +45,8 @@ from __future__ import annotations
 
 import math
 import os
-import sqlite3
-from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import torch
 
 from rsutils.core.smooth import ABSTAIN
@@ -59,9 +56,8 @@ from rsutils.ddrs.memory import (
 from rsutils.ddrs.memory import (
     MemoryAnswer,
     MemoryInconsistencyError,
+    SQLiteMemory,
     _as_vector,
-    _check_writable,
-    _open_error,
     _Transaction,
 )
 from rsutils.geometry.norms import NORM_ORDERS
@@ -137,7 +133,7 @@ def _as_shape(sigma: torch.Tensor | np.ndarray, size: int) -> np.ndarray:
     return shape
 
 
-class AnisotropicMemory:
+class AnisotropicMemory(SQLiteMemory):
     """A persistent memory of anisotropic certified answers; ``path=None`` keeps it in RAM.
 
     The regions are super-ellipsoids ``{z : ‖(z − x) ⊘ sigma‖_p < R}`` of one ``norm``
@@ -149,27 +145,8 @@ class AnisotropicMemory:
     def __init__(self, path: str | os.PathLike[str] | None = None, *, norm: str = "l2"):
         self.p = _order(norm)
         self.norm = norm
-        self.path = None if path is None else Path(path)
-        if self.path is not None:
-            _check_writable(self.path)
-        target = ":memory:" if self.path is None else str(self.path)
-        self._db = sqlite3.connect(target, timeout=60.0, isolation_level=None)
-        try:
-            self._open(_geometry_name(norm))
-        except sqlite3.DatabaseError as error:
-            self._db.close()
-            raise ValueError(_open_error(self.path, error)) from None
-        except ValueError:
-            self._db.close()
-            raise
-        self._last_id = 0
-        self._ids: list[int] = []
-        self._count = 0
-        self._dim: int | None = None
-        self._classes = np.empty(0, dtype=np.int64)
-        self._scales = np.empty(0, dtype=np.float64)
+        self._connect(path, _geometry_name(norm))
         self._reach = np.empty(0, dtype=np.float64)
-        self._centers = np.empty((0, 0), dtype=np.float32)
         self._shapes = np.empty((0, 0), dtype=np.float32)
         self._sync()
 
@@ -232,15 +209,6 @@ class AnisotropicMemory:
                 shape = np.frombuffer(shape_blob, dtype=np.float32)
                 self._append(entry, prediction, radius, center, shape)
 
-    def _check_dim(self, size: int) -> None:
-        if self._dim is None:
-            self._dim = size
-        elif size != self._dim:
-            raise ValueError(
-                f"this memory holds inputs of {self._dim} elements, got one of {size}; "
-                "use one memory per input shape"
-            )
-
     def _append(self, entry, prediction, radius, center, shape) -> None:
         if self._count == len(self._centers):  # grow by doubling
             size = max(16, 2 * self._count)
@@ -259,35 +227,9 @@ class AnisotropicMemory:
     # -- queries ---------------------------------------------------------------------------
 
     @property
-    def centers(self) -> np.ndarray:
-        """The stored inputs that carry a region, ``(N, d)`` float32, in admission order."""
-        return self._centers[: self._count]
-
-    @property
     def shapes(self) -> np.ndarray:
         """The shapes (sigma) of the stored regions, ``(N, d)`` float32."""
         return self._shapes[: self._count]
-
-    @property
-    def classes(self) -> np.ndarray:
-        return self._classes[: self._count]
-
-    @property
-    def radii(self) -> np.ndarray:
-        """The scales ``R`` of the stored regions (float64)."""
-        return self._scales[: self._count]
-
-    def __len__(self) -> int:
-        (count,) = self._db.execute("SELECT COUNT(*) FROM entries").fetchone()
-        return int(count)
-
-    def entries(self) -> pd.DataFrame:
-        """Every stored answer (regions and abstentions), without the inputs and shapes."""
-        return pd.read_sql_query(
-            "SELECT id, key, prediction, radius, mc_prediction, mc_radius, action "
-            "FROM entries ORDER BY id",
-            self._db,
-        )
 
     def lookup(self, x: torch.Tensor | np.ndarray) -> int | None:
         """The class of the first stored region containing ``x`` (decided exactly), or ``None``."""
@@ -425,30 +367,6 @@ class AnisotropicMemory:
         if scale == upper:  # every proof above was verified at this very scale
             return scale
         return _lower_to_verified(scale, verified)
-
-    def _by_key(self, key: str, center: np.ndarray) -> MemoryAnswer | None:
-        row = self._db.execute(
-            "SELECT prediction, radius, mc_prediction, mc_radius, action, id, center "
-            "FROM entries WHERE key = ?",
-            (key,),
-        ).fetchone()
-        if row is None:
-            return None
-        if row[-1] != center.tobytes():
-            raise ValueError(
-                f"key {key!r} was admitted for another input; keys must identify inputs "
-                "(use a new key for a new input)"
-            )
-        return MemoryAnswer(*row[:-1], repeated=True)
-
-    def close(self) -> None:
-        self._db.close()
-
-    def __enter__(self) -> AnisotropicMemory:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def _grown(array: np.ndarray, rows: int, dim: int) -> np.ndarray:

@@ -30,6 +30,7 @@ import sqlite3
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Self
 
 import numpy as np
 import pandas as pd
@@ -42,6 +43,7 @@ __all__ = [
     "CertificateMemory",
     "MemoryAnswer",
     "MemoryInconsistencyError",
+    "SQLiteMemory",
     "closest_conflict",
     "conflicting_pairs",
     "copy_memory",
@@ -122,25 +124,25 @@ class MemoryAnswer:
     repeated: bool = False
 
 
-class CertificateMemory:
-    """A persistent memory of certified answers; ``path=None`` keeps it in RAM only.
+class SQLiteMemory:
+    """What the certificate memories share: the SQLite file, keys, the loaded regions.
 
-    The regions are balls of ``norm`` (``"l2"`` for Gaussian noise, ``"l1"`` for
-    uniform noise; see :mod:`rsutils.geometry.balls`). All inputs must have the same
-    number of elements; they are stored as float32, and distances are computed from
-    the stored values.
+    A subclass opens its file with :meth:`_connect` (which calls its ``_open`` to set up
+    and check the tables) and keeps its regions in the arrays set up there, in
+    admission order; :mod:`rsutils.anisotropic.memory` adds a shape per region.
     """
 
-    def __init__(self, path: str | os.PathLike[str] | None = None, *, norm: str = "l2"):
+    path: Path | None
+
+    def _connect(self, path: str | os.PathLike[str] | None, geometry: str) -> None:
+        """Open (or create) the memory's file, refusing one that is not ours."""
         self.path = None if path is None else Path(path)
-        self.geometry: RegionGeometry = norm_ball(norm)
-        self.norm = norm
         if self.path is not None:
             _check_writable(self.path)
         target = ":memory:" if self.path is None else str(self.path)
         self._db = sqlite3.connect(target, timeout=60.0, isolation_level=None)
         try:
-            self._open(self.geometry.name)
+            self._open(geometry)
         except sqlite3.DatabaseError as error:
             self._db.close()
             raise ValueError(_open_error(self.path, error)) from None
@@ -154,6 +156,84 @@ class CertificateMemory:
         self._centers = np.empty((0, 0), dtype=np.float32)
         self._count = 0
         self._dim: int | None = None
+
+    def _open(self, geometry: str) -> None:
+        raise NotImplementedError
+
+    def _check_dim(self, size: int) -> None:
+        if self._dim is None:
+            self._dim = size
+        elif size != self._dim:
+            raise ValueError(
+                f"this memory holds inputs of {self._dim} elements, got one of {size}; "
+                "use one memory per input shape"
+            )
+
+    @property
+    def centers(self) -> np.ndarray:
+        """The stored inputs that carry a region, ``(N, d)`` float32, in admission order."""
+        return self._centers[: self._count]
+
+    @property
+    def classes(self) -> np.ndarray:
+        return self._classes[: self._count]
+
+    @property
+    def radii(self) -> np.ndarray:
+        """The scales of the stored regions (float64)."""
+        return self._scales[: self._count]
+
+    def __len__(self) -> int:
+        (count,) = self._db.execute("SELECT COUNT(*) FROM entries").fetchone()
+        return int(count)
+
+    def entries(self) -> pd.DataFrame:
+        """Every stored answer (regions and abstentions), without the inputs."""
+        return pd.read_sql_query(
+            "SELECT id, key, prediction, radius, mc_prediction, mc_radius, action "
+            "FROM entries ORDER BY id",
+            self._db,
+        )
+
+    def _by_key(self, key: str, center: np.ndarray) -> MemoryAnswer | None:
+        """The stored answer of ``key``, if any; a key reused for another input is an error."""
+        row = self._db.execute(
+            "SELECT prediction, radius, mc_prediction, mc_radius, action, id, center "
+            "FROM entries WHERE key = ?",
+            (key,),
+        ).fetchone()
+        if row is None:
+            return None
+        if row[-1] != center.tobytes():
+            raise ValueError(
+                f"key {key!r} was admitted for another input; keys must identify inputs "
+                "(use a new key for a new input)"
+            )
+        return MemoryAnswer(*row[:-1], repeated=True)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class CertificateMemory(SQLiteMemory):
+    """A persistent memory of certified answers; ``path=None`` keeps it in RAM only.
+
+    The regions are balls of ``norm`` (``"l2"`` for Gaussian noise, ``"l1"`` for
+    uniform noise; see :mod:`rsutils.geometry.balls`). All inputs must have the same
+    number of elements; they are stored as float32, and distances are computed from
+    the stored values.
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, norm: str = "l2"):
+        self.geometry: RegionGeometry = norm_ball(norm)
+        self.norm = norm
+        self._connect(path, self.geometry.name)
         self._sync()
 
     def _open(self, geometry: str) -> None:
@@ -211,15 +291,6 @@ class CertificateMemory:
             if prediction != ABSTAIN:
                 self._append(entry, prediction, radius, center)
 
-    def _check_dim(self, size: int) -> None:
-        if self._dim is None:
-            self._dim = size
-        elif size != self._dim:
-            raise ValueError(
-                f"this memory holds inputs of {self._dim} elements, got one of {size}; "
-                "use one memory per input shape"
-            )
-
     def _append(self, entry: int, prediction: int, radius: float, center: np.ndarray) -> None:
         if self._count == len(self._centers):  # grow by doubling
             grown = np.empty((max(16, 2 * self._count), center.size), dtype=np.float32)
@@ -235,31 +306,6 @@ class CertificateMemory:
         self._count += 1
 
     # -- queries ---------------------------------------------------------------------------
-
-    @property
-    def centers(self) -> np.ndarray:
-        """The stored inputs that carry a region, ``(N, d)`` float32, in admission order."""
-        return self._centers[: self._count]
-
-    @property
-    def classes(self) -> np.ndarray:
-        return self._classes[: self._count]
-
-    @property
-    def radii(self) -> np.ndarray:
-        return self._scales[: self._count]
-
-    def __len__(self) -> int:
-        (count,) = self._db.execute("SELECT COUNT(*) FROM entries").fetchone()
-        return int(count)
-
-    def entries(self) -> pd.DataFrame:
-        """Every stored answer (regions and abstentions), without the inputs."""
-        return pd.read_sql_query(
-            "SELECT id, key, prediction, radius, mc_prediction, mc_radius, action "
-            "FROM entries ORDER BY id",
-            self._db,
-        )
 
     def lookup(self, x: torch.Tensor | np.ndarray) -> int | None:
         """The class of the first stored region containing ``x``, or ``None``."""
@@ -345,30 +391,6 @@ class CertificateMemory:
         if shrunk < radius and action == "kept":
             action = "shrunk"
         return prediction, shrunk, action
-
-    def _by_key(self, key: str, center: np.ndarray) -> MemoryAnswer | None:
-        row = self._db.execute(
-            "SELECT prediction, radius, mc_prediction, mc_radius, action, id, center "
-            "FROM entries WHERE key = ?",
-            (key,),
-        ).fetchone()
-        if row is None:
-            return None
-        if row[-1] != center.tobytes():
-            raise ValueError(
-                f"key {key!r} was admitted for another input; keys must identify inputs "
-                "(use a new key for a new input)"
-            )
-        return MemoryAnswer(*row[:-1], repeated=True)
-
-    def close(self) -> None:
-        self._db.close()
-
-    def __enter__(self) -> CertificateMemory:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def copy_memory(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
