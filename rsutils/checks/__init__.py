@@ -1,3 +1,4 @@
 """Exact oracles shared by the tests and the book: classifiers whose smoothed
 probabilities are known in closed form, the Neyman–Pearson worst case of any
-certificate, the radii that preceded Theorem 1, and probes inside certified regions."""
+certificate, the radii that preceded Theorem 1, probes inside certified regions, and a
+linear-programming oracle for whether two super-ellipsoids meet."""

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy.optimize import linprog
 
 from rsutils import ABSTAIN, CertificateMemory
 from rsutils.anisotropic.memory import AnisotropicMemory, anisotropic_conflicting_pairs
+from rsutils.checks.gauges import lp_gauge
 
 ROUND = np.ones(2)
 
@@ -160,33 +160,6 @@ certificates = st.lists(
 )
 
 
-def _lp_gauge(delta, a, b, p) -> float:
-    """``min_z max(‖z⊘a‖_p, ‖(z − delta)⊘b‖_p)`` by linear programming (p = 1 or ∞)."""
-    d = len(delta)
-    n = 3 * d + 1
-    cost = np.zeros(n)
-    cost[d] = 1.0
-    rows, rhs = [], []
-    for axes, centre, offset in ((a, np.zeros(d), d + 1), (b, delta, 2 * d + 1)):
-        for j in range(d):
-            for sign in (1.0, -1.0):
-                # |z_j − centre_j| ≤ axes_j·u_j, multiplied out so that tiny semi-axes
-                # (a region shrunk to almost nothing) do not make the LP ill-conditioned.
-                row = np.zeros(n)
-                row[j], row[offset + j] = sign, -axes[j]
-                rows.append(row)
-                rhs.append(sign * centre[j])
-        blocks = [np.arange(offset, offset + d)] if p == 1 else [[offset + j] for j in range(d)]
-        for block in blocks:
-            row = np.zeros(n)
-            row[block], row[d] = 1.0, -1.0
-            rows.append(row)
-            rhs.append(0.0)
-    result = linprog(cost, A_ub=np.array(rows), b_ub=np.array(rhs), bounds=[(None, None)] * n)
-    assert result.success, result.message
-    return float(result.fun)
-
-
 def _ellipsoid_gauge(delta, a, b) -> float:
     """The same for p = 2: the point of ``z(θ)`` (tangency curve) where both gauges agree."""
     wa, wb = 1 / a**2, 1 / b**2
@@ -217,7 +190,7 @@ def _independent_check(memory: AnisotropicMemory) -> None:
                 assert gauge >= scale * (1 - 1e-12), "a stored input inside another class"
                 continue
             a, b = r_i * s_i.astype(float), r_j * s_j.astype(float)
-            gauge = _ellipsoid_gauge(delta, a, b) if p == 2 else _lp_gauge(delta, a, b, p)
+            gauge = _ellipsoid_gauge(delta, a, b) if p == 2 else lp_gauge(delta, a, b, p)
             assert gauge >= 1 - 1e-9, "regions of different classes intersect"
 
 

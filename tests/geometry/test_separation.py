@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy.optimize import linprog
 
+from rsutils.checks.gauges import lp_gauge
 from rsutils.geometry.separation import (
     contains,
     disjoint,
@@ -32,33 +32,6 @@ NORMS = [1.0, 2.0, np.inf]
 
 
 # -- the oracle ------------------------------------------------------------------------------
-
-
-def _lp_gauge(delta, a, b, p) -> float:
-    """``min_z max(‖z⊘a‖_p, ‖(z − delta)⊘b‖_p)`` by linear programming (p = 1 or ∞)."""
-    d = len(delta)
-    n = 3 * d + 1  # z, tau, the absolute values for A and for B
-    cost = np.zeros(n)
-    cost[d] = 1.0
-    rows, rhs = [], []
-    for axes, centre, offset in ((a, np.zeros(d), d + 1), (b, delta, 2 * d + 1)):
-        for j in range(d):
-            for sign in (1.0, -1.0):
-                # |z_j − centre_j| ≤ axes_j·u_j, multiplied out: tiny semi-axes keep the
-                # LP well conditioned.
-                row = np.zeros(n)
-                row[j], row[offset + j] = sign, -axes[j]
-                rows.append(row)
-                rhs.append(sign * centre[j])
-        bounds = [np.arange(offset, offset + d)] if p == 1 else [[offset + j] for j in range(d)]
-        for block in bounds:
-            row = np.zeros(n)
-            row[block], row[d] = 1.0, -1.0
-            rows.append(row)
-            rhs.append(0.0)
-    result = linprog(cost, A_ub=np.array(rows), b_ub=np.array(rhs), bounds=[(None, None)] * n)
-    assert result.status == 0
-    return float(result.fun)
 
 
 def _dual_gauge(delta, a, b) -> tuple[float, float]:
@@ -93,7 +66,7 @@ def gauge_bounds(delta, a, b, p) -> tuple[float, float]:
     delta, a, b = (np.asarray(v, dtype=np.float64) for v in (delta, a, b))
     if p == 2:
         return _dual_gauge(delta, a, b)
-    value = _lp_gauge(delta, a, b, p)
+    value = lp_gauge(delta, a, b, p)
     return value * (1 - 1e-9), value * (1 + 1e-9)
 
 
