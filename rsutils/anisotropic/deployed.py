@@ -40,9 +40,9 @@ def certify_through_memory(
     abstention). Returns the Monte Carlo certificate and the memory's answer, which is
     what the deployed classifier says at ``x``.
     """
-    s = settings
-    cert = smooth.certify(x, s.n0, s.n, s.alpha, s.batch_size, s.seed, index=index)
-    _, sigma = smooth.parameters_at(x)
+    s, frozen = settings, smooth.smooth_at(x)  # the generator runs once per input
+    cert = frozen.certify(x, s.n0, s.n, s.alpha, s.batch_size, s.seed, index=index)
+    sigma = frozen.noise.sigma  # type: ignore[attr-defined]
     radius = 0.0 if cert.prediction == ABSTAIN else cert.region_radius
     return cert, memory.admit(x, cert.prediction, radius, sigma, key=key)
 
