@@ -127,7 +127,7 @@ class MemoryAnswer:
 class SQLiteMemory:
     """What the certificate memories share: the SQLite file, keys, the loaded regions.
 
-    A subclass opens its file with :meth:`_connect` (which calls its ``_open`` to set up
+    A subclass opens its file with ``_connect`` (which calls its ``_open`` to set up
     and check the tables) and keeps its regions in the arrays set up there, in
     admission order; :mod:`rsutils.anisotropic.memory` adds a shape per region.
     """
