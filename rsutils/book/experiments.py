@@ -38,12 +38,17 @@ from rsutils.ddrs.data_dependent import DataDependentSmooth
 from rsutils.ddrs.memory import CertificateMemory, copy_memory
 from rsutils.ddrs.sigma_ascent import SigmaAscent
 from rsutils.ddrs.sigma_store import SigmaStore
+from rsutils.logs.analysis import read_log
 from rsutils.logs.runner import certify_dataset, certify_dataset_ds, predict_dataset
 from rsutils.training.data import Dataset, load_dataset
 from rsutils.training.models import load_checkpoint, save_checkpoint
 from rsutils.training.train import TRAINING_THREADS, TrainConfig, train_model
 
-__all__ = ["Experiments", "trained_model", "trained_npg", "training_sigmas"]
+__all__ = ["Experiments", "NotCachedError", "trained_model", "trained_npg", "training_sigmas"]
+
+
+class NotCachedError(LookupError):
+    """A log asked of :meth:`Experiments.cached` runs that the cache does not hold."""
 
 
 def trained_model(
@@ -139,10 +144,17 @@ class Experiments:
     settings: CertifySettings
     device: str = "auto"
     progress: bool = True
+    cached_only: bool = False
 
     def at(self, **changes: int | float) -> Experiments:
         """The same images with some settings changed (e.g. ``n=1000``)."""
         return replace(self, settings=self.settings.replace(**changes))
+
+    def cached(self) -> Experiments:
+        """The same experiments, read from the cache only: a log that is not there
+        complete raises :class:`NotCachedError` instead of being computed (nor is any
+        model trained)."""
+        return replace(self, cached_only=True)
 
     def model(self, config: TrainConfig) -> nn.Sequential:
         """The trained model of ``config`` on this device."""
@@ -157,8 +169,10 @@ class Experiments:
         ``region_radius`` (R) and ``alm``.
         """
         noise_key, folder = _noise_key(noise, norm)
-        smooth = Smooth(self.model(config), self.data.num_classes, noise, norm=norm)
         path = self._log_path(folder, config, noise_key, "certify")
+        if self.cached_only:
+            return self._read_cached(path)
+        smooth = Smooth(self.model(config), self.data.num_classes, noise, norm=norm)
         return certify_dataset(
             smooth, self.data, self.indices, path, self.settings, **self._run(config)
         )
@@ -170,14 +184,16 @@ class Experiments:
         ``λ = config.scale``; ``without_mu`` drops ``mu`` (the ablation of
         :class:`~rsutils.anisotropic.generators.WithoutOffset`).
         """
-        model, generator = trained_npg(config, device=self.device, progress=self.progress)
-        if without_mu:
-            generator = WithoutOffset(generator)
-        smooth = GeneratedSmooth(model, self.data.num_classes, Gaussian(config.scale), generator)
         npg = config_key(config.as_dict())
         key = {"model": npg, "dataset": self.data.name, "split": self.data.split}
         key |= {"indices": list(self.indices), "without_mu": without_mu}
         path = cached_path("certify-npg", {**key, **self.settings.identity("certify")}, ".tsv")
+        if self.cached_only:
+            return self._read_cached(path)
+        model, generator = trained_npg(config, device=self.device, progress=self.progress)
+        if without_mu:
+            generator = WithoutOffset(generator)
+        smooth = GeneratedSmooth(model, self.data.num_classes, Gaussian(config.scale), generator)
         run = {"config": {"npg": npg, "without_mu": without_mu}, "progress": self.progress}
         return certify_dataset(smooth, self.data, self.indices, path, self.settings, **run)
 
@@ -208,8 +224,10 @@ class Experiments:
     def predict(self, config: TrainConfig, noise: NoiseFamily) -> pd.DataFrame:
         """PREDICT with the model of ``config`` and ``noise``, with ``settings.n`` draws."""
         noise_key, _ = _noise_key(noise, None)
-        smooth = Smooth(self.model(config), self.data.num_classes, noise)
         path = self._log_path("predict", config, noise_key, "predict")
+        if self.cached_only:
+            return self._read_cached(path)
+        smooth = Smooth(self.model(config), self.data.num_classes, noise)
         return predict_dataset(
             smooth, self.data, self.indices, path, self.settings, **self._run(config)
         )
@@ -223,6 +241,10 @@ class Experiments:
         """
         path = self._log_path("certify-ds", config, {"ascent": ascent.as_dict()}, "certify")
         memory_path = path.with_suffix(".sqlite")
+        if self.cached_only:
+            log = self._read_cached(path)
+            log.attrs["memory_path"] = str(memory_path)
+            return log
         with CertificateMemory(memory_path, norm=ascent.norm) as memory:
             smooth = DataDependentSmooth(self.model(config), self.data.num_classes, ascent, memory)
             log = certify_dataset_ds(
@@ -290,6 +312,21 @@ class Experiments:
             **self.settings.identity(algorithm),
         }
         return cached_path(folder, key, ".tsv")
+
+    def _read_cached(self, path: Path) -> pd.DataFrame:
+        """The complete log at ``path`` (this run's indices), or :class:`NotCachedError`."""
+        missing = set(self.indices)
+        if path.exists():
+            log = read_log(path)
+            missing -= set(log["idx"])
+            if not missing:
+                return log
+        raise NotCachedError(
+            f"the log {path} is not in the cache complete ({len(missing)} of "
+            f"{len(self.indices)} inputs missing); these experiments only read cached runs. "
+            "Run the chapter that computes it first (`python book/run_notebooks.py --profile "
+            "<profile> --only NN`), with the same RSUTILS_CACHE"
+        )
 
     def _run(self, config: TrainConfig) -> dict[str, Any]:
         """What every runner call adds: the model's identity in the log, and progress."""

@@ -16,7 +16,7 @@ from rsutils import (
     TrainConfig,
     load_dataset,
 )
-from rsutils.book.experiments import Experiments, trained_model
+from rsutils.book.experiments import Experiments, NotCachedError, trained_model
 from rsutils.cache import cache_dir, config_key
 
 CONFIG = TrainConfig(epochs=1, batch_size=32)
@@ -111,3 +111,31 @@ def test_ds_logs_are_cached_and_probes_use_a_copy_of_the_memory(experiments, mon
     again = experiments.certify_ds(CONFIG, ascent)
     assert again.drop(columns="time").equals(first.drop(columns="time"))
     experiments.probe_ds(CONFIG, ascent, fraction=0.5)
+
+
+def test_cached_experiments_read_what_was_run_and_compute_nothing(experiments, monkeypatch) -> None:
+    ascent = SigmaAscent(sigma0=0.25, iterations=2, draws=4)
+    certified = experiments.certify(CONFIG, Gaussian(0.25))
+    predicted = experiments.at(n=100).predict(CONFIG, Gaussian(0.25))
+    data_dependent = experiments.certify_ds(CONFIG, ascent)
+    _refuse(monkeypatch)
+    monkeypatch.setattr("rsutils.book.experiments.train_model", None)  # nor any training
+    cached = experiments.cached()
+    assert (
+        cached.certify(CONFIG, Gaussian(0.25))
+        .drop(columns="time")
+        .equals(certified.drop(columns="time"))
+    )
+    assert cached.at(n=100).predict(CONFIG, Gaussian(0.25)).equals(predicted)
+    again = cached.certify_ds(CONFIG, ascent)
+    assert again.equals(data_dependent)
+    assert again.attrs["memory_path"] == data_dependent.attrs["memory_path"]
+    with pytest.raises(NotCachedError, match=r"0 of 3|3 of 3") as missing:
+        cached.certify(CONFIG, Gaussian(0.5))
+    assert "run_notebooks.py" in str(missing.value)
+    # A log that a killed run left with only some of the inputs is not complete.
+    path = experiments._log_path("certify", CONFIG, {"noise": "gaussian", "scale": 0.25}, "certify")
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(lines[:-1]))
+    with pytest.raises(NotCachedError, match="1 of 3"):
+        cached.certify(CONFIG, Gaussian(0.25))
