@@ -46,6 +46,7 @@ import torch
 
 import rsutils as rs
 from rsutils.book import Chapter, glue_all, plot_curves
+from rsutils.book.profiles import ANISOTROPIC_LAMBDA, FIG4_PATTERN
 from rsutils.checks.classifiers import LinearClassifier
 from rsutils.geometry.superellipsoid import geometric_mean, monte_carlo_volume
 
@@ -62,8 +63,8 @@ seed = 0
 # %% tags=["remove-input"]
 chapter = Chapter.open(profile, seed=seed, progress=progress)
 P, test = chapter.profile, chapter.test
-LAMBDA = 0.5  # the base model of chapter 01 trained with Gaussian noise of this sigma
-PATTERN = {"norm": "l2", "kappa": 1.0, "iota": 1.0}  # UCAN's Fig. 4 values, mean 1
+LAMBDA = ANISOTROPIC_LAMBDA  # chapter 01's base model trained at this sigma
+PATTERN = FIG4_PATTERN  # UCAN's Fig. 4 values, mean 1
 VOLUME_DRAWS = 400_000 if profile != "smoke" else 100_000
 config = chapter.base_models[LAMBDA]
 chapter.run_at(

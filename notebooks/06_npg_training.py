@@ -57,6 +57,7 @@ from rsutils.anisotropic.memory import anisotropic_conflicting_pairs
 from rsutils.anisotropic.patterns import UCAN_CODE_PATTERN
 from rsutils.book import Chapter, glue_all, plot_curves
 from rsutils.book.experiments import trained_npg
+from rsutils.book.profiles import ANISOTROPIC_LAMBDA
 from rsutils.logs.analysis import acr_comparisons, certified_accuracy_interval
 
 # %% tags=["parameters"]
@@ -74,18 +75,9 @@ seed = 0
 # %% tags=["remove-input"]
 chapter = Chapter.open(profile, seed=seed, progress=progress)
 P, test, runs = chapter.profile, chapter.test, chapter.secondary
-LAMBDA = 0.5  # the base model of chapter 01 trained with Gaussian noise of this sigma
+LAMBDA = ANISOTROPIC_LAMBDA  # chapter 01's base model trained at this sigma
 base = chapter.base_models[LAMBDA]
-methods = {
-    "isotropic": P.npg(base, "isotropic"),
-    "isotropic, σ ≡ 2": P.npg(base, "isotropic", isotropic_sigma=2.0),
-    "pattern ℓ1": P.npg(base, "pattern", pattern_norm="l1"),
-    "pattern ℓ2": P.npg(base, "pattern", pattern_norm="l2"),
-    "pattern ℓ∞": P.npg(base, "pattern", pattern_norm="linf"),
-    "dataset-wise, min": P.npg(base, "dataset", variance_term="min"),
-    "dataset-wise, mean": P.npg(base, "dataset", variance_term="mean"),
-    "certification-wise": P.npg(base, "certification", variance_term="min"),
-}
+methods = P.npg_methods(base, seed)
 chapter.run_at(
     {
         "dataset": "Fashion-MNIST (test split)",

@@ -22,10 +22,26 @@ from rsutils.ddrs.sigma_ascent import SigmaAscent
 from rsutils.logs.runner import select_indices
 from rsutils.training.train import TrainConfig
 
-__all__ = ["BOOK_SIGMAS", "FINETUNE_LR", "PROFILES", "Profile", "get_profile"]
+__all__ = [
+    "ANISOTROPIC_LAMBDA",
+    "BOOK_SIGMAS",
+    "FIG4_PATTERN",
+    "FINETUNE_LR",
+    "PROFILES",
+    "Profile",
+    "get_profile",
+]
 
 #: The noise levels of the book's base models (Cohen et al.'s grid).
 BOOK_SIGMAS = (0.25, 0.5, 1.0)
+
+#: The Gaussian scale λ of the anisotropic chapters, whose base model is the book's base
+#: model trained at this sigma.
+ANISOTROPIC_LAMBDA = 0.5
+
+#: UCAN's Fig. 4 pattern (p = 2, κ = ι = 1, mean 1): the fixed anisotropic noise of the
+#: ALM chapter (:func:`~rsutils.anisotropic.patterns.spatial_pattern`'s arguments).
+FIG4_PATTERN = {"norm": "l2", "kappa": 1.0, "iota": 1.0}
 
 #: Cohen et al.'s CERTIFY settings (n0 = 100, n = 100,000, alpha = 0.001): every profile
 #: selects and fails like the paper; the paper profile also samples as much.
@@ -128,6 +144,21 @@ class Profile:
             seed=seed,
             **changes,  # type: ignore[arg-type]
         )
+
+    def npg_methods(self, base: TrainConfig, seed: int = 0) -> dict[str, NPGConfig]:
+        """The noise methods the generator chapter trains from ``base``, by display name:
+        two isotropic controls, UCAN's three fixed patterns, the dataset-wise generator
+        with either variance term, and the certification-wise generator."""
+        return {
+            "isotropic": self.npg(base, "isotropic", seed),
+            "isotropic, σ ≡ 2": self.npg(base, "isotropic", seed, isotropic_sigma=2.0),
+            "pattern ℓ1": self.npg(base, "pattern", seed, pattern_norm="l1"),
+            "pattern ℓ2": self.npg(base, "pattern", seed, pattern_norm="l2"),
+            "pattern ℓ∞": self.npg(base, "pattern", seed, pattern_norm="linf"),
+            "dataset-wise, min": self.npg(base, "dataset", seed, variance_term="min"),
+            "dataset-wise, mean": self.npg(base, "dataset", seed, variance_term="mean"),
+            "certification-wise": self.npg(base, "certification", seed, variance_term="min"),
+        }
 
 
 PROFILES: dict[str, Profile] = {
