@@ -5,11 +5,19 @@ Both come from ``scipy.stats``; nothing here is computed by hand.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.stats import beta, binomtest
+from scipy.stats import beta, binomtest, norm
 
-__all__ = ["check_alpha", "clopper_pearson_lower", "max_certifiable_pA", "top_two_pvalue"]
+__all__ = [
+    "check_alpha",
+    "clopper_pearson_lower",
+    "max_certifiable_pA",
+    "min_samples_for_radius",
+    "top_two_pvalue",
+]
 
 
 def clopper_pearson_lower(successes: ArrayLike, trials: ArrayLike, alpha: float) -> np.ndarray:
@@ -51,6 +59,19 @@ def max_certifiable_pA(n: ArrayLike, alpha: float) -> np.ndarray:
     """
     check_alpha(alpha)
     return clopper_pearson_lower(n, n, alpha)
+
+
+def min_samples_for_radius(radius_over_sigma: float, alpha: float) -> int:
+    """Fewest draws with which Gaussian CERTIFY can certify ``radius_over_sigma``·σ.
+
+    The largest certificate from ``n`` draws is ``σ·Φ⁻¹(alpha^(1/n))``
+    (:func:`max_certifiable_pA`), so the radius needs ``alpha^(1/n) ≥ Φ(radius/σ)``,
+    i.e. ``n ≥ ln(alpha) / ln Φ(radius/σ)`` (Cohen et al.'s "4σ needs about 10⁵ draws").
+    """
+    check_alpha(alpha)
+    if not radius_over_sigma > 0:
+        raise ValueError(f"radius_over_sigma must be positive, got {radius_over_sigma!r}")
+    return math.ceil(math.log(alpha) / norm.logcdf(radius_over_sigma))
 
 
 def check_alpha(alpha: float) -> None:

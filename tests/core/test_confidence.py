@@ -2,9 +2,14 @@
 
 import numpy as np
 import pytest
-from scipy.stats import binomtest
+from scipy.stats import binomtest, norm
 
-from rsutils.core.confidence import clopper_pearson_lower, max_certifiable_pA, top_two_pvalue
+from rsutils.core.confidence import (
+    clopper_pearson_lower,
+    max_certifiable_pA,
+    min_samples_for_radius,
+    top_two_pvalue,
+)
 
 
 @pytest.mark.parametrize("alpha", [0.1, 0.01, 0.001])
@@ -41,3 +46,17 @@ def test_pvalue_is_scipys_two_sided_binomial_test() -> None:
 def test_alpha_outside_the_open_unit_interval_is_rejected(alpha: float) -> None:
     with pytest.raises(ValueError, match=r"alpha must lie strictly between 0 and 1"):
         clopper_pearson_lower(5, 10, alpha)
+
+
+@pytest.mark.parametrize(("multiple", "alpha"), [(4.0, 0.001), (1.0, 0.05), (2.5, 1e-6)])
+def test_min_samples_for_radius_is_the_first_n_whose_ceiling_reaches_it(multiple, alpha) -> None:
+    n = min_samples_for_radius(multiple, alpha)
+    ceiling = norm.ppf(max_certifiable_pA(np.array([n - 1, n]), alpha))
+    assert ceiling[0] < multiple <= ceiling[1]
+
+
+def test_four_sigma_at_cohen_alpha_needs_about_two_hundred_thousand_draws() -> None:
+    # ln Φ(4) = ln(1 − Q(4)) ≈ −Q(4) with Q(4) = 3.1671e-5, so n ≈ 6.9078 / 3.1671e-5.
+    assert 218_000 < min_samples_for_radius(4.0, 0.001) < 218_200
+    with pytest.raises(ValueError, match="positive"):
+        min_samples_for_radius(0.0, 0.001)
