@@ -14,6 +14,9 @@ table of findings with the evidence (an empty table when the rule holds):
 - :func:`ceiling_check` flags a positive certified accuracy beyond the largest radius
   that ``n`` draws at level ``alpha`` can certify, ``λ·Φ⁻¹(alpha^(1/n))`` times the
   largest scale multiplier;
+- :func:`conversion_check` checks a row of one norm against a row of another norm
+  that Table I's factor (:func:`table_one_factor`) would turn into it: the same
+  certificates, measured in the other norm, bound it;
 - :func:`duplicate_rows` finds rows with identical numbers in tables of different
   datasets;
 - :func:`claim_check` checks each number the text states against the tables it cites
@@ -30,14 +33,17 @@ from scipy.stats import norm
 
 from rsutils.book.published import PublishedTable, published_table
 from rsutils.core.confidence import max_certifiable_pA
+from rsutils.core.radius import certified_radius
 
 __all__ = [
     "alm_radius_check",
     "ceiling_check",
     "claim_check",
+    "conversion_check",
     "duplicate_rows",
     "improvement_check",
     "non_increasing_check",
+    "table_one_factor",
 ]
 
 #: A recomputed improvement within this many percent of the printed one (after
@@ -64,7 +70,8 @@ def improvement_check(table: PublishedTable) -> pd.DataFrame:
     ``row`` (ours), ``radius``, ``ours``, ``best`` and ``best_row``, ``printed``,
     ``relative`` ((ours − best)/best × 100), ``points`` (ours − best), ``implied_best``
     (the baseline the printed relative number implies) and ``verdict`` (``matches``,
-    ``rounding slip`` or ``differs``).
+    ``rounding slip``, ``differs``; ``not printed`` for an empty cell, ``undefined``
+    where the best baseline is 0).
     """
     baselines = _baselines(table)
     found = []
@@ -76,15 +83,8 @@ def improvement_check(table: PublishedTable) -> pd.DataFrame:
             ours, printed = float(ours_row[header]), float(table.data.iloc[position][header])
             column = baselines[header].dropna()
             best, best_row = float(column.max()), str(column.idxmax())
-            relative = (ours - best) / best * 100
-            gap = abs(printed - round(relative, 1))
-            verdict = (
-                "matches"
-                if gap <= ROUNDING
-                else "rounding slip"
-                if gap <= 2.5 * ROUNDING
-                else "differs"
-            )
+            relative = (ours - best) / best * 100 if best > 0 else np.nan
+            verdict = _improvement_verdict(printed, relative)
             found.append(
                 {
                     "table": table.name,
@@ -101,6 +101,17 @@ def improvement_check(table: PublishedTable) -> pd.DataFrame:
                 }
             )
     return pd.DataFrame(found)
+
+
+def _improvement_verdict(printed: float, relative: float) -> str:
+    if np.isnan(printed):
+        return "not printed"
+    if np.isnan(relative):
+        return "undefined (the best baseline is 0)"
+    gap = abs(printed - round(relative, 1))
+    if gap <= ROUNDING:
+        return "matches"
+    return "rounding slip" if gap <= 2.5 * ROUNDING else "differs"
 
 
 def non_increasing_check(table: PublishedTable) -> pd.DataFrame:
@@ -156,6 +167,66 @@ def ceiling_check(
                 found.append({"table": table.name, "row": row["row"], "radius": header,
                               "value": values[header], "ceiling": round(ceiling, 3)})  # fmt: skip
     return pd.DataFrame(found, columns=["table", "row", "radius", "value", "ceiling"])
+
+
+def table_one_factor(family: str, source: str, target: str, *, dim: int) -> float:
+    """Table I's ratio of a ``family`` certificate against ``source`` to one against ``target``.
+
+    Read from the radius registry (:func:`rsutils.core.radius.certified_radius`) at one
+    ``pA`` (the ratio does not depend on it): for Gaussian noise, √d from ℓ2 to ℓ∞ and 1
+    from ℓ2 to ℓ1. A ``source`` certificate of radius ``r`` covers the ``target`` ball of
+    radius ``r / factor``.
+    """
+    radii = [certified_radius(family, n, 0.9, scale=1.0, dim=dim) for n in (source, target)]
+    return float(radii[0] / radii[1])
+
+
+def conversion_check(
+    source: PublishedTable,
+    source_row: str,
+    target: PublishedTable,
+    target_row: str,
+    *,
+    factor: float,
+    exact: bool,
+) -> pd.DataFrame:
+    """Can ``target_row`` be ``source_row``'s certificates measured in the other norm?
+
+    A certificate of radius ``factor·t`` in the source norm covers the target ball of
+    radius ``t``, so the same certificates give target accuracy at ``t`` at least the
+    source accuracy at ``factor·t``, itself at least the source's value at the next
+    printed radius (accuracy falls with the radius). When the conversion is ``exact``
+    (the largest target ball inside the source region has exactly radius ``t``: an
+    isotropic ℓ2 ball and the ℓ∞ cube or ℓ1 cross-polytope, or an anisotropic region's
+    ℓ1 ball and its inscribed ℓ2 radius), it is also at most the value at the previous
+    printed radius. One row per target column, with ``low``/``high`` (the bracket; NaN
+    where no printed radius gives one), ``printed`` and ``verdict`` (``consistent``,
+    ``below the bound``, ``above the bound``, ``no bound`` or ``not printed``).
+    """
+    values = source.data.set_index("row").loc[source_row].astype(float)
+    radii = source.radii
+    printed_row = target.data.set_index("row").loc[target_row].astype(float)
+    found = []
+    for header, t in zip(target.data.columns[1:], target.radii, strict=True):
+        at = factor * t
+        after, before = radii >= at - 1e-9, radii <= at + 1e-9
+        low = float(values.iloc[np.argmax(after)]) if after.any() else np.nan
+        high = float(values.iloc[np.flatnonzero(before)[-1]]) if exact and before.any() else np.nan
+        printed = float(printed_row[header])
+        found.append({"target": target.name, "row": target_row, "radius": header,
+                      "source radius": round(at, 3), "low": low, "high": high,
+                      "printed": printed, "verdict": _bracket(printed, low, high)})  # fmt: skip
+    return pd.DataFrame(found)
+
+
+def _bracket(printed: float, low: float, high: float) -> str:
+    if np.isnan(printed):
+        return "not printed"
+    if np.isnan(low) and np.isnan(high):
+        return "no bound"
+    if printed < low:
+        return "below the bound"
+    return "above the bound" if printed > high else "consistent"
 
 
 def duplicate_rows(tables: Iterable[PublishedTable]) -> pd.DataFrame:

@@ -9,9 +9,11 @@ import pytest
 from rsutils.book.published import PublishedTable, published_table, published_table_names
 from rsutils.book.table_audit import (
     alm_radius_check,
+    conversion_check,
     duplicate_rows,
     improvement_check,
     non_increasing_check,
+    table_one_factor,
 )
 
 CA, IMP = "certified_accuracy", "improvement"
@@ -174,3 +176,47 @@ def test_accuracy_beyond_the_ceiling_of_n_and_alpha_is_flagged() -> None:
         else:
             with pytest.raises(ValueError, match="Gaussian noise against l2"):
                 ceiling_check(published, scale=1.0)
+
+
+def test_table_one_factors_are_those_of_the_norm_inequalities() -> None:
+    # ‖δ‖2 ≤ ‖δ‖1 and ‖δ‖2 ≤ √d‖δ‖∞: Gaussian's ℓ2 radius r covers the ℓ1 ball r and
+    # the ℓ∞ ball r/√d.
+    assert table_one_factor("gaussian", "l2", "l1", dim=3072) == pytest.approx(1.0)
+    assert table_one_factor("gaussian", "l2", "linf", dim=3072) == pytest.approx(np.sqrt(3072))
+    assert table_one_factor("gaussian", "l2", "linf", dim=4) == pytest.approx(2.0)
+
+
+def converted(values: list[float]) -> PublishedTable:
+    data = pd.DataFrame([["Converted", *values]], columns=["row", "0.1", "0.3", "0.6"])
+    return PublishedTable("target", data, {"row_kinds": [CA]})
+
+
+def test_a_converted_row_must_lie_between_the_source_values_around_its_radius() -> None:
+    source = made([["Source", 80, 60, 40]], [CA])  # radii 0.0, 0.5, 1.0
+    # factor 2: target radii 0.1, 0.3, 0.6 read the source at 0.2, 0.6, 1.2.
+    exact = dict(factor=2.0, exact=True)
+    found = conversion_check(source, "Source", converted([70, 50, 30]), "Converted", **exact)
+    assert found["low"].tolist()[:2] == [60, 40] and found["high"].tolist() == [80, 60, 40]
+    assert np.isnan(found["low"].iloc[2])  # 1.2 lies beyond the last printed radius
+    assert found["verdict"].tolist() == ["consistent"] * 3
+    wrong = conversion_check(source, "Source", converted([85, 35, 45]), "Converted", **exact)
+    assert wrong["verdict"].tolist() == ["above the bound", "below the bound", "above the bound"]
+    # Not exact: only the lower bound binds, so more accuracy is always consistent.
+    loose = conversion_check(
+        source, "Source", converted([85, 35, np.nan]), "Converted", factor=2.0, exact=False
+    )
+    assert loose["verdict"].tolist() == ["consistent", "below the bound", "not printed"]
+
+
+def test_a_printed_radius_equal_to_the_converted_one_binds_both_ways() -> None:
+    source = made([["Source", 80, 60, 40]], [CA])
+    # factor 5: 0.1, 0.3, 0.6 read the source at 0.5 (printed: exactly 60), 1.5 and 3.0
+    # (beyond the last radius: only "at most 40" is known).
+    check = {"factor": 5.0, "exact": True}
+    found = conversion_check(source, "Source", converted([60, 41, 40]), "Converted", **check)
+    assert found["verdict"].tolist() == ["consistent", "above the bound", "consistent"]
+    found = conversion_check(source, "Source", converted([59, 0, 0]), "Converted", **check)
+    assert found["verdict"].tolist() == ["below the bound", "consistent", "consistent"]
+    loose = conversion_check(source, "Source", converted([60, 41, 40]), "Converted", factor=5.0,
+                             exact=False)  # fmt: skip
+    assert loose["verdict"].tolist() == ["consistent", "no bound", "no bound"]
