@@ -28,6 +28,7 @@ __all__ = [
     "published_claims",
     "published_table",
     "published_table_names",
+    "qualitative_claims",
     "transcription_mismatches",
 ]
 
@@ -198,6 +199,17 @@ def published_claims() -> pd.DataFrame:
         .open(encoding="utf-8") as handle
     ):
         return pd.read_csv(handle, dtype={"column": str, "rows": str, "tables": str})
+
+
+def qualitative_claims() -> pd.DataFrame:
+    """The papers' qualitative claims that this book's own runs can test, with provenance.
+
+    Columns: ``id``, ``paper``, ``seed``, ``quote`` (verbatim) and ``measured`` (which of
+    the book's runs test it, and how; see :mod:`rsutils.book.measured`).
+    """
+    folder = files("rsutils.book").joinpath("tables")
+    with folder.joinpath("qualitative_claims.csv").open(encoding="utf-8") as handle:
+        return pd.read_csv(handle)
 
 
 def cohen2019_published() -> pd.DataFrame:

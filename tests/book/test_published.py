@@ -104,6 +104,19 @@ def test_every_claim_is_quoted_verbatim_from_its_paper() -> None:
         assert claim.quote in text, claim.id
 
 
+@needs_seeds
+def test_every_qualitative_claim_is_quoted_verbatim_from_its_paper() -> None:
+    from rsutils.book.published import qualitative_claims
+
+    claims = qualitative_claims()
+    assert claims["id"].is_unique and len(claims) >= 6
+    assert set(claims["paper"]) == {"cohen2019", "alfarra2022", "ucan2025"}
+    for claim in claims.itertuples():
+        text = (SEEDS / claim.seed).read_text(encoding="utf-8")
+        assert claim.quote in text, claim.id
+        assert claim.measured.strip(), claim.id
+
+
 def test_a_table_in_fractions_is_checked_against_one() -> None:
     cohen = published_table("cohen2019_tables_1_3")
     assert check_schema(cohen) == []
