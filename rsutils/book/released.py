@@ -21,23 +21,50 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from scipy.stats import norm
 
 from rsutils.book.published import cohen2019_published
 from rsutils.cache import atomic_write_bytes, cache_dir
+from rsutils.core.confidence import max_certifiable_pA, min_alpha_for_radius
 from rsutils.core.smooth import ABSTAIN
-from rsutils.logs.analysis import certified_accuracy, read_log
+from rsutils.logs.analysis import average_certified_radius, certified_accuracy, read_log
 
 __all__ = [
+    "COHEN2019_CERTIFY_LOGS",
+    "COHEN2019_PREDICT_NS",
     "COHEN2019_URL",
     "cohen2019_certify_log",
     "cohen2019_predict_log",
     "reanalyse_certify_table",
     "reanalyse_predict_table",
+    "reanalyse_released_certify",
+    "reanalyse_released_predict",
     "reference_root",
 ]
 
 #: Raw files of Cohen et al.'s repository at the commit whose logs the book uses.
 COHEN2019_URL = "https://raw.githubusercontent.com/locuslab/smoothing/78a4d949/data"
+
+
+#: Every certification log of the release: (dataset, trained at sigma, split, certified at).
+COHEN2019_CERTIFY_LOGS = (
+    ("imagenet", "0.25", "test", "0.25"),
+    ("imagenet", "0.25", "test", "0.50"),
+    ("imagenet", "0.50", "test", "0.50"),
+    ("imagenet", "0.50", "train", "0.50"),
+    ("imagenet", "1.00", "test", "0.50"),
+    ("imagenet", "1.00", "test", "1.00"),
+    ("cifar10", "0.12", "test", "0.12"),
+    ("cifar10", "0.12", "test", "0.50"),
+    ("cifar10", "0.25", "test", "0.25"),
+    ("cifar10", "0.25", "test", "0.50"),
+    ("cifar10", "0.50", "test", "0.50"),
+    ("cifar10", "1.00", "test", "0.50"),
+    ("cifar10", "1.00", "test", "1.00"),
+)
+
+#: The PREDICT logs of the release (ImageNet, sigma = 0.25), by number of draws.
+COHEN2019_PREDICT_NS = (100, 1000, 10_000, 100_000)
 
 
 def reference_root(root: str | os.PathLike[str] | None = None) -> Path | None:
@@ -79,6 +106,7 @@ def cohen2019_certify_log(
     train_sigma: str,
     sigma: str,
     *,
+    split: str = "test",
     root: str | os.PathLike[str] | None = None,
     download: bool = False,
     url: str = COHEN2019_URL,
@@ -86,12 +114,13 @@ def cohen2019_certify_log(
     """Path of the log of the model trained at ``train_sigma`` certified at ``sigma``.
 
     ``dataset`` is ``"imagenet"`` (ResNet-50) or ``"cifar10"`` (ResNet-110); sigmas
-    are written as in the release (``"0.25"``, ``"0.50"``, ``"1.00"``, ``"0.12"``).
+    are written as in the release (``"0.25"``, ``"0.50"``, ``"1.00"``, ``"0.12"``);
+    ``split`` is ``"test"`` (or ``"train"``, released for ImageNet at 0.50).
     """
     arch = {"imagenet": "resnet50", "cifar10": "resnet110"}.get(dataset)
     if arch is None:
         raise ValueError(f"Cohen et al. released logs for imagenet and cifar10, not {dataset!r}")
-    relative = f"certify/{dataset}/{arch}/noise_{train_sigma}/test/sigma_{sigma}"
+    relative = f"certify/{dataset}/{arch}/noise_{train_sigma}/{split}/sigma_{sigma}"
     return _resolve(relative, root, download, url)
 
 
@@ -153,3 +182,90 @@ def reanalyse_predict_table(
     }
     rows["recomputed"] = [float(measures[r.quantity](logs[r.n])) for r in rows.itertuples()]
     return rows
+
+
+#: The radii of Tables 1 and 3 (Table 3 prints the first three).
+TABLE_RADII = (0.0, 0.5, 1.0, 2.0, 3.0)
+
+
+def reanalyse_released_certify(
+    *,
+    root: str | os.PathLike[str] | None = None,
+    download: bool = False,
+    n: int = 100_000,
+    alpha: float = 0.001,
+) -> pd.DataFrame:
+    """Every released certification log, in the layout of Tables 1 and 3.
+
+    One row per log of :data:`COHEN2019_CERTIFY_LOGS`, indexed by dataset, trained
+    sigma, split and certified sigma: ``images`` (rows in the log), the approximate
+    certified accuracy at each radius of the tables, ``ACR``, ``largest radius``
+    against ``ceiling`` (``sigma·Φ⁻¹(alpha^(1/n))``, the most ``n`` draws can certify)
+    and ``α it needs`` (the smallest level at which ``n`` draws certify the largest
+    radius, taken as low as its three printed significant digits allow),
+    ``seconds per image``, and ``printed``: the largest gap to the published row of
+    the same model (trained and certified at one sigma on the test split; NaN where
+    the tables print none).
+    """
+    published = cohen2019_published().query("quantity == 'certified_accuracy'")
+    rows = []
+    for dataset, trained, split, sigma in COHEN2019_CERTIFY_LOGS:
+        path = cohen2019_certify_log(
+            dataset, trained, sigma, split=split, root=root, download=download
+        )
+        log = read_log(path)
+        accuracy = certified_accuracy(log, TABLE_RADII)
+        row = {"dataset": dataset, "trained σ": float(trained), "split": split}
+        row |= {"certified σ": float(sigma), "images": len(log)}
+        row |= {f"{r:g}": float(a) for r, a in zip(TABLE_RADII, accuracy, strict=True)}
+        row["ACR"] = average_certified_radius(log)
+        row["largest radius"] = largest = float(log["radius"].max())
+        row["ceiling"] = float(sigma) * float(norm.ppf(max_certifiable_pA(n, alpha)))
+        row["α it needs"] = min_alpha_for_radius(_rounded_down(largest) / float(sigma), n)
+        row["seconds per image"] = float(log["time"].mean())
+        same = published.query("dataset == @dataset and sigma == @row['certified σ']").set_index(
+            "radius"
+        )["value"]
+        printed = same if (trained == sigma and split == "test") else same.iloc[:0]
+        gaps = [abs(accuracy[TABLE_RADII.index(r)] - v) for r, v in printed.items()]
+        row["largest gap to the table"] = max(gaps) if gaps else np.nan
+        rows.append(row)
+    return pd.DataFrame(rows).set_index(["dataset", "trained σ", "split", "certified σ"])
+
+
+def _rounded_down(value: float) -> float:
+    """The least value that prints as ``value`` with three significant digits (the
+    release writes radii with ``{:.3}``)."""
+    if value <= 0:
+        return value
+    return value - 0.5 * 10 ** (np.floor(np.log10(value)) - 2)
+
+
+def reanalyse_released_predict(
+    *, root: str | os.PathLike[str] | None = None, download: bool = False
+) -> pd.DataFrame:
+    """Every released PREDICT log (ImageNet, sigma = 0.25) beside Table 4, by ``n``.
+
+    Columns: ``images``, ``accuracy``, ``abstention rate`` and ``seconds per
+    prediction`` recomputed from the log, each followed by the printed value (NaN where
+    Table 4 prints none, as for n = 100,000).
+    """
+    published = cohen2019_published().query("table == 4").astype({"n": int})
+    printed = published.pivot(index="n", columns="quantity", values="value")
+    rows = []
+    for n in COHEN2019_PREDICT_NS:
+        log = read_log(cohen2019_predict_log(n, root=root, download=download))
+        mine = {
+            "accuracy": float(log["correct"].mean()),
+            "abstention rate": float((log["predict"] == ABSTAIN).mean()),
+            "seconds per prediction": float(log["time"].mean()),
+        }
+        row: dict[str, float] = {"n": n, "images": len(log)}
+        for (name, value), quantity in zip(mine.items(), _TABLE4_QUANTITIES, strict=True):
+            row[name] = value
+            row[f"{name}, printed"] = printed[quantity].get(n, np.nan)
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("n")
+
+
+_TABLE4_QUANTITIES = ("predict_accuracy", "abstention_rate", "seconds_per_prediction")

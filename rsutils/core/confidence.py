@@ -15,6 +15,7 @@ __all__ = [
     "check_alpha",
     "clopper_pearson_lower",
     "max_certifiable_pA",
+    "min_alpha_for_radius",
     "min_samples_for_radius",
     "top_two_pvalue",
 ]
@@ -72,6 +73,18 @@ def min_samples_for_radius(radius_over_sigma: float, alpha: float) -> int:
     if not radius_over_sigma > 0:
         raise ValueError(f"radius_over_sigma must be positive, got {radius_over_sigma!r}")
     return math.ceil(math.log(alpha) / norm.logcdf(radius_over_sigma))
+
+
+def min_alpha_for_radius(radius_over_sigma: float, n: int) -> float:
+    """Smallest level ``alpha`` at which ``n`` draws can certify ``radius_over_sigma``·σ.
+
+    The inverse of the ceiling ``σ·Φ⁻¹(alpha^(1/n))``: ``alpha = Φ(radius/σ)^n``. A log
+    holding a larger certificate than its stated ``n`` and ``alpha`` allow was run
+    with another level (or more draws).
+    """
+    if n < 1:
+        raise ValueError(f"n must be a positive number of draws, got {n!r}")
+    return float(np.exp(n * norm.logcdf(radius_over_sigma)))
 
 
 def check_alpha(alpha: float) -> None:

@@ -7,6 +7,7 @@ from scipy.stats import binomtest, norm
 from rsutils.core.confidence import (
     clopper_pearson_lower,
     max_certifiable_pA,
+    min_alpha_for_radius,
     min_samples_for_radius,
     top_two_pvalue,
 )
@@ -60,3 +61,10 @@ def test_four_sigma_at_cohen_alpha_needs_about_two_hundred_thousand_draws() -> N
     assert 218_000 < min_samples_for_radius(4.0, 0.001) < 218_200
     with pytest.raises(ValueError, match="positive"):
         min_samples_for_radius(0.0, 0.001)
+
+
+@pytest.mark.parametrize(("n", "alpha"), [(100_000, 0.001), (100_000, 0.01), (1000, 0.05)])
+def test_min_alpha_for_radius_inverts_the_ceiling(n, alpha) -> None:
+    ceiling = float(norm.ppf(max_certifiable_pA(n, alpha)))
+    assert min_alpha_for_radius(ceiling, n) == pytest.approx(alpha, rel=1e-6)
+    assert min_alpha_for_radius(ceiling * 1.01, n) > alpha > min_alpha_for_radius(ceiling * 0.99, n)
