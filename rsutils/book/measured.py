@@ -9,8 +9,11 @@ claim each (:func:`rsutils.book.published.qualitative_claims`) with a verdict:
 - :func:`tradeoff_check`: Cohen et al.'s σ trade-off;
 - :func:`overall_verdict`: a claim that a method beats others, from paired ACR
   comparisons (:func:`rsutils.logs.analysis.acr_comparisons`);
-- :func:`alm_beyond_radius`: how much a log's ACR measured by ALM exceeds its ACR
-  measured by the inscribed radius (UCAN's "modest by radius, significant by ALM").
+- :func:`alm_beyond_radius` and :func:`alm_claim_verdict`: how much a log's ACR
+  measured by ALM exceeds its ACR measured by the inscribed radius (UCAN's "modest by
+  radius, significant by ALM");
+- :func:`about`: whether a stated round number ("about 10⁵") has the right order of
+  magnitude.
 """
 
 from __future__ import annotations
@@ -29,10 +32,16 @@ from rsutils.logs.analysis import (
 )
 
 __all__ = [
+    "about",
     "alm_beyond_radius",
+    "alm_claim_verdict",
+    "describe_tradeoff",
+    "evidence_text",
+    "gain_text",
     "measured_table",
     "overall_verdict",
     "tradeoff_check",
+    "verdict_counts",
 ]
 
 #: Verdicts on a qualitative claim.
@@ -121,13 +130,21 @@ def _largest_radius(log: pd.DataFrame) -> float:
     return float(correct.max()) if len(correct) else 0.0
 
 
-def overall_verdict(verdicts: Iterable[str]) -> str:
+def describe_tradeoff(table: pd.DataFrame) -> str:
+    """:func:`tradeoff_check`'s table in one line."""
+    sigmas = ", ".join(f"{s:g}" for s in table.index)
+    accuracy = ", ".join(f"{v:.2f}" for v in table["accuracy at r = 0"])
+    reach = ", ".join(f"{v:.2f}" for v in table["largest certified radius"])
+    return f"σ = {sigmas}: accuracy at r = 0 {accuracy}; largest certified radius {reach}"
+
+
+def overall_verdict(comparisons: Iterable[str | ACRDifference]) -> str:
     """One verdict on "A beats B" from the paired verdicts of its comparisons.
 
     Holds when every comparison rises; does not hold when any falls; otherwise the
     test images cannot tell (no comparison falls, some show no clear change).
     """
-    verdicts = list(verdicts)
+    verdicts = [c.verdict if isinstance(c, ACRDifference) else c for c in comparisons]
     if not verdicts:
         raise ValueError("no comparisons to judge the claim by")
     if all(v == "rises" for v in verdicts):
@@ -142,3 +159,43 @@ def alm_beyond_radius(log: pd.DataFrame, *, seed: int = 0) -> ACRDifference:
     more a method gains by ALM than by radius. Paired BCa interval over the inputs.
     """
     return acr_difference(log, log.assign(radius=log["alm"]), seed=seed)
+
+
+def alm_claim_verdict(
+    radius_gain: ACRDifference, alm_beyond: ACRDifference, *, resolution: float = 0.01
+) -> str:
+    """UCAN's "modest by radius but significant by ALM", from two paired differences.
+
+    Holds when the gain measured by ALM exceeds the gain measured by radius by more
+    than ``resolution`` (the interval of ``alm_beyond`` above it: a difference of
+    rounding, e.g. 1e-16 from a sigma that is constant up to float error, is no boost)
+    and the radius gain does not fall. Does not hold when the radius gain falls or ALM
+    cannot exceed the radius by more than ``resolution``; otherwise not resolved.
+    """
+    if radius_gain.verdict == "falls" or alm_beyond.high <= resolution:
+        return FAILS
+    return HOLDS if alm_beyond.low > resolution else UNRESOLVED
+
+
+def about(stated: float, actual: float) -> str:
+    """Whether "about ``stated``" fits ``actual``: within half a decade of it."""
+    if stated <= 0 or actual <= 0:
+        raise ValueError("an order of magnitude needs two positive numbers")
+    return HOLDS if abs(np.log10(actual / stated)) < 0.5 else FAILS
+
+
+def gain_text(found: ACRDifference) -> str:
+    """A paired difference as ``+0.258 [0.153, 0.362]`` (95% interval)."""
+    return f"{found.difference:+.3f} [{found.low:.3f}, {found.high:.3f}]"
+
+
+def evidence_text(found: Mapping[str, ACRDifference]) -> str:
+    """Labelled differences in one line: ``label +0.1 [0.05, 0.2]; …``."""
+    return "; ".join(f"{label} {gain_text(d)}" for label, d in found.items())
+
+
+def verdict_counts(found: Mapping[str, ACRDifference]) -> str:
+    """How many of the comparisons rise, fall or show no clear change."""
+    verdicts = [d.verdict for d in found.values()]
+    counts = [f"{verdicts.count(v)} {v}" for v in ("rises", "falls", "no clear change")]
+    return f"of {len(verdicts)} comparisons, " + ", ".join(counts)

@@ -15,9 +15,11 @@ __all__ = ["plot_curves", "setup_style"]
 
 
 def setup_style() -> None:
-    """One consistent look for every figure of the book."""
+    """One consistent look for every figure and table of the book (tables show their
+    text whole instead of cutting it at 50 characters)."""
     sns.set_theme(context="notebook", style="whitegrid", palette="colorblind")
     plt.rcParams["figure.dpi"] = 110
+    pd.set_option("display.max_colwidth", None)
 
 
 def plot_curves(

@@ -39,8 +39,8 @@ BOOK_SIGMAS = (0.25, 0.5, 1.0)
 #: model trained at this sigma.
 ANISOTROPIC_LAMBDA = 0.5
 
-#: UCAN's Fig. 4 pattern (p = 2, κ = ι = 1, mean 1): the fixed anisotropic noise of the
-#: ALM chapter (:func:`~rsutils.anisotropic.patterns.spatial_pattern`'s arguments).
+#: The fixed anisotropic noise of the ALM chapter, UCAN's Fig. 4 pattern with p = 2,
+#: κ = ι = 1 and mean 1, as arguments of :func:`~rsutils.anisotropic.patterns.spatial_pattern`.
 FIG4_PATTERN = {"norm": "l2", "kappa": 1.0, "iota": 1.0}
 
 #: Cohen et al.'s CERTIFY settings (n0 = 100, n = 100,000, alpha = 0.001): every profile

@@ -85,6 +85,8 @@ def improvement_check(table: PublishedTable) -> pd.DataFrame:
             best, best_row = float(column.max()), str(column.idxmax())
             relative = (ours - best) / best * 100 if best > 0 else np.nan
             verdict = _improvement_verdict(printed, relative)
+            # -100% (ours at 0) implies no particular baseline.
+            implied = ours / (1 + printed / 100) if printed > -100 else np.nan
             found.append(
                 {
                     "table": table.name,
@@ -96,7 +98,7 @@ def improvement_check(table: PublishedTable) -> pd.DataFrame:
                     "printed": printed,
                     "relative": round(relative, 2),
                     "points": ours - best,
-                    "implied_best": round(ours / (1 + printed / 100), 1),
+                    "implied_best": round(implied, 1),
                     "verdict": verdict,
                 }
             )

@@ -7,13 +7,20 @@ import pandas as pd
 import pytest
 
 from rsutils.book.measured import (
+    about,
     alm_beyond_radius,
+    alm_claim_verdict,
+    describe_tradeoff,
+    evidence_text,
+    gain_text,
     measured_table,
     overall_verdict,
     tradeoff_check,
+    verdict_counts,
 )
 from rsutils.book.published import check_schema, published_table
 from rsutils.book.table_audit import alm_radius_check, improvement_check, non_increasing_check
+from rsutils.logs.analysis import ACRDifference
 
 
 def log(radii: list[float], correct: list[int], alm: list[float] | None = None) -> pd.DataFrame:
@@ -88,6 +95,9 @@ def test_the_tradeoff_holds_when_more_noise_costs_accuracy_and_buys_reach() -> N
     assert verdict == "holds"
     assert table["accuracy at r = 0"].tolist() == [1.0, 0.75]
     assert table["largest certified radius"].tolist() == [0.5, 1.5]
+    assert describe_tradeoff(table) == (
+        "σ = 0.25, 1: accuracy at r = 0 1.00, 0.75; largest certified radius 0.50, 1.50"
+    )
     assert tradeoff_check({0.25: large, 1.0: small})[1] == "does not hold"
     # More noise that reaches no further does not make the trade.
     assert tradeoff_check({0.25: small, 1.0: small})[1] == "does not hold"
@@ -95,6 +105,7 @@ def test_the_tradeoff_holds_when_more_noise_costs_accuracy_and_buys_reach() -> N
 
 def test_a_claim_that_a_method_beats_others_needs_every_comparison_to_rise() -> None:
     assert overall_verdict(["rises", "rises"]) == "holds"
+    assert overall_verdict([ACRDifference(0.2, 0.1, 0.3, 0.95)]) == "holds"
     assert overall_verdict(["rises", "no clear change"]) == "not resolved at this scale"
     assert overall_verdict(["rises", "falls", "no clear change"]) == "does not hold"
     with pytest.raises(ValueError, match="no comparisons"):
@@ -107,3 +118,26 @@ def test_alm_beyond_radius_measures_the_gap_on_the_same_certificates() -> None:
     assert found.verdict == "rises"
     isotropic = alm_beyond_radius(BASELINE)
     assert isotropic.difference == 0 and isotropic.verdict == "no clear change"
+
+
+def test_modest_by_radius_significant_by_alm_needs_alm_beyond_radius() -> None:
+    flat, up, down = (ACRDifference(*v, 0.95) for v in [(0, -0.1, 0.1), (0.3, 0.1, 0.5),
+                                                          (-0.3, -0.5, -0.1)])  # fmt: skip
+    none = ACRDifference(0.0, 0.0, 0.0, 0.95)  # isotropic noise: ALM is the radius
+    noise = ACRDifference(5e-16, 2e-16, 8e-16, 0.95)  # sigma constant up to float error
+    assert noise.verdict == "rises"  # the interval alone would call it a gain
+    assert alm_claim_verdict(flat, up) == alm_claim_verdict(up, up) == "holds"
+    assert alm_claim_verdict(up, none) == alm_claim_verdict(down, up) == "does not hold"
+    assert alm_claim_verdict(up, noise) == "does not hold"
+    assert alm_claim_verdict(up, flat) == "not resolved at this scale"
+    assert gain_text(up) == "+0.300 [0.100, 0.500]"
+    found = {"a": up, "b": flat, "c": up}
+    assert evidence_text({"a": up}) == "a +0.300 [0.100, 0.500]"
+    assert verdict_counts(found) == "of 3 comparisons, 2 rises, 0 falls, 1 no clear change"
+
+
+def test_about_means_the_same_order_of_magnitude() -> None:
+    assert about(1e5, 218_105) == "holds" and about(1e5, 40_000) == "holds"
+    assert about(1e5, 400_000) == "does not hold" and about(1e5, 20_000) == "does not hold"
+    with pytest.raises(ValueError, match="positive"):
+        about(0, 1)

@@ -5,15 +5,20 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.stats import norm
 
+from rsutils import ABSTAIN
 from rsutils.book.released import (
     COHEN2019_CERTIFY_LOGS,
     COHEN2019_PREDICT_NS,
     reanalyse_released_certify,
     reanalyse_released_predict,
+    recertify_released,
+    recertify_released_logs,
 )
+from rsutils.core.confidence import clopper_pearson_lower
 
 ARCH = {"imagenet": "resnet50", "cifar10": "resnet110"}
 
@@ -90,3 +95,40 @@ def test_every_released_predict_log_beside_table_4(tmp_path) -> None:
     assert (table["seconds per prediction"] == 1.0).all()  # 1.5 s and 0.5 s, as H:MM:SS
     assert table.loc[100, "accuracy, printed"] == 0.65
     assert np.isnan(table.loc[100_000, "accuracy, printed"])
+
+
+def test_recertifying_recovers_the_counts_a_printed_radius_allows() -> None:
+    n, sigma = 100_000, 0.25
+    counts = np.array([50_400, 60_000, 90_000, 99_000, 99_990, 100_000])
+    at_run = sigma * norm.ppf(clopper_pearson_lower(counts, n, 0.01))
+    log = pd.DataFrame(
+        {
+            "radius": [float(f"{r:.3}") for r in at_run] + [0.0],  # printed as released
+            "predict": [1] * 6 + [ABSTAIN],
+            "label": 1,
+            "correct": [1] * 6 + [0],
+        }
+    )
+    out = recertify_released(log, sigma, alpha=0.001, run_alpha=0.01, n=n)
+    bound = clopper_pearson_lower(counts, n, 0.001)
+    truth = np.where(bound >= 0.5, sigma * norm.ppf(np.clip(bound, 0.5, 1)), 0.0)
+    low, high = out["radius_low"].to_numpy()[:6], out["radius_high"].to_numpy()[:6]
+    assert np.all((low <= truth + 1e-12) & (truth <= high + 1e-12))
+    assert np.all(high - low < 0.002)  # three printed digits pin the count closely
+    assert low[0] == 0.0 and at_run[0] > 0  # a bare majority at 0.01 abstains at 0.001
+    assert out["radius_high"].iloc[6] == 0.0  # an abstention stays one
+    assert high[-1] == pytest.approx(sigma * norm.ppf(0.001 ** (1 / n)))  # the ceiling
+    same = recertify_released(log, sigma, alpha=0.01, run_alpha=0.01, n=n)
+    # At the level it was run at, the range holds the unrounded radius itself.
+    kept = same.iloc[:6]
+    assert np.all((kept["radius_low"] <= at_run + 1e-12) & (at_run <= kept["radius_high"] + 1e-12))
+
+
+def test_recertified_logs_report_the_change_at_each_radius(tmp_path) -> None:
+    fake_release(tmp_path)
+    key = ("imagenet", 1.0, "test", 1.0)  # radii 0.2, 1.2 and 3.91, run at 0.01 by hypothesis
+    table = recertify_released_logs([key], alpha=0.001, run_alpha=0.01, root=tmp_path)
+    assert table["radius"].tolist() == [0.0, 0.5, 1.0, 2.0, 3.0]
+    # At 0.001 the 3.91 certificate shrinks to the ceiling 3.81: still above 3.0.
+    assert table["as released"].tolist() == table["greatest"].tolist()
+    assert (table["largest change"] == 0).all()

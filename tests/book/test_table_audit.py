@@ -220,3 +220,8 @@ def test_a_printed_radius_equal_to_the_converted_one_binds_both_ways() -> None:
     loose = conversion_check(source, "Source", converted([60, 41, 40]), "Converted", factor=5.0,
                              exact=False)  # fmt: skip
     assert loose["verdict"].tolist() == ["consistent", "no bound", "no bound"]
+
+
+def test_an_improvement_of_minus_one_hundred_percent_implies_no_baseline() -> None:
+    found = improvement_check(toy([5.0, 0.0, -100.0], ours=[84, 65, 0]))
+    assert found.iloc[2]["verdict"] == "matches" and np.isnan(found.iloc[2]["implied_best"])
