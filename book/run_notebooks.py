@@ -6,7 +6,9 @@ Each Jupytext source ``notebooks/NN_slug.py`` becomes ``book/_executed/NN_slug.i
 with ``profile``, ``progress=False`` and ``reference_root`` injected, each only into the
 notebooks whose ``parameters`` cell declares it.
 Each executed notebook's metadata also records the environment it ran in (device,
-torch's thread count, torch version). Then ``book/_executed/status.md`` is written from
+torch's thread count, torch version), and papermill's injected-parameters cell is
+tagged ``remove-cell``: it holds this machine's paths, and the run-at table of every
+chapter already states the profile. Then ``book/_executed/status.md`` is written from
 the executed notebooks' own metadata (profile, start time, duration, environment), for
 the book's status page.
 """
@@ -59,7 +61,8 @@ def execute(source: Path, profile: str, reference: str | None) -> float:
 
 
 def record_environment(target: Path, profile: str) -> None:
-    """Store where the notebook ran (see ``describe_environment``) in its metadata."""
+    """Store where the notebook ran (see ``describe_environment``) in its metadata, and
+    hide the injected parameters from the book (:func:`hide_injected_parameters`)."""
     from rsutils.book.profiles import get_profile
     from rsutils.core.devices import pick_device
     from rsutils.core.environment import describe_environment
@@ -67,7 +70,17 @@ def record_environment(target: Path, profile: str) -> None:
     executed = nbformat.read(target, as_version=4)
     device = pick_device(get_profile(profile).device)
     executed.metadata["rsutils"] = {"environment": describe_environment(device)}
+    hide_injected_parameters(executed)
     nbformat.write(executed, target)
+
+
+def hide_injected_parameters(notebook: nbformat.NotebookNode) -> None:
+    """Tag papermill's injected-parameters cell ``remove-cell`` (it still runs, e.g. under
+    nbval; the book just does not show a local path such as ``reference_root``)."""
+    for cell in notebook.cells:
+        tags = cell.metadata.setdefault("tags", [])
+        if "injected-parameters" in tags and "remove-cell" not in tags:
+            tags.append("remove-cell")
 
 
 def title_of(notebook: nbformat.NotebookNode) -> str:

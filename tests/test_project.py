@@ -6,6 +6,7 @@ import sys
 import tomllib
 from pathlib import Path
 
+import nbformat
 import pandas as pd
 import pytest
 import yaml
@@ -117,6 +118,22 @@ def test_the_book_comparison_sees_a_changed_number(tmp_path, capsys) -> None:
     assert tool.main([str(tmp_path / "old"), str(tmp_path / "new")]) == 1
     report = capsys.readouterr().out
     assert "glued acr: '0.613' -> '0.614'" in report and "output 1 differs" in report
+
+
+def test_the_injected_parameters_are_run_but_not_shown() -> None:
+    runner = _load("book/run_notebooks.py")
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [
+        nbformat.v4.new_code_cell('profile = "cpu"', metadata={"tags": ["parameters"]}),
+        nbformat.v4.new_code_cell(
+            'reference_root = "/home/me/shared/reference"',
+            metadata={"tags": ["injected-parameters"]},
+        ),
+    ]
+    runner.hide_injected_parameters(notebook)
+    runner.hide_injected_parameters(notebook)  # idempotent
+    assert notebook.cells[0].metadata["tags"] == ["parameters"]
+    assert notebook.cells[1].metadata["tags"] == ["injected-parameters", "remove-cell"]
 
 
 def test_the_status_page_names_each_chapters_environment(tmp_path, monkeypatch) -> None:

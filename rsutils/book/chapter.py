@@ -74,8 +74,8 @@ def run_at_table(
     for name in standard:
         table.update(available[name])
     table.update(environment_rows(device))
-    index = pd.Index(list(table), name="setting")
-    return pd.DataFrame({"value": [str(v) for v in table.values()]}, index=index)
+    # An unnamed index: a named one renders as a second, nearly empty header row.
+    return pd.DataFrame({"value": [str(v) for v in table.values()]}, index=list(table))
 
 
 def glue_all(**values: object) -> None:

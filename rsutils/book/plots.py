@@ -15,11 +15,13 @@ __all__ = ["plot_curves", "setup_style"]
 
 
 def setup_style() -> None:
-    """One consistent look for every figure and table of the book (tables show their
-    text whole instead of cutting it at 50 characters)."""
+    """One consistent look for every figure and table of the book: tables show their
+    text whole instead of cutting it at 50 characters, and numbers to four decimals
+    (pandas switches a column to scientific notation when it holds smaller values)."""
     sns.set_theme(context="notebook", style="whitegrid", palette="colorblind")
     plt.rcParams["figure.dpi"] = 110
     pd.set_option("display.max_colwidth", None)
+    pd.set_option("display.precision", 4)
 
 
 def plot_curves(

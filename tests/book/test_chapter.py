@@ -18,6 +18,7 @@ def test_run_at_table_states_the_scale() -> None:
     assert table.loc["torch", "value"] == torch.__version__
     assert list(table.index)[:2] == ["profile", "dataset"]
     assert list(table.index)[-3:] == ENVIRONMENT_ROWS
+    assert table.index.name is None  # no second header row when rendered
 
 
 def test_run_at_table_only_adds_the_rows_asked_for() -> None:
@@ -55,3 +56,15 @@ def test_glue_all_glues_each_value_under_its_name(monkeypatch) -> None:
     monkeypatch.setattr("myst_nb.glue", lambda name, value, display: glued.update({name: value}))
     glue_all(acr=0.5, label="class 1")
     assert glued == {"acr": 0.5, "label": "class 1"}
+
+
+def test_the_book_style_shows_table_text_whole_and_four_decimals() -> None:
+    import pandas as pd
+
+    from rsutils.book.plots import setup_style
+
+    with pd.option_context("display.max_colwidth", 50, "display.precision", 6):
+        setup_style()
+        frame = pd.DataFrame({"note": ["x" * 80], "value": [1 / 3]})
+        html = frame.to_html()
+        assert "x" * 80 in html and "0.3333<" in html and "0.333333" not in html
