@@ -8,7 +8,7 @@ BIN       := $(VENV)/bin
 REFERENCE ?= $(abspath ../shared/reference)
 export RSUTILS_REFERENCE ?= $(REFERENCE)
 
-SOURCES := pyproject.toml $(shell find rsutils -type f -not -path '*/__pycache__/*')
+SOURCES := pyproject.toml constraints.txt $(shell find rsutils -type f -not -path '*/__pycache__/*')
 
 .PHONY: setup data notebooks html book test lint unit alltests smoke-notebooks nbval bench clean
 
@@ -19,7 +19,7 @@ setup: $(VENV)/.installed
 $(VENV)/.installed: $(SOURCES)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet '.[test]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt '.[test]'
 	touch $@
 
 data: setup

@@ -24,8 +24,28 @@ def test_environment_yml_lists_the_same_packages_as_pyproject() -> None:
     }
     environment = yaml.safe_load((REPO / "environment.yml").read_text())
     pip_section = next(d["pip"] for d in environment["dependencies"] if isinstance(d, dict))
-    assert set(pip_section) - {"-e ."} == wanted
-    assert "-e ." in pip_section
+    assert set(pip_section) - {"-e .", "-c constraints.txt"} == wanted
+    assert "-e ." in pip_section and "-c constraints.txt" in pip_section
+
+
+def test_the_library_declares_ranges_and_the_project_pins_what_it_tests() -> None:
+    from packaging.requirements import Requirement
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    declared = {r.name: r for r in map(Requirement, project["dependencies"])}
+    pins = {
+        r.name: r
+        for line in (REPO / "constraints.txt").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+        for r in [Requirement(line)]
+    }
+    assert set(pins) == {"torch", "torchvision"}
+    for name, pin in pins.items():
+        (spec,) = pin.specifier
+        assert spec.operator == "==", f"{name} must be pinned exactly in constraints.txt"
+        assert not any(s.operator in ("==", "===", "~=") for s in declared[name].specifier)
+        assert declared[name].specifier.contains(spec.version), f"{name} pin outside its range"
+    assert "-c constraints.txt" in (REPO / "Makefile").read_text()
 
 
 def test_every_notebook_has_a_parameters_cell_with_profile() -> None:
