@@ -10,7 +10,7 @@ export RSUTILS_REFERENCE ?= $(REFERENCE)
 
 SOURCES := pyproject.toml constraints.txt $(shell find rsutils -type f -not -path '*/__pycache__/*')
 
-.PHONY: setup data notebooks html book test lint unit alltests smoke-notebooks nbval bench clean
+.PHONY: setup data notebooks html book test lint unit alltests smoke-notebooks nbval browser bench clean
 
 setup: $(VENV)/.installed
 
@@ -41,10 +41,14 @@ lint: setup
 
 # The fast tier (the edit-test loop): every test not marked slow.
 unit: setup
-	$(BIN)/pytest -m "not slow" tests
+	$(BIN)/pytest -m "not slow and not browser" tests
 
 alltests: setup
-	$(BIN)/pytest tests
+	$(BIN)/pytest -m "not browser" tests
+
+# Every page of the built book (make html) in headless Chromium (tests/browser).
+browser: setup
+	RSUTILS_BOOK_HTML=$(CURDIR)/_build/html $(BIN)/pytest -m browser tests/browser
 
 smoke-notebooks:
 	$(MAKE) notebooks PROFILE=smoke
@@ -54,7 +58,7 @@ smoke-notebooks:
 nbval: setup
 	$(BIN)/pytest --nbval-lax -o filterwarnings= -o addopts= book/_executed
 
-test: lint alltests smoke-notebooks nbval html
+test: lint alltests smoke-notebooks nbval html browser
 
 bench: setup
 	$(BIN)/python -m rsutils bench --batch 1000

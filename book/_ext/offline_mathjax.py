@@ -1,28 +1,31 @@
 """Serve MathJax from the built book, so that its math renders without a network.
 
-The book's pages load ``_static/mathjax/MathJax.js`` (MathJax 2.7, the copy that the
-``jupyter-server-mathjax`` package ships and the book's set-up installs), which this
-extension copies into the HTML output when the build finishes. Where that copy is
-missing (a page opened without its ``_static`` folder), ``mathjax-fallback.js`` loads
-the same MathJax version from a CDN instead.
+The book's pages load ``_static/mathjax/tex-svg.js`` (MathJax 3.2, the copy that the
+``sphinx-mathjax-offline`` package ships and the book's set-up installs), which this
+extension copies into the HTML output when the build finishes: the TeX-to-SVG bundle
+and the components it may load on demand (TeX packages, the menu, assistive MathML).
+Where that copy is missing (a page opened without its ``_static`` folder),
+``mathjax-fallback.js`` loads the same MathJax version from a CDN instead.
 """
 
 from __future__ import annotations
 
 import shutil
+from importlib.metadata import distribution
 from pathlib import Path
 
 from sphinx.application import Sphinx
 
-#: The files of MathJax that the pages use (TeX input, HTML-CSS output, STIX-Web fonts).
-KEEP = ("MathJax.js", "config", "extensions", "jax", "fonts", "localization/en")
+#: What the pages load: the bundle, then what it fetches on demand.
+KEEP = ("tex-svg.js", "input", "ui", "a11y", "adaptors")
 
 
 def mathjax_source() -> Path:
-    """The MathJax folder installed by ``jupyter-server-mathjax``."""
-    import jupyter_server_mathjax
-
-    return Path(jupyter_server_mathjax.__file__).parent / "static"
+    """The MathJax folder installed by ``sphinx-mathjax-offline`` (a folder whose name
+    is not importable, so it is found through the distribution's files)."""
+    return Path(
+        distribution("sphinx-mathjax-offline").locate_file("sphinx-mathjax-offline/static/mathjax")
+    )
 
 
 def copy_mathjax(app: Sphinx, exception: Exception | None) -> None:
@@ -33,7 +36,7 @@ def copy_mathjax(app: Sphinx, exception: Exception | None) -> None:
         origin = source / name
         if origin.is_dir():
             shutil.copytree(origin, target / name, dirs_exist_ok=True)
-        elif origin.is_file():
+        else:
             target.mkdir(parents=True, exist_ok=True)
             shutil.copy2(origin, target / name)
 

@@ -1,12 +1,12 @@
-// The book serves MathJax 2.7.9 from _static/mathjax (copied there by the build). If
-// that copy did not load, fetch the same version from a CDN, with the same configuration
-// (MathJax reads the page's text/x-mathjax-config block when it starts).
+// The book serves MathJax 3.2.2 from _static/mathjax (copied there by the build). On a
+// page with math, window.MathJax starts as the page's configuration; if the local copy
+// did not load, it still has no version: then fetch the same MathJax from a CDN, which
+// reads that configuration. Pages without math have no window.MathJax and load nothing.
 window.addEventListener("load", function () {
-  if (window.MathJax && window.MathJax.Hub) {
+  if (!window.MathJax || window.MathJax.version) {
     return;
   }
   var script = document.createElement("script");
-  script.src =
-    "https://cdn.jsdelivr.net/npm/mathjax@2.7.9/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full";
+  script.src = "https://cdn.jsdelivr.net/npm/mathjax@3.2.2/es5/tex-svg.js";
   document.head.appendChild(script);
 });

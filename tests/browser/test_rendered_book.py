@@ -1,0 +1,168 @@
+"""The built book as a reader sees it: every page opened in headless Chromium.
+
+Runs on ``_build/html`` (``make browser``, after ``make html``; ``make test`` builds the
+smoke book first). The book is served over HTTP from this machine only, so the pages
+must work without a network: no JavaScript error, every image loaded, every formula
+typeset by the book's own MathJax, no glue key or local path left in the text, no
+empty table, every internal link and anchor resolving.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import re
+import shutil
+import threading
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+HTML = Path(os.environ.get("RSUTILS_BOOK_HTML", REPO / "_build" / "html"))
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+pytestmark = pytest.mark.browser
+
+if not (HTML / "index.html").is_file():
+    if os.environ.get("RSUTILS_BOOK_HTML"):
+        raise RuntimeError(f"no built book at {HTML}: run `make html` first")
+    pytest.skip(f"no built book at {HTML} (make html)", allow_module_level=True)
+
+ALL_PAGES = sorted(
+    p.relative_to(HTML).as_posix()
+    for p in HTML.rglob("*.html")
+    if not p.relative_to(HTML).parts[0].startswith("_")
+)
+REDIRECT = re.compile(r'<meta http-equiv="Refresh" content="0; url=([^"]+)"', re.I)
+#: The pages a reader reads (index.html only redirects to the introduction).
+PAGES = [name for name in ALL_PAGES if not REDIRECT.search((HTML / name).read_text())]
+#: Absolute paths of this machine that a published page must not show.
+LOCAL_PATHS = (str(REPO), str(REPO.parent / "shared"))
+
+#: The text a reader sees, without code, scripts and what MathJax has typeset.
+VISIBLE_TEXT = """() => {
+  const copy = document.body.cloneNode(true);
+  copy.querySelectorAll('pre, code, .pre, script, style, mjx-container')
+    .forEach(e => e.remove());
+  return copy.textContent;
+}"""
+RAW_TEX = re.compile(r"\\\(|\\\[|\\(frac|sigma|alpha|mathrm|lambda|Phi)\b|\$[^$\s][^$]*\$")
+
+
+@pytest.fixture(scope="module")
+def server():
+    handler = functools.partial(QuietHandler, directory=str(HTML))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if CHROMIUM is None:
+        raise RuntimeError("the browser test needs Debian's chromium (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
+        yield launched
+        launched.close()
+
+
+def open_page(browser, url: str):
+    """The page at ``url`` once loaded and typeset, with what went wrong meanwhile."""
+    page = browser.new_page()
+    problems: list[str] = []
+    page.on(
+        "console", lambda m: problems.append(f"console: {m.text}") if m.type == "error" else None
+    )
+    page.on("pageerror", lambda e: problems.append(f"script error: {e}"))
+    page.on("requestfailed", lambda r: problems.append(f"failed request: {r.url}"))
+    page.on(
+        "response",
+        lambda r: problems.append(f"HTTP {r.status}: {r.url}") if r.status >= 400 else None,
+    )
+    page.goto(url, wait_until="load")
+    if page.evaluate("() => !!document.querySelector('.math')"):
+        page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
+        page.evaluate("() => MathJax.startup.promise.then(() => true)")
+    return page, problems
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_every_page_renders_cleanly(browser, server, name) -> None:
+    page, problems = open_page(browser, server + name)
+    try:
+        assert problems == [], problems
+        broken = page.evaluate(
+            "() => [...document.images].filter(i => !i.complete || i.naturalWidth === 0)"
+            ".map(i => i.getAttribute('src'))"
+        )
+        assert broken == [], f"images that did not load: {broken}"
+        text = page.evaluate(VISIBLE_TEXT)
+        raw = sorted({m.group(0) for m in RAW_TEX.finditer(text)})
+        assert raw == [], f"TeX left untypeset: {raw[:10]}"
+        assert "{glue" not in text and "glue:text" not in text
+        errors = page.evaluate(
+            "() => document.querySelectorAll('[data-mml-node=\"merror\"], mjx-merror').length"
+        )
+        assert errors == 0, "MathJax reported a formula it could not typeset"
+        empty = page.evaluate(
+            "() => [...document.querySelectorAll('table')].filter("
+            "t => !t.querySelector('tbody tr td, tbody tr th')).length"
+        )
+        assert empty == 0, "an empty table"
+        everything = page.inner_text("body")
+        assert [p for p in LOCAL_PATHS if p in everything] == [], "a local path on the page"
+    finally:
+        page.close()
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_every_internal_link_resolves(browser, server, name) -> None:
+    page = browser.new_page()
+    try:
+        page.goto(server + name, wait_until="domcontentloaded")
+        hrefs = page.evaluate("() => [...document.querySelectorAll('a[href]')].map(a => a.href)")
+    finally:
+        page.close()
+    missing = []
+    for href in set(hrefs):
+        target = urlparse(href)
+        if not href.startswith(server):
+            continue
+        path = HTML / unquote(target.path).lstrip("/")
+        if path.is_dir():
+            path /= "index.html"
+        if not path.is_file():
+            missing.append(href)
+        elif target.fragment and path.suffix == ".html":
+            if not re.search(rf'id="{re.escape(unquote(target.fragment))}"', path.read_text()):
+                missing.append(href)
+    assert missing == [], f"{name} links to what is not there: {sorted(missing)[:10]}"
+
+
+def test_redirect_pages_point_at_a_page_of_the_book() -> None:
+    redirects = {n: REDIRECT.search((HTML / n).read_text()) for n in ALL_PAGES}
+    targets = {n: m.group(1) for n, m in redirects.items() if m}
+    assert "index.html" in targets
+    for name, target in targets.items():
+        assert (HTML / name).parent.joinpath(target).is_file(), (name, target)
+
+
+def test_math_is_served_by_the_book_itself() -> None:
+    mathjax = HTML / "_static" / "mathjax" / "tex-svg.js"
+    assert mathjax.is_file(), "the build did not copy MathJax into _static"
+    page = (HTML / "book" / "_executed" / "01_tight_radius.html").read_text()
+    assert "_static/mathjax/tex-svg.js" in page
+    assert "cdn.jsdelivr.net/npm/mathjax@3" not in page  # the CDN only in the fallback
