@@ -10,7 +10,7 @@ export RSUTILS_REFERENCE ?= $(REFERENCE)
 
 SOURCES := pyproject.toml constraints.txt $(shell find rsutils -type f -not -path '*/__pycache__/*')
 
-.PHONY: setup data notebooks html book test lint unit alltests smoke-notebooks nbval browser bench clean
+.PHONY: setup data notebooks html book test lint unit alltests smoke-notebooks nbval browser lab bench clean
 
 setup: $(VENV)/.installed
 
@@ -59,6 +59,14 @@ nbval: setup
 	$(BIN)/pytest --nbval-lax -o filterwarnings= -o addopts= book/_executed
 
 test: lint alltests smoke-notebooks nbval html browser
+
+# JupyterLab at the repository root: a chapter (notebooks/NN_slug.py) opens as a notebook
+# on double-click (Jupytext), runs with its default parameters and the shared cache.
+LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
+lab: setup
+	mkdir -p $(LAB_SETTINGS)
+	printf '%s\n' '{"@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"python": "Jupytext Notebook"}}}' > $(LAB_SETTINGS)/overrides.json
+	$(BIN)/jupyter lab --notebook-dir=$(CURDIR)
 
 bench: setup
 	$(BIN)/python -m rsutils bench --batch 1000
