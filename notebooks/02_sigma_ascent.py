@@ -164,7 +164,8 @@ cohen_ds = {s: main.certify_ds(configs[s], P.ascent(s)) for s in SIGMAS}
 
 # %% tags=["hide-input"]
 radii = np.linspace(0, 3, 121)
-fig, axes = plt.subplots(1, 4, figsize=(16, 3.8), sharey=True)
+fig, axes = plt.subplots(2, 2, figsize=(10, 7), sharey=True)  # readable at page width
+axes = axes.ravel()
 curves = {}
 for ax, s in zip(axes, SIGMAS, strict=False):
     pair = {
@@ -189,8 +190,9 @@ plt.close(fig)
 # ```{glue:figure} fig_cohen_ds
 # :name: fig-cohen-ds
 #
-# Certified accuracy of Cohen and Cohen-DS for each training $\sigma$, and the
-# envelopes over $\sigma$ (right), in the layout of DDRS's certified-accuracy figures.
+# Certified accuracy against the ℓ2 radius of Cohen and Cohen-DS for each training
+# $\sigma$ (0.25, 0.5, 1), and the envelopes over $\sigma$ (bottom right), as in DDRS's
+# certified-accuracy figures.
 # ```
 #
 # With the data-dependent $\sigma$ the ACR goes from {glue:text}`acr_cohen_025:.3f` to

@@ -164,21 +164,22 @@ with torch.no_grad():
     maps = {name: g(first)[1][0, 0].cpu() for name, (_, g) in trained.items()}
     mu_cw, sigma_cw = trained["certification-wise"][1](first)
     mu_ds = trained["dataset-wise, min"][1](first)[0][0, 0].cpu()
-fig, axes = plt.subplots(2, 8, figsize=(13, 4.8))
+fig, axes = plt.subplots(4, 4, figsize=(9, 10.5))  # two rows of maps, two of examples
 top = max(float(m.max()) for m in maps.values())
-for ax, (name, sigma_map) in zip(axes[0], maps.items(), strict=True):
+for ax, (name, sigma_map) in zip(axes[:2].flat, maps.items(), strict=True):
     im = ax.imshow(sigma_map, cmap="viridis", vmin=0, vmax=top)
-    ax.set_title(name.replace(", ", "\n").replace("-wise", "-\nwise", 1), fontsize=10)
-fig.colorbar(im, ax=axes[0].tolist(), shrink=0.8, label="σ")
+    ax.set_title(name, fontsize=10)
+fig.colorbar(im, ax=axes[:2].ravel().tolist(), shrink=0.8, label="σ")
+examples = axes[2:].ravel()
 for k in range(3):
-    axes[1, 2 * k].imshow(first[k, 0].cpu(), cmap="gray")
-    axes[1, 2 * k].set_title("x", fontsize=10)
-    axes[1, 2 * k + 1].imshow(mu_cw[k, 0].cpu(), cmap="coolwarm", vmin=-LAMBDA, vmax=LAMBDA)
-    axes[1, 2 * k + 1].set_title("μ(x)", fontsize=10)
-axes[1, 6].imshow(sigma_cw[0, 0].cpu(), cmap="viridis", vmin=0, vmax=top)
-axes[1, 6].set_title("σ(x), first image", fontsize=10)
-axes[1, 7].imshow(mu_ds, cmap="coolwarm", vmin=-LAMBDA, vmax=LAMBDA)
-axes[1, 7].set_title("dataset-wise μ", fontsize=10)
+    examples[2 * k].imshow(first[k, 0].cpu(), cmap="gray")
+    examples[2 * k].set_title(f"x (image {k + 1})", fontsize=10)
+    examples[2 * k + 1].imshow(mu_cw[k, 0].cpu(), cmap="coolwarm", vmin=-LAMBDA, vmax=LAMBDA)
+    examples[2 * k + 1].set_title(f"μ(x) (image {k + 1})", fontsize=10)
+examples[6].imshow(sigma_cw[0, 0].cpu(), cmap="viridis", vmin=0, vmax=top)
+examples[6].set_title("σ(x), image 1", fontsize=10)
+examples[7].imshow(mu_ds, cmap="coolwarm", vmin=-LAMBDA, vmax=LAMBDA)
+examples[7].set_title("dataset-wise μ", fontsize=10)
 for ax in axes.flat:
     ax.set_axis_off()
 glue_all(fig_npg_maps=fig)
@@ -210,10 +211,10 @@ glue_all(
 # ```{glue:figure} fig_npg_maps
 # :name: fig-npg-maps
 #
-# Top: the scale multiplier $\sigma$ of each method on one colour scale. Bottom: three
-# test images, the certification-wise offset $\mu(x)$ of each (red positive, blue
-# negative, up to $\pm\lambda$), $\sigma(x)$ at the first, and the dataset-wise
-# offset (the same for every input).
+# First two rows: the scale multiplier $\sigma$ of each method on one colour scale.
+# Last two rows: three test images, the certification-wise offset $\mu(x)$ of each (red
+# positive, blue negative, up to $\pm\lambda$), the certification-wise $\sigma(x)$ at
+# the first image, and the dataset-wise offset (the same for every input).
 # ```
 #
 # The dataset-wise generator trained for the minimum ends with
