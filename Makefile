@@ -41,10 +41,10 @@ lint: setup
 
 # The fast tier (the edit-test loop): every test not marked slow.
 unit: setup
-	$(BIN)/pytest -m "not slow and not browser" tests
+	$(BIN)/pytest -m "not slow" --ignore=tests/browser tests
 
 alltests: setup
-	$(BIN)/pytest -m "not browser" tests
+	$(BIN)/pytest --ignore=tests/browser tests
 
 # Every page of the built book (make html) in headless Chromium (tests/browser).
 browser: setup
