@@ -5,7 +5,8 @@ Everything a user needs is importable from here:
 - certification (Cohen et al.): ``Smooth``, ``Certificate``, ``ABSTAIN``,
   ``CertifySettings``; the noise families ``Gaussian``, ``Laplace``, ``UniformCube``,
   ``ExponentialLinf``, ``PowerLawLinf`` (``NoiseFamily``, ``make_noise``, ``FAMILIES``);
-  ``certified_radius``, ``clopper_pearson_lower``, ``max_certifiable_pA``;
+  ``certified_radius``, ``clopper_pearson_lower``, ``max_certifiable_pA``; the base
+  model's faster numerical modes ``INFERENCE_MODES`` (``Smooth(..., inference=...)``);
 - data-dependent smoothing (Alfarra et al.): ``DataDependentSmooth``, ``SigmaAscent``,
   ``CertificateMemory`` (and their answers ``DataDependentAnswer``, ``MemoryAnswer``);
 - anisotropic smoothing (UCAN): ``Anisotropic``, ``spatial_pattern``,
@@ -50,6 +51,7 @@ from rsutils.anisotropic.patterns import spatial_pattern
 from rsutils.anisotropic.training import NPGConfig, train_npg
 from rsutils.core.confidence import clopper_pearson_lower, max_certifiable_pA
 from rsutils.core.devices import pick_device
+from rsutils.core.inference import INFERENCE_MODES
 from rsutils.core.noise import (
     FAMILIES,
     ExponentialLinf,
@@ -87,6 +89,7 @@ __version__ = "0.1.0"
 __all__ = [
     "ABSTAIN",
     "FAMILIES",
+    "INFERENCE_MODES",
     "ACRDifference",
     "Anisotropic",
     "AnisotropicMemory",

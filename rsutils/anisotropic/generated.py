@@ -45,7 +45,8 @@ class GeneratedSmooth:
     """``Smooth`` with the anisotropic noise that ``generator`` produces at each input.
 
     ``base`` is the isotropic family (its scale ``λ`` multiplies ``sigma``); the
-    generator runs on the model's device, in eval mode, once per input.
+    generator runs on the model's device, in eval mode, once per input, in float32.
+    ``inference`` is the base model's mode, as for :class:`~rsutils.core.smooth.Smooth`.
     """
 
     def __init__(
@@ -57,14 +58,19 @@ class GeneratedSmooth:
         *,
         norm: str | None = None,
         input_range: tuple[float, float] | None = DEFAULT_INPUT_RANGE,
+        inference: str = "fp32",
     ) -> None:
         if not isinstance(generator, NoiseGenerator):
             raise TypeError(
                 "generator must be a noise parameter generator of rsutils.anisotropic "
                 f"(FixedNoise, DatasetWiseGenerator, CertificationWiseGenerator), got {generator!r}"
             )
-        self._template = Smooth(model, num_classes, base, norm=norm, input_range=input_range)
-        self.model, self.num_classes, self.base = model, num_classes, base
+        self._template = Smooth(
+            model, num_classes, base, norm=norm, input_range=input_range, inference=inference
+        )
+        # Wrapped once here; the Smooth of each input reuses it as given.
+        self.model, self.num_classes, self.base = self._template.model, num_classes, base
+        self.inference = self._template.inference
         self.generator = generator
         self.norm = self._template.norm
         self.input_range = self._template.input_range

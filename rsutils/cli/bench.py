@@ -3,13 +3,15 @@
 ``raw`` times the model alone on a fixed batch; ``sampling`` times
 :func:`rsutils.core.sampling.count_classes` (noise generation, adding it, the forward
 pass, argmax and counting) for the same number of inputs. Their ratio is the share of
-the time spent in the model: 1.0 means the bookkeeping is free.
+the time spent in the model: 1.0 means the bookkeeping is free. With an ``inference``
+mode (:mod:`rsutils.core.inference`) both run the model in that mode;
+:func:`benchmark_modes` times every mode in one run, against the fp32 forward.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,10 +19,11 @@ import torch
 from torch import nn
 
 from rsutils.core.devices import model_device
+from rsutils.core.inference import INFERENCE_MODES, check_inference_mode, inference_model
 from rsutils.core.noise import NoiseFamily
 from rsutils.core.sampling import count_classes, image_generator
 
-__all__ = ["BenchResult", "benchmark"]
+__all__ = ["BenchResult", "benchmark", "benchmark_modes"]
 
 
 @dataclass(frozen=True)
@@ -33,6 +36,7 @@ class BenchResult:
     sampling_per_second: float
     ratio: float  # median over rounds of sampling / raw, each round timing both
     ratio_range: tuple[float, float]  # smallest and largest per-round ratio (machine noise)
+    inference: str = "fp32"
 
 
 def _elapsed(run: Callable[[], object], device: torch.device) -> float:
@@ -54,14 +58,16 @@ def benchmark(
     batch_size: int = 1000,
     num_batches: int = 10,
     repeats: int = 7,
+    inference: str = "fp32",
 ) -> BenchResult:
     """Throughputs of the raw model and of the loop, timed alternately ``repeats`` times.
 
     Alternating the two timings, and taking medians, keeps slow drifts of a shared
-    machine (frequency scaling, neighbours) out of the ratio.
+    machine (frequency scaling, neighbours) out of the ratio. Both run the model in
+    ``inference`` mode.
     """
     device = model_device(model)
-    model.eval()
+    model = inference_model(model.eval(), inference)
     x = torch.rand(input_shape, device=device)
     batch = x + noise.sample((batch_size, *input_shape), image_generator(0, 0, "select", device))
     total = batch_size * num_batches
@@ -90,5 +96,25 @@ def benchmark(
     ratios = rounds[:, 0] / rounds[:, 1]
     spread = (float(ratios.min()), float(ratios.max()))
     return BenchResult(
-        batch_size, total, total / raw_time, total / sampling_time, float(np.median(ratios)), spread
+        batch_size,
+        total,
+        total / raw_time,
+        total / sampling_time,
+        float(np.median(ratios)),
+        spread,
+        inference,
     )
+
+
+def benchmark_modes(
+    model: nn.Module,
+    input_shape: tuple[int, ...],
+    noise: NoiseFamily,
+    *,
+    modes: Sequence[str] = INFERENCE_MODES,
+    **options: int,
+) -> list[BenchResult]:
+    """:func:`benchmark` in each of ``modes`` (fp32 first, the reference of the speed-ups);
+    ``options`` are :func:`benchmark`'s (``num_classes``, ``batch_size``, ...)."""
+    ordered = ["fp32", *(check_inference_mode(m) for m in modes if m != "fp32")]
+    return [benchmark(model, input_shape, noise, inference=m, **options) for m in ordered]

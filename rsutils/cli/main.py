@@ -45,6 +45,7 @@ from rsutils.cli.arguments import (
 )
 from rsutils.core.devices import pick_device
 from rsutils.core.environment import describe_environment
+from rsutils.core.inference import INFERENCE_MODES
 from rsutils.core.noise import FAMILIES, NoiseFamily, make_noise
 from rsutils.core.settings import CertifySettings
 from rsutils.core.smooth import Smooth
@@ -140,6 +141,14 @@ def _common(parser: argparse.ArgumentParser) -> None:
         "--device", default="auto", help="auto (CUDA if present, else CPU), cpu, cuda, cuda:N"
     )
     parser.add_argument(
+        "--inference",
+        choices=INFERENCE_MODES,
+        default="fp32",
+        help="the base model's numerical mode; a faster one (bf16_channels_last on CPUs with "
+        "AMX or AVX512-BF16, and on GPUs) is a different base classifier, which the "
+        "certificates are for; the log records it",
+    )
+    parser.add_argument(
         "--data-root",
         default=None,
         help="dataset folder (else RSUTILS_DATA, Debian's package, or a download)",
@@ -214,14 +223,17 @@ def _setup(args: argparse.Namespace):
 def _smooth(args: argparse.Namespace, model, num_classes: int) -> Smooth | GeneratedSmooth:
     """``Smooth`` with the command line's noise, or with the noise of ``--generator``."""
     norm, noise = getattr(args, "norm", None), _noise(args)
+    inference = args.inference
+    if inference != "fp32" and getattr(args, "ascent_steps", None) is not None:
+        raise ValueError("sigma ascent runs the model in fp32; drop --inference or --ascent-steps")
     if args.generator is None:
-        return Smooth(model, num_classes, noise, norm=norm)
+        return Smooth(model, num_classes, noise, norm=norm, inference=inference)
     if isinstance(noise, Anisotropic):
         raise ValueError("--generator makes mu and sigma itself; drop --sigma-map/--mu-map")
     if getattr(args, "ascent_steps", None) is not None:
         raise ValueError("--generator and --ascent-steps both choose the noise; pick one")
     generator = load_generator(args.generator, map_location=pick_device(args.device))
-    return GeneratedSmooth(model, num_classes, noise, generator, norm=norm)
+    return GeneratedSmooth(model, num_classes, noise, generator, norm=norm, inference=inference)
 
 
 def _preflight(smooth: Smooth | GeneratedSmooth, data, indices: list[int]) -> None:
@@ -324,7 +336,7 @@ def _train(args: argparse.Namespace) -> None:
 
 
 def _bench(args: argparse.Namespace) -> None:
-    from rsutils.cli.bench import benchmark
+    from rsutils.cli.bench import benchmark_modes
 
     device = pick_device(args.device)
     if args.checkpoint:
@@ -334,20 +346,27 @@ def _bench(args: argparse.Namespace) -> None:
         model, dataset = build_model(args.arch, args.dataset).to(device).eval(), args.dataset
     shape = {"imagenet": (3, 224, 224), "cifar10": (3, 32, 32)}.get(dataset, (1, 28, 28))
     num_classes = 1000 if dataset == "imagenet" else 10
-    result = benchmark(
+    results = benchmark_modes(
         model,
         shape,
         _bench_noise(args, shape),
+        modes=args.inference,
         num_classes=num_classes,
         batch_size=args.batch,
         num_batches=args.batches,
     )
+    first = results[0]
     print(f"model      {args.checkpoint or args.arch} ({dataset}, input {shape}) on {device}")
-    print(f"batch      {result.batch_size}, {result.inputs} inputs per timing, median of 7 rounds")
-    print(f"raw        {result.raw_per_second:12,.0f} inputs/s  (forward + argmax)")
-    print(f"sampling   {result.sampling_per_second:12,.0f} inputs/s  (noise + forward + counting)")
-    low, high = result.ratio_range
-    print(f"ratio      {result.ratio:12.3f}  (median of sampling/raw; rounds {low:.3f}-{high:.3f})")
+    print(f"batch      {first.batch_size}, {first.inputs} inputs per timing, median of 7 rounds")
+    print("raw: forward + argmax; sampling: noise + forward + counting (inputs/s)")
+    print(f"{'mode':<20}{'raw':>12}{'vs fp32':>9}{'sampling':>12}{'ratio':>8}  rounds")
+    for result in results:
+        low, high = result.ratio_range
+        speedup = result.raw_per_second / first.raw_per_second
+        print(
+            f"{result.inference:<20}{result.raw_per_second:12,.0f}{speedup:8.2f}x"
+            f"{result.sampling_per_second:12,.0f}{result.ratio:8.3f}  {low:.3f}-{high:.3f}"
+        )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -502,6 +521,13 @@ def _bench_parser(commands) -> None:
         "--anisotropic",
         action="store_true",
         help="time mu + sigma * eps with UCAN's pattern as sigma (and a small mu)",
+    )
+    bench.add_argument(
+        "--inference",
+        nargs="+",
+        choices=INFERENCE_MODES,
+        default=list(INFERENCE_MODES),
+        help="the base model's modes to time (fp32, the reference, is always timed)",
     )
     bench.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N")
     bench.set_defaults(run=_bench)

@@ -15,6 +15,7 @@ from torch import nn
 
 from rsutils.core.confidence import check_alpha, clopper_pearson_lower, top_two_pvalue
 from rsutils.core.devices import model_device, model_dtype
+from rsutils.core.inference import check_inference_mode, inference_model
 from rsutils.core.noise import NoiseFamily
 from rsutils.core.radius import get_rule
 from rsutils.core.sampling import count_classes, draw_seed, image_generator
@@ -76,6 +77,11 @@ class Smooth:
     (normalisation inside the model); inputs outside it, integer inputs and non-finite
     inputs or model outputs are errors, never certificates. Pass the range of your
     own inputs, or ``None`` for any finite input. Sampling runs on the model's device.
+
+    ``inference`` runs the base model's forward pass in a faster numerical mode
+    (:data:`~rsutils.core.inference.INFERENCE_MODES`, e.g. ``"bf16_channels_last"``; see
+    :mod:`rsutils.core.inference`). A lower precision is a different base classifier:
+    the certificates are then exact for the model as run in that mode, not in fp32.
     """
 
     def __init__(
@@ -86,9 +92,11 @@ class Smooth:
         *,
         norm: str | None = None,
         input_range: tuple[float, float] | None = DEFAULT_INPUT_RANGE,
+        inference: str = "fp32",
     ) -> None:
         if not isinstance(model, nn.Module):
             raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+        self.inference = check_inference_mode(inference)
         self.input_range = check_input_range(input_range)
         if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 2:
             raise ValueError(f"num_classes must be an integer >= 2, got {num_classes!r}")
@@ -96,7 +104,7 @@ class Smooth:
             raise TypeError(
                 f"noise must be a noise family such as rsutils.Gaussian(sigma=0.25), got {noise!r}"
             )
-        self.model = model
+        self.model = inference_model(model, inference)
         self.num_classes = num_classes
         self.noise = noise
         self.norm = norm or noise.default_norm

@@ -132,6 +132,7 @@ def certify_dataset(
     recorded = {
         "noise": _noise_description(smooth),
         "norm": smooth.norm,
+        **_inference(smooth),
         **_data_settings(data),
         **settings.identity("certify"),
         **(config or {}),
@@ -172,6 +173,7 @@ def predict_dataset(
     indices = _check_indices(indices, len(data))
     recorded = {
         "noise": _noise_description(smooth),
+        **_inference(smooth),
         **_data_settings(data),
         **settings.identity("predict"),
         **(config or {}),
@@ -318,6 +320,13 @@ def _certify_args(settings: CertifySettings) -> tuple[int, int, float, int, int]
 
 def _noise_description(smooth: Smooth | GeneratedSmooth) -> str:
     return smooth.description if isinstance(smooth, GeneratedSmooth) else repr(smooth.noise)
+
+
+def _inference(smooth: Smooth | GeneratedSmooth) -> dict[str, str]:
+    """The base model's mode, recorded (and checked on resume) unless it is plain fp32,
+    so that fp32 logs keep the settings they always had."""
+    mode = getattr(smooth, "inference", "fp32")
+    return {} if mode == "fp32" else {"inference": mode}
 
 
 def _scale(smooth: Smooth | GeneratedSmooth) -> float:

@@ -101,3 +101,17 @@ def test_certify_command_with_a_generator(fake_fashion_mnist, generator, tmp_pat
     save_checkpoint(model, plain, arch="small_cnn", dataset="fashion-mnist")
     result = subprocess.run([*args, "--generator", str(plain)], capture_output=True, text=True)
     assert result.returncode == 2 and "without a noise parameter generator" in result.stderr
+
+
+def test_a_generated_certificate_in_a_fast_mode_equals_the_one_by_hand(cnn, generator) -> None:
+    """The model is wrapped once; each input's Smooth reuses it, in the same mode."""
+    x = torch.rand(1, 28, 28)
+    smooth = GeneratedSmooth(cnn, 10, Gaussian(0.5), generator, inference="bf16_channels_last")
+    assert smooth.inference == "bf16_channels_last"
+    assert smooth.smooth_at(x).model is smooth.model is not cnn
+    with torch.no_grad():
+        mu, sigma = generator(x.unsqueeze(0))
+    noise = Anisotropic(Gaussian(0.5), sigma[0], mu[0])
+    by_hand = Smooth(cnn, 10, noise, inference="bf16_channels_last")
+    args = {"n0": 50, "n": 500, "alpha": 0.01, "batch_size": 128, "seed": 7, "index": 4}
+    assert smooth.certify(x, **args) == by_hand.certify(x, **args)

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from rsutils.cli.bench import benchmark
+from rsutils.cli.bench import benchmark, benchmark_modes
 from rsutils.core.noise import Gaussian
 
 
@@ -19,11 +19,21 @@ def test_benchmark_reports_both_throughputs_and_their_ratio(cnn) -> None:
     assert low <= result.ratio <= high
 
 
-@pytest.mark.slow  # a subprocess and seven timed rounds
+def test_every_mode_is_timed_against_fp32_first(cnn) -> None:
+    results = benchmark_modes(
+        cnn, (1, 28, 28), Gaussian(0.25), modes=["bf16", "channels_last"],
+        num_classes=10, batch_size=20, num_batches=1, repeats=2,
+    )  # fmt: skip
+    assert [r.inference for r in results] == ["fp32", "bf16", "channels_last"]
+    assert all(r.raw_per_second > 0 and r.sampling_per_second > 0 for r in results)
+
+
+@pytest.mark.slow  # a subprocess and seven timed rounds per mode
 def test_bench_command_prints_the_ratio() -> None:
     command = [sys.executable, "-m", "rsutils", "bench", "--batch", "20", "--batches", "2"]
     output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
     assert "raw" in output and "sampling" in output and "ratio" in output
+    assert all(mode in output for mode in ("fp32", "channels_last", "bf16_channels_last"))
 
 
 @pytest.mark.slow  # a subprocess and seven timed rounds

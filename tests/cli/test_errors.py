@@ -133,6 +133,10 @@ CASES = {
         lambda d, c: ["--ascent-steps", "1", "--memory", str(d)],
         r"inputs is a directory; pass a file",
     ),
+    "inference-with-sigma-ascent": (
+        lambda d, c: ["--ascent-steps", "1", "--inference", "bf16"],
+        r"sigma ascent runs the model in fp32; drop --inference or --ascent-steps",
+    ),
     "device-foo": (lambda d, c: ["--device", "foo"], r"unknown device 'foo'; use auto, cpu"),
     "device-meta": (lambda d, c: ["--device", "meta"], r"meta device holds no data"),
 }
@@ -314,3 +318,18 @@ def test_a_refused_data_dependent_run_leaves_no_new_memory(
     status, err = run([*other, "--memory", str(out / "new.sqlite")], capsys)
     assert status == 2 and "different settings (memory, n)" in err, err
     assert sorted(p.name for p in out.iterdir()) == before
+
+
+def test_a_log_records_its_inference_mode_and_refuses_another(
+    fake_fashion_mnist: Path, checkpoint: Path, out: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    argv = certify(fake_fashion_mnist, checkpoint, out, "--inference", "bf16_channels_last")
+    assert run(argv, capsys)[0] == 0
+    recorded = json.loads((out / "log.tsv.json").read_text())
+    assert recorded["inference"] == "bf16_channels_last"
+    status, err = run(certify(fake_fashion_mnist, checkpoint, out), capsys)  # fp32 now
+    assert status == 2 and "inference" in err
+    status, err = run([*argv[:-2], "--inference", "fp16"], capsys)
+    assert status == 2 and "invalid choice: 'fp16'" in err
