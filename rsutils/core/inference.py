@@ -59,6 +59,7 @@ class InferenceModel(nn.Module):
         self.train(model.training)  # the wrapper and the copy in the caller's mode
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The wrapped model's output on ``x`` in this mode (floating outputs as float32)."""
         if self.channels_last and x.dim() == 4:
             x = x.contiguous(memory_format=torch.channels_last)
         if not self.bf16:
