@@ -53,6 +53,7 @@ from rsutils.ddrs.data_dependent import DataDependentSmooth
 from rsutils.ddrs.memory import CertificateMemory
 from rsutils.ddrs.sigma_ascent import SigmaAscent
 from rsutils.geometry.norms import NORM_ORDERS
+from rsutils.logs.distributed import distributed_rank, run_sharded
 from rsutils.logs.runner import certify_dataset, certify_dataset_ds, predict_dataset, select_indices
 from rsutils.training.data import load_dataset
 from rsutils.training.models import ARCHITECTURES, build_model, load_checkpoint, save_checkpoint
@@ -89,7 +90,13 @@ def _common(parser: argparse.ArgumentParser) -> None:
         "--skip", type=positive_int, default=1, help="use every skip-th input of the split"
     )
     parser.add_argument(
-        "--max", type=int, default=-1, help="stop before this index (-1: the whole split)"
+        "--max",
+        "--stop",
+        dest="max",
+        type=int,
+        default=-1,
+        help="stop before this index (-1: the whole split); under torchrun write --stop, "
+        "since torchrun reads --max as its own --max-restarts",
     )
     parser.add_argument("--split", choices=("train", "test"), default="test", help="data split")
     parser.add_argument(
@@ -200,9 +207,17 @@ def _noise(args: argparse.Namespace) -> NoiseFamily:
     return noise
 
 
+def _device(args: argparse.Namespace) -> torch.device:
+    """The command's device; under torchrun, a CUDA device means this rank's own GPU."""
+    device, where = pick_device(args.device), distributed_rank()
+    if where is not None and device.type == "cuda" and device.index is None:
+        device = torch.device("cuda", where[2])
+    return device
+
+
 def _setup(args: argparse.Namespace):
     model, info = load_checkpoint(
-        args.base_classifier, dataset=args.dataset, map_location=pick_device(args.device)
+        args.base_classifier, dataset=args.dataset, map_location=_device(args)
     )
     if info["dataset"] != args.dataset:
         raise ValueError(
@@ -232,7 +247,7 @@ def _smooth(args: argparse.Namespace, model, num_classes: int) -> Smooth | Gener
         raise ValueError("--generator makes mu and sigma itself; drop --sigma-map/--mu-map")
     if getattr(args, "ascent_steps", None) is not None:
         raise ValueError("--generator and --ascent-steps both choose the noise; pick one")
-    generator = load_generator(args.generator, map_location=pick_device(args.device))
+    generator = load_generator(args.generator, map_location=_device(args))
     return GeneratedSmooth(model, num_classes, noise, generator, norm=norm, inference=inference)
 
 
@@ -261,11 +276,19 @@ def _run_log(args: argparse.Namespace) -> None:
     data, smooth, indices, config = _setup(args)
     options = {"config": config, "progress": not args.quiet}
     if args.command == "certify" and args.ascent_steps is not None:
+        if distributed_rank() is not None:
+            raise ValueError(
+                "data-dependent certification answers through one certificate memory, in "
+                "input order; run it in a single process (without torchrun)"
+            )
         _certify_ds(args, data, smooth, indices, settings, options)
-    elif args.command == "certify":
-        certify_dataset(smooth, data, indices, args.outfile, settings, **options)
-    else:
-        predict_dataset(smooth, data, indices, args.outfile, settings, **options)
+        return
+    runner = certify_dataset if args.command == "certify" else predict_dataset
+
+    def run(share: list[int], path: Path) -> None:
+        runner(smooth, data, share, path, settings, **options)
+
+    run_sharded(run, args.outfile, indices, smooth.device)
 
 
 def _certify_ds(args, data, smooth: Smooth, indices, settings, options) -> None:
