@@ -152,4 +152,5 @@ class Chapter:
             P.certify_settings(self.seed, secondary=secondary),
             device=P.device,
             progress=self.progress,
+            inference=P.inference,
         )

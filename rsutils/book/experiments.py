@@ -145,6 +145,7 @@ class Experiments:
     device: str = "auto"
     progress: bool = True
     cached_only: bool = False
+    inference: str = "fp32"  # the base model's mode (rsutils.core.inference), but for DS
 
     def at(self, **changes: int | float) -> Experiments:
         """The same images with some settings changed (e.g. ``n=1000``)."""
@@ -172,7 +173,8 @@ class Experiments:
         path = self._log_path(folder, config, noise_key, "certify")
         if self.cached_only:
             return self._read_cached(path)
-        smooth = Smooth(self.model(config), self.data.num_classes, noise, norm=norm)
+        model, classes = self.model(config), self.data.num_classes
+        smooth = Smooth(model, classes, noise, norm=norm, inference=self.inference)
         return certify_dataset(
             smooth, self.data, self.indices, path, self.settings, **self._run(config)
         )
@@ -186,14 +188,20 @@ class Experiments:
         """
         npg = config_key(config.as_dict())
         key = {"model": npg, "dataset": self.data.name, "split": self.data.split}
-        key |= {"indices": list(self.indices), "without_mu": without_mu}
+        key |= {"indices": list(self.indices), "without_mu": without_mu, **self._mode()}
         path = cached_path("certify-npg", {**key, **self.settings.identity("certify")}, ".tsv")
         if self.cached_only:
             return self._read_cached(path)
         model, generator = trained_npg(config, device=self.device, progress=self.progress)
         if without_mu:
             generator = WithoutOffset(generator)
-        smooth = GeneratedSmooth(model, self.data.num_classes, Gaussian(config.scale), generator)
+        smooth = GeneratedSmooth(
+            model,
+            self.data.num_classes,
+            Gaussian(config.scale),
+            generator,
+            inference=self.inference,
+        )
         run = {"config": {"npg": npg, "without_mu": without_mu}, "progress": self.progress}
         return certify_dataset(smooth, self.data, self.indices, path, self.settings, **run)
 
@@ -227,7 +235,7 @@ class Experiments:
         path = self._log_path("predict", config, noise_key, "predict")
         if self.cached_only:
             return self._read_cached(path)
-        smooth = Smooth(self.model(config), self.data.num_classes, noise)
+        smooth = Smooth(self.model(config), self.data.num_classes, noise, inference=self.inference)
         return predict_dataset(
             smooth, self.data, self.indices, path, self.settings, **self._run(config)
         )
@@ -310,8 +318,14 @@ class Experiments:
             "indices": list(self.indices),
             **noise_key,
             **self.settings.identity(algorithm),
+            **(self._mode() if folder != "certify-ds" else {}),
         }
         return cached_path(folder, key, ".tsv")
+
+    def _mode(self) -> dict[str, str]:
+        """The inference mode in a cache key, only when it is not fp32 (whose keys are
+        those the cache always had)."""
+        return {} if self.inference == "fp32" else {"inference": self.inference}
 
     def _read_cached(self, path: Path) -> pd.DataFrame:
         """The complete log at ``path`` (this run's indices), or :class:`NotCachedError`."""

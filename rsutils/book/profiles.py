@@ -83,6 +83,11 @@ class Profile:
     audit_steps: int  # projected-gradient steps of the attack
     audit_draws: int  # noise draws per attack step
     device: str = "auto"
+    # The base model's numerical mode when certifying and predicting (rsutils.core.
+    # inference); a mode other than fp32 is a different base classifier with its own
+    # cached logs. Sigma ascent (chapters 02, 03) and the soundness audit (chapter 06)
+    # run their model in fp32 whatever this says.
+    inference: str = "fp32"
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)

@@ -1,6 +1,7 @@
 """The cached experiments the notebooks use: computed once, then read from the cache."""
 
 import json
+from dataclasses import replace
 
 import pytest
 import torch
@@ -139,3 +140,23 @@ def test_cached_experiments_read_what_was_run_and_compute_nothing(experiments, m
     path.write_text("".join(lines[:-1]))
     with pytest.raises(NotCachedError, match="1 of 3"):
         cached.certify(CONFIG, Gaussian(0.25))
+
+
+def test_a_faster_mode_has_its_own_logs_and_fp32_keeps_its_keys(experiments) -> None:
+    fp32 = experiments.certify(CONFIG, Gaussian(0.25))
+    fast = replace(experiments, inference="bf16_channels_last")
+    key = {"noise": "gaussian", "scale": 0.25}
+    assert fast._log_path("certify", CONFIG, key, "certify") != experiments._log_path(
+        "certify", CONFIG, key, "certify"
+    )
+    log = fast.certify(CONFIG, Gaussian(0.25))
+    assert list(log["idx"]) == list(fp32["idx"])
+    path = fast._log_path("certify", CONFIG, key, "certify")
+    assert json.loads(path.with_name(path.name + ".json").read_text())["inference"] == (
+        "bf16_channels_last"
+    )
+    assert "inference" not in json.loads(
+        experiments._log_path("certify", CONFIG, key, "certify")
+        .with_suffix(".tsv.json")
+        .read_text()
+    )
