@@ -1,10 +1,12 @@
 """Execute every notebook of notebooks/ with papermill, in order, into book/_executed/.
 
-    python book/run_notebooks.py --profile smoke [--only 01] [--reference DIR]
+    python book/run_notebooks.py --profile smoke [--only 01] [--reference DIR] [--quiet]
 
 Each Jupytext source ``notebooks/NN_slug.py`` becomes ``book/_executed/NN_slug.ipynb``
 with ``profile``, ``progress=False`` and ``reference_root`` injected, each only into the
-notebooks whose ``parameters`` cell declares it.
+notebooks whose ``parameters`` cell declares it. While a chapter runs, a progress bar
+shows its name, the cell being run, and the elapsed and remaining time (``--quiet``
+turns it off).
 Each executed notebook's metadata also records the environment it ran in (device,
 torch's thread count, torch version), and papermill's injected-parameters cell is
 tagged ``remove-cell``: it holds this machine's paths, and the run-at table of every
@@ -39,7 +41,13 @@ def declared_parameters(notebook: nbformat.NotebookNode) -> set[str]:
     raise ValueError("the notebook has no cell tagged 'parameters'")
 
 
-def execute(source: Path, profile: str, reference: str | None) -> float:
+def progress_bar(name: str, profile: str, stream=sys.stderr) -> dict[str, object]:
+    """papermill's per-cell progress bar for one chapter: its name, the cell being run,
+    elapsed and remaining time (tqdm's estimate), redrawn at most every 10 s into a log."""
+    return {"desc": f"[{profile}] {name}", "mininterval": 0.5 if stream.isatty() else 10}
+
+
+def execute(source: Path, profile: str, reference: str | None, progress: bool = True) -> float:
     """Run one notebook; returns its wall time in seconds."""
     target = EXECUTED / f"{source.stem}.ipynb"
     notebook = jupytext.read(source)
@@ -52,7 +60,7 @@ def execute(source: Path, profile: str, reference: str | None) -> float:
         parameters={name: value for name, value in offered.items() if name in declared},
         kernel_name="python3",
         cwd=str(EXECUTED),
-        progress_bar=False,
+        progress_bar=progress_bar(source.stem, profile) if progress else False,
         log_output=False,
     )
     seconds = time.perf_counter() - start
@@ -117,6 +125,7 @@ def main() -> int:
     parser.add_argument("--profile", default="cpu")
     parser.add_argument("--only", default=None, help="run only notebooks starting with this")
     parser.add_argument("--reference", default=None, help="folder holding cohen2019/")
+    parser.add_argument("--quiet", action="store_true", help="no per-cell progress bar")
     args = parser.parse_args()
     EXECUTED.mkdir(parents=True, exist_ok=True)
     sources = sorted(SOURCES.glob("[0-9][0-9]_*.py"))
@@ -127,7 +136,7 @@ def main() -> int:
         if args.only and not source.name.startswith(args.only):
             continue
         print(f"[{args.profile}] {source.name} ...", flush=True)
-        seconds = execute(source, args.profile, args.reference)
+        seconds = execute(source, args.profile, args.reference, progress=not args.quiet)
         print(f"[{args.profile}] {source.name} done in {seconds:.0f} s", flush=True)
     write_status()
     return 0
