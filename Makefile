@@ -10,7 +10,7 @@ export RSUTILS_REFERENCE ?= $(REFERENCE)
 
 SOURCES := pyproject.toml constraints.txt $(shell find rsutils -type f -not -path '*/__pycache__/*')
 
-.PHONY: setup data notebooks html book test lint unit alltests smoke-notebooks nbval browser lab bench clean
+.PHONY: setup data notebooks html book test lint unit alltests smoke-notebooks nbval browser lab bench gpu-check clean
 
 setup: $(VENV)/.installed
 
@@ -70,6 +70,11 @@ lab: setup
 
 bench: setup
 	$(BIN)/python -m rsutils bench --batch 1000
+
+# The device check (a few minutes): every inference mode on the CPU and on each CUDA GPU,
+# seconds per certificate, GPU against CPU; without CUDA it says what it skipped.
+gpu-check: setup
+	$(BIN)/python -m rsutils device-check
 
 clean:
 	rm -rf _build book/_executed

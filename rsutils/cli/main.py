@@ -392,6 +392,12 @@ def _bench(args: argparse.Namespace) -> None:
         )
 
 
+def _device_check(args: argparse.Namespace) -> None:
+    from rsutils.cli.device_check import device_check
+
+    device_check()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m rsutils", description=__doc__, formatter_class=HelpFormatter
@@ -405,6 +411,12 @@ def build_parser() -> argparse.ArgumentParser:
     predict.set_defaults(run=_run_log)
     _train_parser(commands)
     _bench_parser(commands)
+    check = commands.add_parser(
+        "device-check",
+        help="throughput and seconds per certificate in every inference mode, CPU and GPUs",
+        formatter_class=HelpFormatter,
+    )
+    check.set_defaults(run=_device_check)
     return parser
 
 

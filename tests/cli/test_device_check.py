@@ -1,0 +1,23 @@
+"""The device check runs its CPU part anywhere and says what it skipped without CUDA."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from rsutils.cli import device_check as check
+
+
+@pytest.mark.slow  # timed rounds in four modes
+def test_the_cpu_part_runs_and_the_gpu_part_is_named_when_skipped(monkeypatch) -> None:
+    monkeypatch.setattr(check, "MODELS", {"small CNN": check.MODELS["small CNN"]})
+    lines: list[str] = []
+    skipped = check.device_check(lines.append)
+    text = "\n".join(lines)
+    for mode in ("fp32", "channels_last", "bf16", "bf16_channels_last"):
+        assert f"small CNN   batch    200  {mode}" in text
+        assert f"small CNN n = 10,000, {mode}" in text
+    if torch.cuda.is_available():
+        assert skipped == [] and "certificates equal on cuda" in text
+    else:
+        assert skipped and "no CUDA GPU here: skipped GPU throughput" in text
