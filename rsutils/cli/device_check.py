@@ -31,7 +31,7 @@ from rsutils.training.models import build_model
 
 __all__ = ["MODELS", "device_check"]
 
-#: The networks timed: name -> (architecture, dataset, input shape).
+#: The networks timed, each name with its architecture, dataset and input shape.
 MODELS = {
     "small CNN": ("small_cnn", "fashion-mnist", (1, 28, 28)),
     "ResNet-110": ("cifar_resnet110", "cifar10", (3, 32, 32)),
