@@ -50,33 +50,35 @@ def _rows(path: Path) -> tuple[str, dict[int, str]]:
 
 
 def merge_shards(outfile: str | os.PathLike[str], world: int, indices: Sequence[int]) -> None:
-    """Write ``outfile`` from its existing rows and the ``world`` shards, in ``indices``
-    order, then remove the shards. Refuses shards of other settings or missing inputs."""
+    """Append the ``world`` shards' rows to ``outfile`` in ``indices`` order (after the
+    rows it already holds, kept as they are, as one process would append them), then
+    remove the shards. Refuses shards of other settings, or inputs found nowhere."""
     outfile = Path(outfile)
-    candidates = [outfile, *(shard_path(outfile, r, world) for r in range(world))]
-    sources = [p for p in candidates if p.exists()]
+    shards = [p for r in range(world) if (p := shard_path(outfile, r, world)).exists()]
+    sources = ([outfile] if outfile.exists() else []) + shards
     sidecars = [json.loads(p.with_name(p.name + ".json").read_text()) for p in sources]
     settings = [{k: v for k, v in s.items() if k != ENVIRONMENTS} for s in sidecars]
     if any(s != settings[0] for s in settings):
         raise ValueError(f"the shards of {outfile} were written with different settings")
-    header, rows = None, {}
-    for path in sources:
-        header, found = _rows(path)
-        rows |= found
-    missing = [i for i in indices if i not in rows]
-    if missing:
+    header, kept = _rows(outfile) if outfile.exists() else (None, {})
+    new: dict[int, str] = {}
+    for shard in shards:
+        header, found = _rows(shard)
+        new |= found
+    missing = [i for i in indices if i not in kept and i not in new]
+    if missing or header is None:
         raise ValueError(f"{len(missing)} inputs of {outfile} are in no shard, e.g. {missing[:5]}")
     environments: list[Any] = []
     for sidecar in sidecars:
         environments += [e for e in sidecar.get(ENVIRONMENTS, []) if e not in environments]
     merged = {**settings[0], ENVIRONMENTS: environments}
+    appended = [new[i] for i in indices if i not in kept]
     sidecar = outfile.with_name(outfile.name + ".json")
     atomic_write_bytes(sidecar, json.dumps(merged, indent=2).encode())
-    atomic_write_bytes(outfile, (header + "".join(rows[i] for i in indices)).encode())
-    for path in sources:
-        if path != outfile:
-            path.unlink()
-            path.with_name(path.name + ".json").unlink()
+    atomic_write_bytes(outfile, (header + "".join(kept.values()) + "".join(appended)).encode())
+    for shard in shards:
+        shard.unlink()
+        shard.with_name(shard.name + ".json").unlink()
 
 
 @contextmanager

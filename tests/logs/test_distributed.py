@@ -37,11 +37,11 @@ def test_shards_merge_in_input_order_and_are_removed(tmp_path) -> None:
 
 def test_rows_already_in_the_log_are_kept_and_the_rest_come_from_shards(tmp_path) -> None:
     out = tmp_path / "log.tsv"
-    write(out, [0, 20])  # a single-process run that stopped half-way
+    write(out, [0, 7, 20])  # a stopped run, with a row of another --skip (7)
     write(shard_path(out, 0, 2), [40])
     write(shard_path(out, 1, 2), [60])
     merge_shards(out, 2, [0, 20, 40, 60])
-    assert pd.read_csv(out, sep="\t")["idx"].tolist() == [0, 20, 40, 60]
+    assert pd.read_csv(out, sep="\t")["idx"].tolist() == [0, 7, 20, 40, 60]
 
 
 def test_shards_of_other_settings_or_missing_inputs_are_refused(tmp_path) -> None:
