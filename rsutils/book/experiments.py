@@ -170,7 +170,7 @@ class Experiments:
         ``region_radius`` (R) and ``alm``.
         """
         noise_key, folder = _noise_key(noise, norm)
-        path = self._log_path(folder, config, noise_key, "certify")
+        path = self._log_path(folder, config, {**noise_key, **self._mode()}, "certify")
         if self.cached_only:
             return self._read_cached(path)
         model, classes = self.model(config), self.data.num_classes
@@ -232,7 +232,7 @@ class Experiments:
     def predict(self, config: TrainConfig, noise: NoiseFamily) -> pd.DataFrame:
         """PREDICT with the model of ``config`` and ``noise``, with ``settings.n`` draws."""
         noise_key, _ = _noise_key(noise, None)
-        path = self._log_path("predict", config, noise_key, "predict")
+        path = self._log_path("predict", config, {**noise_key, **self._mode()}, "predict")
         if self.cached_only:
             return self._read_cached(path)
         smooth = Smooth(self.model(config), self.data.num_classes, noise, inference=self.inference)
@@ -318,7 +318,6 @@ class Experiments:
             "indices": list(self.indices),
             **noise_key,
             **self.settings.identity(algorithm),
-            **(self._mode() if folder != "certify-ds" else {}),
         }
         return cached_path(folder, key, ".tsv")
 

@@ -184,12 +184,17 @@ def reanalyse_predict_table(
     rows = cohen2019_published().query("table == 4 and quantity != 'seconds_per_prediction'")
     rows = rows.reset_index(drop=True).astype({"n": int})
     logs = {n: read_log(cohen2019_predict_log(n, root=root, download=download)) for n in rows["n"]}
-    measures = {
-        "predict_accuracy": lambda log: log["correct"].mean(),
-        "abstention_rate": lambda log: (log["predict"] == ABSTAIN).mean(),
-    }
-    rows["recomputed"] = [float(measures[r.quantity](logs[r.n])) for r in rows.itertuples()]
+    rows["recomputed"] = [_predict_measures(logs[r.n])[r.quantity] for r in rows.itertuples()]
     return rows
+
+
+def _predict_measures(log: pd.DataFrame) -> dict[str, float]:
+    """Table 4's quantities (``cohen2019_published`` names) recomputed from a log."""
+    return {
+        "predict_accuracy": float(log["correct"].mean()),
+        "abstention_rate": float((log["predict"] == ABSTAIN).mean()),
+        "seconds_per_prediction": float(log["time"].mean()),
+    }
 
 
 #: The radii of Tables 1 and 3 (Table 3 prints the first three).
@@ -229,7 +234,8 @@ def reanalyse_released_certify(
         row["ACR"] = average_certified_radius(log)
         row["largest radius"] = largest = float(log["radius"].max())
         row["ceiling"] = float(sigma) * float(norm.ppf(max_certifiable_pA(n, alpha)))
-        row["α it needs"] = min_alpha_for_radius(_rounded_down(largest) / float(sigma), n)
+        lowest = largest - float(_half_printed_unit(np.array([largest]))[0])
+        row["α it needs"] = min_alpha_for_radius(lowest / float(sigma), n)
         row["seconds per image"] = float(log["time"].mean())
         same = published.query("dataset == @dataset and sigma == @row['certified σ']").set_index(
             "radius"
@@ -241,12 +247,12 @@ def reanalyse_released_certify(
     return pd.DataFrame(rows).set_index(["dataset", "trained σ", "split", "certified σ"])
 
 
-def _rounded_down(value: float) -> float:
-    """The least value that prints as ``value`` with three significant digits (the
-    release writes radii with ``{:.3}``)."""
-    if value <= 0:
-        return value
-    return value - 0.5 * 10 ** (np.floor(np.log10(value)) - 2)
+def _half_printed_unit(values: np.ndarray) -> np.ndarray:
+    """Half a unit of the third significant digit of each value (0 for 0): the release
+    writes radii with ``{:.3}``, so a printed ``r`` stands for ``r ± this``."""
+    positive = values > 0
+    exponent = np.floor(np.log10(np.where(positive, values, 1.0))) - 2
+    return np.where(positive, 0.5 * 10**exponent, 0.0)
 
 
 def reanalyse_released_predict(
@@ -263,20 +269,20 @@ def reanalyse_released_predict(
     rows = []
     for n in COHEN2019_PREDICT_NS:
         log = read_log(cohen2019_predict_log(n, root=root, download=download))
-        mine = {
-            "accuracy": float(log["correct"].mean()),
-            "abstention rate": float((log["predict"] == ABSTAIN).mean()),
-            "seconds per prediction": float(log["time"].mean()),
-        }
         row: dict[str, float] = {"n": n, "images": len(log)}
-        for (name, value), quantity in zip(mine.items(), _TABLE4_QUANTITIES, strict=True):
+        for quantity, value in _predict_measures(log).items():
+            name = _TABLE4_NAMES[quantity]
             row[name] = value
             row[f"{name}, printed"] = printed[quantity].get(n, np.nan)
         rows.append(row)
     return pd.DataFrame(rows).set_index("n")
 
 
-_TABLE4_QUANTITIES = ("predict_accuracy", "abstention_rate", "seconds_per_prediction")
+_TABLE4_NAMES = {
+    "predict_accuracy": "accuracy",
+    "abstention_rate": "abstention rate",
+    "seconds_per_prediction": "seconds per prediction",
+}
 
 
 def recertify_released(
@@ -293,9 +299,7 @@ def recertify_released(
     """
     radius = log["radius"].to_numpy(dtype=float)
     answered = log["predict"].to_numpy() != ABSTAIN
-    half = np.where(
-        radius > 0, 0.5 * 10 ** (np.floor(np.log10(np.where(radius > 0, radius, 1))) - 2), 0
-    )
+    half = _half_printed_unit(radius)
     low_k = _first_count(radius - half, sigma, n, run_alpha)
     high_k = _first_count(radius + half, sigma, n, run_alpha) - 1
     out = log.copy()

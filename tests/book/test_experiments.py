@@ -146,12 +146,10 @@ def test_a_faster_mode_has_its_own_logs_and_fp32_keeps_its_keys(experiments) -> 
     fp32 = experiments.certify(CONFIG, Gaussian(0.25))
     fast = replace(experiments, inference="bf16_channels_last")
     key = {"noise": "gaussian", "scale": 0.25}
-    assert fast._log_path("certify", CONFIG, key, "certify") != experiments._log_path(
-        "certify", CONFIG, key, "certify"
-    )
+    path = fast._log_path("certify", CONFIG, {**key, **fast._mode()}, "certify")
+    assert path != experiments._log_path("certify", CONFIG, key, "certify")
     log = fast.certify(CONFIG, Gaussian(0.25))
     assert list(log["idx"]) == list(fp32["idx"])
-    path = fast._log_path("certify", CONFIG, key, "certify")
     assert json.loads(path.with_name(path.name + ".json").read_text())["inference"] == (
         "bf16_channels_last"
     )
