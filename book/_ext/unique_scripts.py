@@ -1,9 +1,10 @@
 """Include each page script once.
 
-sphinx-thebe (loaded by Jupyter Book) registers its inline configuration script at
-every ``env-before-read-docs``, which Jupyter Book's build fires twice, so each page
-declared ``const THEBE_JS_URL`` twice and the browser raised "Identifier
-'THEBE_JS_URL' has already been declared" on every page. This drops the repeats.
+sphinx-thebe (loaded by Jupyter Book) registers its inline configuration script from
+an event handler, and in this book's build every page ended up with that script twice:
+it declared ``const THEBE_JS_URL`` twice and the browser raised "Identifier
+'THEBE_JS_URL' has already been declared" on every page (tests/browser catches it).
+This drops repeated scripts, whatever added them.
 """
 
 from __future__ import annotations

@@ -30,6 +30,7 @@ from rsutils.core.confidence import (
     clopper_pearson_lower,
     max_certifiable_pA,
     min_alpha_for_radius,
+    min_samples_for_radius,
 )
 from rsutils.core.smooth import ABSTAIN
 from rsutils.logs.analysis import average_certified_radius, certified_accuracy, read_log
@@ -214,8 +215,9 @@ def reanalyse_released_certify(
     sigma, split and certified sigma: ``images`` (rows in the log), the approximate
     certified accuracy at each radius of the tables, ``ACR``, ``largest radius``
     against ``ceiling`` (``sigma·Φ⁻¹(alpha^(1/n))``, the most ``n`` draws can certify)
-    and ``α it needs`` (the smallest level at which ``n`` draws certify the largest
-    radius, taken as low as its three printed significant digits allow),
+    ``α it needs`` (the smallest level at which ``n`` draws certify the largest radius,
+    taken as low as its three printed significant digits allow) and ``draws it needs``
+    (the fewest draws that certify it at ``alpha``),
     ``seconds per image``, and ``printed``: the largest gap to the published row of
     the same model (trained and certified at one sigma on the test split; NaN where
     the tables print none).
@@ -236,6 +238,7 @@ def reanalyse_released_certify(
         row["ceiling"] = float(sigma) * float(norm.ppf(max_certifiable_pA(n, alpha)))
         lowest = largest - float(_half_printed_unit(np.array([largest]))[0])
         row["α it needs"] = min_alpha_for_radius(lowest / float(sigma), n)
+        row["draws it needs"] = min_samples_for_radius(lowest / float(sigma), alpha)
         row["seconds per image"] = float(log["time"].mean())
         same = published.query("dataset == @dataset and sigma == @row['certified σ']").set_index(
             "radius"

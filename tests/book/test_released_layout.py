@@ -72,6 +72,9 @@ def test_a_certificate_beyond_the_ceiling_reveals_the_level_it_was_run_at(tmp_pa
     assert (cifar["α it needs"] < 0.001).all() and (
         cifar["largest radius"] <= cifar["ceiling"]
     ).all()
+    # ... or, at 0.001, more draws than 100,000: ln(0.001) / ln Φ(3.905) ≈ 146,600.
+    assert (imagenet["draws it needs"] > 140_000).all()
+    assert (cifar["draws it needs"] <= 100_000).all()
 
 
 def test_the_gap_to_the_table_is_given_only_where_the_table_prints_the_model(tmp_path) -> None:
