@@ -31,6 +31,7 @@ from rsutils.cache import atomic_write_bytes, cached_path, config_key
 from rsutils.checks.probes import points_inside
 from rsutils.core.devices import pick_device
 from rsutils.core.environment import describe_environment
+from rsutils.core.inference import inference_model
 from rsutils.core.noise import Gaussian, NoiseFamily
 from rsutils.core.settings import CertifySettings
 from rsutils.core.smooth import ABSTAIN, Smooth
@@ -212,17 +213,25 @@ class Experiments:
 
         Audits the first ``limit`` correct certificates with a region
         (:func:`~rsutils.anisotropic.audit.audit_log`; ``freeze`` audits ``g_x``);
-        ``settings`` go to :func:`~rsutils.anisotropic.audit.audit_certificate`.
+        ``settings`` go to :func:`~rsutils.anisotropic.audit.audit_certificate`. The
+        audit attacks and counts with the base model in :attr:`inference`'s mode, the
+        classifier the certificates are about.
         """
         log = self.certify_generated(config)
         npg = config_key(config.as_dict())
         key = {"npg": npg, "indices": list(self.indices), **self.settings.identity("certify")}
-        key |= {"freeze": freeze, "limit": limit, **settings}
+        key |= {"freeze": freeze, "limit": limit, **settings, **self._mode()}
         path = cached_path("audit-npg", key, ".pt")
         if not path.exists():
             model, generator = trained_npg(config, device=self.device, progress=self.progress)
             records = audit_log(
-                model, generator, self.data.images, log, freeze=freeze, limit=limit, **settings
+                inference_model(model, self.inference),
+                generator,
+                self.data.images,
+                log,
+                freeze=freeze,
+                limit=limit,
+                **settings,
             )
             buffer = io.BytesIO()
             torch.save([record_to_dict(r) for r in records], buffer)

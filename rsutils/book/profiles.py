@@ -2,7 +2,10 @@
 
 ``smoke`` is for tests and CI (each notebook within a minute on two CPU cores),
 ``cpu`` is the default of ``make book`` (honest small scale, the whole book within an
-hour on two cores), ``paper`` is the papers' own scale for a GPU.
+hour on two cores), ``paper`` is the papers' own scale for a GPU. ``smoke`` and ``cpu``
+run the base model in bfloat16 with the NHWC layout (:mod:`rsutils.core.inference`;
+several times faster on CPUs with AMX or AVX512-BF16); ``paper`` in float32, as the
+papers did.
 
 A :class:`Profile` also hands out what chapters share, so that they cannot drift apart
 and miss each other's cached results: the base models (:meth:`Profile.base_models`),
@@ -83,10 +86,10 @@ class Profile:
     audit_steps: int  # projected-gradient steps of the attack
     audit_draws: int  # noise draws per attack step
     device: str = "auto"
-    # The base model's numerical mode when certifying and predicting (rsutils.core.
-    # inference); a mode other than fp32 is a different base classifier with its own
-    # cached logs. Sigma ascent (chapters 02, 03) and the soundness audit (chapter 06)
-    # run their model in fp32 whatever this says.
+    # The base model's numerical mode when certifying, predicting and auditing
+    # (rsutils.core.inference); a mode other than fp32 is a different base classifier
+    # with its own cached logs. Sigma ascent (chapters 02, 03) runs its model in fp32
+    # whatever this says.
     inference: str = "fp32"
 
     def as_dict(self) -> dict[str, object]:
@@ -193,6 +196,7 @@ PROFILES: dict[str, Profile] = {
         audit_n=100,
         audit_steps=3,
         audit_draws=4,
+        inference="bf16_channels_last",
     ),
     "cpu": Profile(
         name="cpu",
@@ -220,6 +224,7 @@ PROFILES: dict[str, Profile] = {
         audit_n=500,
         audit_steps=20,
         audit_draws=16,
+        inference="bf16_channels_last",
     ),
     "paper": Profile(
         name="paper",
