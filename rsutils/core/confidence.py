@@ -14,6 +14,7 @@ from scipy.stats import beta, binomtest, norm
 __all__ = [
     "check_alpha",
     "clopper_pearson_lower",
+    "clopper_pearson_upper",
     "max_certifiable_pA",
     "min_alpha_for_radius",
     "min_samples_for_radius",
@@ -38,6 +39,18 @@ def clopper_pearson_lower(successes: ArrayLike, trials: ArrayLike, alpha: float)
     with np.errstate(invalid="ignore"):
         bound = beta.ppf(alpha, k, n - k + 1)
     return np.where(k == 0, 0.0, bound)
+
+
+def clopper_pearson_upper(successes: ArrayLike, trials: ArrayLike, alpha: float) -> np.ndarray:
+    """One-sided ``(1 - alpha)`` Clopper–Pearson upper bound on a binomial proportion.
+
+    The ``1 - alpha`` quantile of ``Beta(k + 1, n - k)``, and 1 when ``k = n``: with
+    probability at least ``1 - alpha`` the true proportion is at most this. It is
+    :func:`clopper_pearson_lower` of the failures, reflected.
+    """
+    k = np.asarray(successes, dtype=float)
+    n = np.asarray(trials, dtype=float)
+    return 1.0 - clopper_pearson_lower(n - k, n, alpha)
 
 
 def top_two_pvalue(top_count: int, second_count: int) -> float:

@@ -21,6 +21,7 @@ from rsutils.core.noise import NoiseFamily
 __all__ = [
     "PHASES",
     "NoiseStream",
+    "PrefixCounter",
     "count_classes",
     "draw_seed",
     "image_generator",
@@ -153,33 +154,78 @@ def count_classes(
     there until the caller reads them. Non-finite logits in any batch are an error
     (checked on the device, read once at the end).
     """
-    device, dtype = x.device, x.dtype
-    counts = torch.zeros(num_classes, dtype=torch.long, device=device)
-    finite = torch.ones((), dtype=torch.bool, device=device)  # read once, at the end
-    ones = torch.ones(min(batch_size, num), dtype=torch.long, device=device)
-    stream = NoiseStream(noise, x.shape, num, generator, dtype)
-    batch_buffer = torch.empty((min(batch_size, num), *x.shape), dtype=dtype, device=device)
-    done = 0
-    with torch.inference_mode():
-        while done < num:
-            k = min(batch_size, num - done)
-            batch = stream.fill_(batch_buffer[:k]).add_(x)
-            try:
-                output = model(batch)
-            except RuntimeError as error:
-                raise RuntimeError(
-                    f"the base model failed on a batch of shape {tuple(batch.shape)}: {error}\n"
-                    "Pass one input without a batch dimension (e.g. an image of shape (C, H, W)); "
-                    "the noisy copies are stacked along a new first dimension."
-                ) from error
-            counts.scatter_add_(0, predicted_labels(output, k, num_classes), ones[:k])
-            if output.is_floating_point():
-                finite &= torch.isfinite(output).all()
-            done += k
-    if not bool(finite):
-        raise ValueError(
-            "the base model returned NaN or infinite outputs on noisy copies of the input, "
-            "so its counts mean nothing; check the model's weights "
-            "(all(p.isfinite().all() for p in model.parameters())) and its forward pass"
-        )
-    return counts
+    counter = PrefixCounter(
+        model,
+        x,
+        noise,
+        num,
+        num_classes=num_classes,
+        batch_size=batch_size,
+        generator=generator,
+    )
+    return counter.advance(num)
+
+
+class PrefixCounter:
+    """Class counts over growing prefixes of one stream of ``total`` noisy copies of ``x``.
+
+    :meth:`advance` draws up to a prefix length and returns the counts so far, so a
+    sequential procedure can look at 100, then 200, ... draws of the same stream; the
+    counts at ``total`` equal :func:`count_classes` with the same generator and
+    ``num = total`` (the stream is cut into the same blocks).
+    """
+
+    def __init__(
+        self,
+        model: nn.Module,
+        x: torch.Tensor,
+        noise: NoiseFamily,
+        total: int,
+        *,
+        num_classes: int,
+        batch_size: int,
+        generator: torch.Generator,
+    ) -> None:
+        device, dtype = x.device, x.dtype
+        self.model, self.x, self.total, self.drawn = model, x, total, 0
+        self.num_classes, self.batch_size = num_classes, batch_size
+        self.stream = NoiseStream(noise, x.shape, total, generator, dtype)
+        self.counts = torch.zeros(num_classes, dtype=torch.long, device=device)
+        self._ones = torch.ones(min(batch_size, total), dtype=torch.long, device=device)
+        self._buffer = torch.empty((min(batch_size, total), *x.shape), dtype=dtype, device=device)
+
+    def advance(self, to: int) -> torch.Tensor:
+        """The counts of the first ``to`` draws (``drawn <= to <= total``), on the device."""
+        if not self.drawn <= to <= self.total:
+            raise ValueError(
+                f"can only advance from {self.drawn} draws to at most {self.total}, got {to}"
+            )
+        finite = torch.ones((), dtype=torch.bool, device=self.x.device)  # read once, at the end
+        with torch.inference_mode():
+            while self.drawn < to:
+                k = min(self.batch_size, to - self.drawn)
+                batch = self.stream.fill_(self._buffer[:k]).add_(self.x)
+                output = _forward(self.model, batch)
+                labels = predicted_labels(output, k, self.num_classes)
+                self.counts.scatter_add_(0, labels, self._ones[:k])
+                if output.is_floating_point():
+                    finite &= torch.isfinite(output).all()
+                self.drawn += k
+        if not bool(finite):
+            raise ValueError(
+                "the base model returned NaN or infinite outputs on noisy copies of the input, "
+                "so its counts mean nothing; check the model's weights "
+                "(all(p.isfinite().all() for p in model.parameters())) and its forward pass"
+            )
+        return self.counts.clone()
+
+
+def _forward(model: nn.Module, batch: torch.Tensor) -> torch.Tensor:
+    try:
+        return model(batch)
+    except RuntimeError as error:
+        raise RuntimeError(
+            f"the base model failed on a batch of shape {tuple(batch.shape)}: {error}\n"
+            "Pass one input without a batch dimension (e.g. an image of shape (C, H, W)); "
+            "the noisy copies are stacked along a new first dimension."
+        ) from error

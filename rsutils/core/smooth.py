@@ -18,7 +18,7 @@ from rsutils.core.devices import model_device, model_dtype
 from rsutils.core.inference import check_inference_mode, inference_model
 from rsutils.core.noise import NoiseFamily
 from rsutils.core.radius import get_rule
-from rsutils.core.sampling import count_classes, draw_seed, image_generator
+from rsutils.core.sampling import PrefixCounter, count_classes, draw_seed, image_generator
 from rsutils.core.settings import check_count
 from rsutils.core.validation import DEFAULT_INPUT_RANGE, check_input, check_input_range, check_model
 
@@ -145,11 +145,32 @@ class Smooth:
         selection = self._counts(x, n0, batch_size, seed, index, "select")
         c_hat = int(np.argmax(selection))
         counts = self._counts(x, n, batch_size, seed, index, "estimate")
-        count = int(counts[c_hat])
+        return self.certificate(
+            int(counts[c_hat]), n, c_hat, n0=n0, alpha=alpha, seed=seed, index=index, dim=x.numel()
+        )
+
+    def certificate(
+        self,
+        count: int,
+        n: int,
+        selected: int,
+        *,
+        n0: int,
+        alpha: float,
+        seed: int,
+        index: int,
+        dim: int,
+    ) -> Certificate:
+        """CERTIFY's answer when ``count`` of ``n`` estimation draws fell in ``selected``.
+
+        The one-sided Clopper–Pearson bound at level ``alpha`` gives ``pA_lower``; below
+        1/2 the answer is :data:`ABSTAIN`, otherwise the class with the registry's
+        radius for an input of ``dim`` numbers. The other arguments are recorded.
+        """
         pA_lower = float(clopper_pearson_lower(count, n, alpha))
         common = {
             "pA_lower": pA_lower,
-            "selected": c_hat,
+            "selected": selected,
             "count": count,
             "n": n,
             "n0": n0,
@@ -160,9 +181,9 @@ class Smooth:
         }
         if pA_lower < 0.5:
             return Certificate(prediction=ABSTAIN, radius=0.0, **common)
-        where = {"norm": self.norm, "dim": x.numel()}
+        where = {"norm": self.norm, "dim": dim}
         return Certificate(
-            prediction=c_hat,
+            prediction=selected,
             radius=float(self.noise.radius(pA_lower, **where)),
             region_radius=float(self.noise.region_radius(pA_lower, **where)),
             alm=float(self.noise.alm(pA_lower, **where)),
@@ -213,6 +234,35 @@ class Smooth:
         """
         x = self._prepare(x)
         return self._counts(x, num, batch_size, seed, index, phase)
+
+    def prefix_counter(
+        self,
+        x: torch.Tensor,
+        total: int,
+        batch_size: int = 1000,
+        *,
+        seed: int,
+        index: int = 0,
+        phase: str = "estimate",
+    ) -> PrefixCounter:
+        """Counts over growing prefixes of the stream :meth:`sample_counts` draws.
+
+        The counts after ``advance(total)`` equal ``sample_counts(x, total, ...)``
+        with the same ``seed``, ``index`` and ``phase``; sequential procedures
+        (:mod:`rsutils.core.sequential`) look at them after fewer draws.
+        """
+        check_count("total", total)
+        check_count("batch_size", batch_size)
+        x = self._prepare(x)
+        return PrefixCounter(
+            self.model,
+            x,
+            self.noise,
+            total,
+            num_classes=self.num_classes,
+            batch_size=batch_size,
+            generator=image_generator(seed, index, phase, x.device),
+        )
 
     def _counts(
         self, x: torch.Tensor, num: int, batch_size: int, seed: int, index: int, phase: str

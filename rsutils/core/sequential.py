@@ -1,0 +1,243 @@
+"""Sequential CERTIFY for one question: is ``x`` certified at radius ``r``?
+
+CERTIFY spends the same ``n`` estimation draws on every input, though for most inputs
+the answer at a given radius is plain after a few dozen. :func:`decide` looks at the
+counts of one seeded stream after ``n_1 < n_2 < … < n_K`` draws (a
+:class:`LookSchedule`) and stops at the first look whose answer is settled:
+
+- *certified* when the one-sided Clopper–Pearson lower bound on ``pA`` at level
+  ``alpha_k`` certifies ``r`` (CERTIFY's rule at that look);
+- *not certified* when even the upper bound at level ``alpha_k`` cannot, or at the
+  last look.
+
+Guarantee (alpha spending): the levels sum to at most ``alpha``, so with probability at
+least ``1 - alpha`` no look's lower bound exceeds the true ``pA``, whatever the stopping
+rule (the union bound over looks). Hence if the answer is *certified*, then with
+probability at least ``1 - alpha`` over the noise the smoothed classifier predicts the
+selected class everywhere within ``r`` of ``x`` — the guarantee of CERTIFY
+(Cohen et al., Proposition 2) for the radius asked. Stopping early for *not certified*
+never makes a false certificate; it may only miss a true one.
+
+No valid test can be cheaper than a floor: with ``m`` draws all in class A, a level-
+``alpha`` test may only certify ``pA > p`` if ``p^m <= alpha``, so for Gaussian noise
+radius ``r`` needs at least :func:`~rsutils.core.confidence.min_samples_for_radius`
+draws, whichever procedure is used.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import torch
+
+from rsutils.core.confidence import check_alpha, clopper_pearson_lower, clopper_pearson_upper
+from rsutils.core.sampling import draw_seed
+from rsutils.core.settings import check_count
+from rsutils.core.smooth import ABSTAIN, Smooth
+
+__all__ = ["Decision", "LookSchedule", "certifies", "decide", "decide_radii"]
+
+
+@dataclass(frozen=True)
+class LookSchedule:
+    """Prefix lengths ``looks`` of one stream of draws, and the level spent at each.
+
+    ``looks`` increase strictly; ``alphas[k]`` is the level of the test at ``looks[k]``
+    and their sum, :attr:`alpha`, is the procedure's failure probability.
+    """
+
+    looks: tuple[int, ...]
+    alphas: tuple[float, ...]
+
+    def __post_init__(self) -> None:
+        if not self.looks or len(self.looks) != len(self.alphas):
+            raise ValueError(
+                f"need one level per look, got {len(self.looks)} looks and "
+                f"{len(self.alphas)} levels"
+            )
+        for look in self.looks:
+            check_count("a look", look)
+        if any(b <= a for a, b in zip(self.looks, self.looks[1:], strict=False)):
+            raise ValueError(f"looks must increase strictly, got {self.looks}")
+        if any(not a > 0 for a in self.alphas):
+            raise ValueError(f"every look's level must be positive, got {self.alphas}")
+        check_alpha(self.alpha)
+
+    @property
+    def alpha(self) -> float:
+        """The overall failure probability (the levels' sum)."""
+        return float(math.fsum(self.alphas))
+
+    @property
+    def n_max(self) -> int:
+        """The draws of the last look: the most the procedure ever spends."""
+        return self.looks[-1]
+
+    @classmethod
+    def geometric(
+        cls,
+        n_max: int,
+        alpha: float,
+        *,
+        first: int = 32,
+        growth: float = 2.0,
+        final_share: float = 0.5,
+    ) -> LookSchedule:
+        """Looks at ``first``, ``first·growth``, … below ``n_max``, and at ``n_max``.
+
+        The last look gets ``final_share`` of ``alpha``, so that an input that needs all
+        ``n_max`` draws loses little against CERTIFY at level ``alpha``; the earlier
+        looks share the rest equally. With one look it is CERTIFY at ``alpha``.
+        """
+        check_count("n_max", n_max)
+        check_count("first", first)
+        check_alpha(alpha)
+        if not growth > 1:
+            raise ValueError(f"growth must exceed 1, got {growth!r}")
+        if not 0 < final_share <= 1:
+            raise ValueError(f"final_share must lie in (0, 1], got {final_share!r}")
+        looks: list[int] = []
+        size = float(first)
+        while round(size) < n_max:
+            if not looks or round(size) > looks[-1]:
+                looks.append(round(size))
+            size *= growth
+        looks.append(n_max)
+        if len(looks) == 1:
+            return cls((n_max,), (alpha,))
+        early = alpha * (1 - final_share) / (len(looks) - 1)
+        return cls(tuple(looks), (early,) * (len(looks) - 1) + (alpha * final_share,))
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The answer of :func:`decide` for one input and one radius.
+
+    ``certified`` says whether ``selected`` is certified at ``radius``; ``count`` of
+    the ``draws`` estimation draws fell in it, and ``pA_lower``/``pA_upper`` are the
+    bounds at level ``alpha_spent`` of the stopping ``look`` (1-based). ``n0``
+    selection draws came first; ``seed`` and ``index`` reproduce the noise.
+    """
+
+    certified: bool
+    radius: float
+    selected: int
+    count: int
+    draws: int
+    look: int
+    pA_lower: float
+    pA_upper: float
+    n0: int
+    alpha: float
+    alpha_spent: float
+    seed: int
+    index: int
+
+    @property
+    def prediction(self) -> int:
+        """The certified class, or :data:`~rsutils.core.smooth.ABSTAIN` if not certified."""
+        return self.selected if self.certified else ABSTAIN
+
+    @property
+    def forward_passes(self) -> int:
+        """Noisy copies the base model classified: selection and estimation draws."""
+        return self.n0 + self.draws
+
+    def as_dict(self) -> dict[str, object]:
+        return {**asdict(self), "prediction": self.prediction}
+
+
+def certifies(smooth: Smooth, p: float, radius: float, dim: int) -> bool:
+    """Whether CERTIFY with ``pA_lower = p`` certifies ``radius`` for an input of ``dim``
+    numbers (it answers a class, and its radius is at least ``radius``)."""
+    if p < 0.5:
+        return False
+    return bool(smooth.noise.radius(p, norm=smooth.norm, dim=dim) >= radius)
+
+
+def decide(
+    smooth: Smooth,
+    x: torch.Tensor,
+    radius: float,
+    n0: int,
+    schedule: LookSchedule,
+    batch_size: int = 1000,
+    seed: int | None = None,
+    index: int = 0,
+) -> Decision:
+    """Is ``x`` certified at ``radius``? Sequential CERTIFY (see the module's text).
+
+    ``n0`` draws select the class as in CERTIFY (the same stream, so the class is
+    CERTIFY's); the estimation draws are prefixes of CERTIFY's stream of
+    ``schedule.n_max`` draws, so an input that reaches the last look has CERTIFY's count
+    at ``n = schedule.n_max``.
+
+    Guarantee: if ``certified``, then with probability at least ``1 - schedule.alpha``
+    the smoothed classifier predicts ``selected`` everywhere within ``radius`` of ``x``.
+    """
+    return decide_radii(smooth, x, [radius], n0, schedule, batch_size, seed, index)[0]
+
+
+def decide_radii(
+    smooth: Smooth,
+    x: torch.Tensor,
+    radii: Sequence[float],
+    n0: int,
+    schedule: LookSchedule,
+    batch_size: int = 1000,
+    seed: int | None = None,
+    index: int = 0,
+) -> list[Decision]:
+    """:func:`decide` at each of ``radii``, from one pass over the stream.
+
+    Each decision is the one :func:`decide` returns for that radius alone (the same
+    draws, the same looks), and its ``draws`` are what it alone would spend; the
+    stream is drawn once, up to the latest look any of them needs.
+    """
+    radii = [_check_radius(r) for r in radii]
+    check_count("n0", n0)
+    seed = draw_seed() if seed is None else seed
+    selection = smooth.sample_counts(x, n0, batch_size, seed=seed, index=index, phase="select")
+    selected = int(np.argmax(selection))
+    counter = smooth.prefix_counter(x, schedule.n_max, batch_size, seed=seed, index=index)
+    dim = x.numel()
+    last = len(schedule.looks)
+    decisions: dict[int, Decision] = {}
+    for look, (n, level) in enumerate(zip(schedule.looks, schedule.alphas, strict=True), 1):
+        count = int(counter.advance(n)[selected])
+        lower = float(clopper_pearson_lower(count, n, level))
+        upper = float(clopper_pearson_upper(count, n, level))
+        for position, radius in enumerate(radii):
+            if position in decisions:
+                continue
+            certified = certifies(smooth, lower, radius, dim)
+            if certified or look == last or not certifies(smooth, upper, radius, dim):
+                decisions[position] = Decision(
+                    certified=certified,
+                    radius=radius,
+                    selected=selected,
+                    count=count,
+                    draws=n,
+                    look=look,
+                    pA_lower=lower,
+                    pA_upper=upper,
+                    n0=n0,
+                    alpha=schedule.alpha,
+                    alpha_spent=level,
+                    seed=seed,
+                    index=index,
+                )
+        if len(decisions) == len(radii):
+            break
+    return [decisions[position] for position in range(len(radii))]
+
+
+def _check_radius(radius: object) -> float:
+    if isinstance(radius, bool) or not isinstance(radius, int | float | np.floating):
+        raise ValueError(f"a radius must be a number >= 0, got {radius!r}")
+    if not (math.isfinite(radius) and radius >= 0):
+        raise ValueError(f"a radius must be a finite number >= 0, got {radius!r}")
+    return float(radius)

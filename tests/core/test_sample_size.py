@@ -1,0 +1,75 @@
+"""Input-specific sample sizes (rsutils.core.sample_size): the plan and its guarantee."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from scipy.stats import norm
+
+import rsutils as rs
+from rsutils.checks.classifiers import LinearClassifier
+from rsutils.core.confidence import min_samples_for_radius
+from rsutils.core.sample_size import certify_planned, expected_radius, planned_draws
+
+SIGMA, ALPHA = 0.5, 0.001
+
+
+@pytest.fixture
+def smooth(line_2d) -> rs.Smooth:
+    return rs.Smooth(line_2d, 2, rs.Gaussian(SIGMA), input_range=None)
+
+
+def test_at_p_hat_one_the_plan_is_the_floor_of_the_ceiling_minus_the_loss(smooth) -> None:
+    """At p = 1 the radius of n draws is σΦ⁻¹(alpha^(1/n)), so the plan is the fewest
+    draws that certify the ceiling of n_max draws less the loss."""
+    n_max, loss = 10_000, 0.05
+    ceiling = SIGMA * norm.ppf(ALPHA ** (1 / n_max))
+    assert expected_radius(smooth, 1.0, n_max, ALPHA, 2) == pytest.approx(ceiling)
+    planned = planned_draws(smooth, 1.0, n_max, ALPHA, loss, 2)
+    assert planned == min_samples_for_radius((ceiling - loss) / SIGMA, ALPHA)
+
+
+@pytest.mark.parametrize("p_hat", [0.3, 0.62, 0.8, 0.97, 0.999, 1.0])
+@pytest.mark.parametrize("loss", [0.0, 0.02, 0.1])
+def test_the_plan_is_the_fewest_draws_within_the_loss(smooth, p_hat, loss) -> None:
+    n_max = 3000
+    planned = planned_draws(smooth, p_hat, n_max, ALPHA, loss, 2, min_draws=50)
+    target = expected_radius(smooth, p_hat, n_max, ALPHA, 2) - loss
+    assert 50 <= planned <= n_max
+    assert expected_radius(smooth, p_hat, planned, ALPHA, 2) >= target
+    if planned > 50:
+        assert expected_radius(smooth, p_hat, planned - 1, ALPHA, 2) < target
+
+
+def test_no_loss_is_certify_with_n_max(smooth, line_2d) -> None:
+    x = line_2d.point_at_distance(0.3)  # pA = Φ(0.6) = 0.73: every draw counts
+    planned = certify_planned(smooth, x, 50, 800, ALPHA, 0.0, batch_size=300, seed=4, index=9)
+    assert planned.prediction == 1 and planned.n == 800
+    assert planned == smooth.certify(x, 50, 800, ALPHA, batch_size=128, seed=4, index=9)
+
+
+def test_an_input_that_would_abstain_gets_the_fewest_draws(smooth) -> None:
+    assert planned_draws(smooth, 0.45, 10_000, ALPHA, 0.0, 2, min_draws=60) == 60
+
+
+@pytest.mark.parametrize("loss", [-0.1, math.nan])
+def test_a_bad_loss_is_refused(smooth, loss) -> None:
+    with pytest.raises(ValueError, match="radius_loss"):
+        planned_draws(smooth, 0.9, 100, ALPHA, loss, 2)
+
+
+@pytest.mark.slow
+def test_coverage_false_certificates_within_alpha_plus_three_standard_errors() -> None:
+    """pA = Φ(d/σ) = 0.9 at distance d from a linear boundary: a radius beyond d is false."""
+    alpha, runs, sigma = 0.05, 2000, 1.0
+    line = LinearClassifier(torch.tensor([3.0, -4.0]), b=0.5)
+    distance = sigma * float(norm.ppf(0.9))
+    x = line.point_at_distance(distance, side=1)
+    smooth = rs.Smooth(line, 2, rs.Gaussian(sigma), input_range=None)
+    false = 0
+    for i in range(runs):
+        cert = certify_planned(smooth, x, 50, 2000, alpha, 0.1, seed=12, index=i, min_draws=20)
+        false += cert.prediction == 1 and cert.radius > distance
+    assert false / runs <= alpha + 3 * math.sqrt(alpha * (1 - alpha) / runs)
