@@ -7,6 +7,8 @@ Everything a user needs is importable from here:
   ``ExponentialLinf``, ``PowerLawLinf`` (``NoiseFamily``, ``make_noise``, ``FAMILIES``);
   ``certified_radius``, ``clopper_pearson_lower``, ``max_certifiable_pA``; the base
   model's faster numerical modes ``INFERENCE_MODES`` (``Smooth(..., inference=...)``);
+  fewer draws: sequential decisions at a radius ``decide`` (``LookSchedule``,
+  ``Decision``) and CERTIFY with an input-specific number of draws ``certify_planned``;
 - data-dependent smoothing (Alfarra et al.): ``DataDependentSmooth``, ``SigmaAscent``,
   ``CertificateMemory`` (and their answers ``DataDependentAnswer``, ``MemoryAnswer``);
 - anisotropic smoothing (UCAN): ``Anisotropic``, ``spatial_pattern``,
@@ -17,7 +19,8 @@ Everything a user needs is importable from here:
   (``audit_certificate``) and the certificate memory for anisotropic regions
   (``AnisotropicMemory``);
 - datasets and logs: ``load_dataset``, ``Dataset``, ``certify_dataset``,
-  ``predict_dataset``, ``certify_dataset_ds``, ``read_log``, ``certified_accuracy``,
+  ``predict_dataset``, ``certify_dataset_ds``, ``decide_dataset``,
+  ``certify_planned_dataset``, ``read_log``, ``certified_accuracy``,
   ``certified_accuracy_lower_bound``, ``average_certified_radius``, ``accuracy_table``,
   ``acr_difference`` (``ACRDifference``), ``recertify``;
 - models: ``build_model``, ``load_checkpoint``, ``save_checkpoint``, ``TrainConfig``,
@@ -63,6 +66,8 @@ from rsutils.core.noise import (
     make_noise,
 )
 from rsutils.core.radius import certified_radius
+from rsutils.core.sample_size import certify_planned
+from rsutils.core.sequential import Decision, LookSchedule, decide
 from rsutils.core.settings import CertifySettings
 from rsutils.core.smooth import ABSTAIN, Certificate, Smooth
 from rsutils.ddrs.data_dependent import DataDependentAnswer, DataDependentSmooth
@@ -80,6 +85,7 @@ from rsutils.logs.analysis import (
     recertify,
 )
 from rsutils.logs.runner import certify_dataset, certify_dataset_ds, predict_dataset
+from rsutils.logs.sequential_runs import certify_planned_dataset, decide_dataset
 from rsutils.training.data import Dataset, load_dataset
 from rsutils.training.models import build_model, load_checkpoint, save_checkpoint
 from rsutils.training.train import TrainConfig, train_model
@@ -101,11 +107,13 @@ __all__ = [
     "DataDependentSmooth",
     "Dataset",
     "DatasetWiseGenerator",
+    "Decision",
     "ExponentialLinf",
     "FixedNoise",
     "Gaussian",
     "GeneratedSmooth",
     "Laplace",
+    "LookSchedule",
     "MemoryAnswer",
     "NPGConfig",
     "NoiseFamily",
@@ -127,7 +135,11 @@ __all__ = [
     "certified_region",
     "certify_dataset",
     "certify_dataset_ds",
+    "certify_planned",
+    "certify_planned_dataset",
     "clopper_pearson_lower",
+    "decide",
+    "decide_dataset",
     "load_checkpoint",
     "load_dataset",
     "load_generator",

@@ -26,7 +26,7 @@ from rsutils.core.sampling import draw_seed
 from rsutils.core.settings import check_count
 from rsutils.core.smooth import Certificate, Smooth
 
-__all__ = ["certify_planned", "expected_radius", "planned_draws"]
+__all__ = ["certify_planned", "check_radius_loss", "expected_radius", "planned_draws"]
 
 
 def expected_radius(smooth: Smooth, p: float, n: int, alpha: float, dim: int) -> float:
@@ -56,8 +56,7 @@ def planned_draws(
     """
     if not 0 <= p_hat <= 1:
         raise ValueError(f"p_hat must be a proportion in [0, 1], got {p_hat!r}")
-    if not radius_loss >= 0:
-        raise ValueError(f"radius_loss must be >= 0, got {radius_loss!r}")
+    check_radius_loss(radius_loss)
     check_count("n_max", n_max)
     check_count("min_draws", min_draws)
     low = min(min_draws, n_max)
@@ -72,6 +71,13 @@ def planned_draws(
         else:
             low = middle
     return high
+
+
+def check_radius_loss(radius_loss: float) -> float:
+    """``radius_loss`` as a float if it is a number >= 0, else a ``ValueError``."""
+    if isinstance(radius_loss, bool) or not radius_loss >= 0:
+        raise ValueError(f"radius_loss must be a number >= 0 (e.g. 0.05), got {radius_loss!r}")
+    return float(radius_loss)
 
 
 def certify_planned(

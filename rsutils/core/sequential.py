@@ -38,7 +38,7 @@ from rsutils.core.sampling import draw_seed
 from rsutils.core.settings import check_count
 from rsutils.core.smooth import ABSTAIN, Smooth
 
-__all__ = ["Decision", "LookSchedule", "certifies", "decide", "decide_radii"]
+__all__ = ["Decision", "LookSchedule", "certifies", "check_radius", "decide", "decide_radii"]
 
 
 @dataclass(frozen=True)
@@ -197,7 +197,7 @@ def decide_radii(
     draws, the same looks), and its ``draws`` are what it alone would spend; the
     stream is drawn once, up to the latest look any of them needs.
     """
-    radii = [_check_radius(r) for r in radii]
+    radii = [check_radius(r) for r in radii]
     check_count("n0", n0)
     seed = draw_seed() if seed is None else seed
     selection = smooth.sample_counts(x, n0, batch_size, seed=seed, index=index, phase="select")
@@ -235,7 +235,8 @@ def decide_radii(
     return [decisions[position] for position in range(len(radii))]
 
 
-def _check_radius(radius: object) -> float:
+def check_radius(radius: object) -> float:
+    """``radius`` as a float if it is a finite number >= 0, else a ``ValueError``."""
     if isinstance(radius, bool) or not isinstance(radius, int | float | np.floating):
         raise ValueError(f"a radius must be a number >= 0, got {radius!r}")
     if not (math.isfinite(radius) and radius >= 0):

@@ -99,15 +99,17 @@ def _run(
     row: Callable[[int], dict[str, Any]],
     desc: str,
     progress: bool,
+    read: Callable[[Path], pd.DataFrame] = read_log,
 ) -> pd.DataFrame:
-    """Append ``row(i)`` (timed) to the log ``open_log()`` for every index it lacks."""
+    """Append ``row(i)`` (timed) to the log ``open_log()`` for every index it lacks;
+    return the log as ``read`` reads it."""
     with open_log() as log:
         todo = [i for i in indices if i not in log.done]
         for i in tqdm(todo, disable=not progress, desc=f"{desc} {log.path.name}"):
             start = time.perf_counter()
             values = row(i)
             log.append({**values, "idx": i, "time": round(time.perf_counter() - start, 4)})
-        return read_log(log.path)
+        return read(log.path)
 
 
 def certify_dataset(

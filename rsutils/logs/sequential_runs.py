@@ -1,0 +1,176 @@
+"""Sequential and input-specific CERTIFY over a dataset, into resumable logs.
+
+:func:`decide_dataset` runs :func:`~rsutils.core.sequential.decide_radii` on every
+input: one row per input, with ``certified@r`` and ``draws@r`` for each radius ``r``
+asked (:func:`decisions_long` turns them into one row per input and radius).
+:func:`certify_planned_dataset` runs
+:func:`~rsutils.core.sample_size.certify_planned`; its log has CERTIFY's columns, with
+each input's own ``n``, so every analysis of CERTIFY logs applies to it. Both logs are
+:class:`~rsutils.logs.resumable.ResumableLog` files (killed runs resume where they
+stopped) and record the settings that determine their rows.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from functools import partial
+from typing import Any
+
+import pandas as pd
+
+from rsutils.core.environment import describe_environment
+from rsutils.core.sample_size import certify_planned, check_radius_loss
+from rsutils.core.sequential import LookSchedule, check_radius, decide_radii
+from rsutils.core.settings import CertifySettings, check_count
+from rsutils.core.smooth import Smooth
+from rsutils.logs.resumable import ResumableLog
+from rsutils.logs.runner import (
+    CERTIFY_COLUMNS,
+    _check_indices,
+    _data_settings,
+    _inference,
+    _noise_description,
+    _run,
+)
+from rsutils.training.data import Dataset
+
+__all__ = [
+    "certify_planned_dataset",
+    "decide_dataset",
+    "decision_columns",
+    "decisions_long",
+    "read_decisions",
+]
+
+
+def decision_columns(radii: Sequence[float]) -> list[str]:
+    """The columns of a :func:`decide_dataset` log for these radii."""
+    per_radius = [f"{what}@{r:g}" for r in radii for what in ("certified", "draws")]
+    return ["idx", "label", "selected", "time", "n0", *per_radius, "seed"]
+
+
+def decide_dataset(
+    smooth: Smooth,
+    data: Dataset,
+    indices: Iterable[int],
+    path: str | os.PathLike[str],
+    settings: CertifySettings,
+    schedule: LookSchedule,
+    radii: Sequence[float],
+    *,
+    config: Mapping[str, Any] | None = None,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """Sequential decisions at each of ``radii`` for each input (see the module's text).
+
+    ``settings`` give ``n0``, ``seed`` and ``batch_size``; ``schedule`` the looks and
+    levels (its ``n_max`` and ``alpha`` replace ``settings.n`` and ``settings.alpha``).
+    """
+    indices = _check_indices(indices, len(data))
+    radii = [check_radius(r) for r in radii]
+    check_count("n0", settings.n0)
+    if len({f"{r:g}" for r in radii}) != len(radii):
+        raise ValueError(f"the radii must differ (as printed with :g), got {radii}")
+    recorded = {
+        "noise": _noise_description(smooth),
+        "norm": smooth.norm,
+        **_inference(smooth),
+        **_data_settings(data),
+        "n0": settings.n0,
+        "seed": settings.seed,
+        "looks": list(schedule.looks),
+        "alphas": list(schedule.alphas),
+        "radii": radii,
+        **(config or {}),
+    }
+
+    def row(i: int) -> dict[str, Any]:
+        s = settings
+        decisions = decide_radii(
+            smooth, data.images[i], radii, s.n0, schedule, s.batch_size, s.seed, index=i
+        )
+        values: dict[str, Any] = {"label": int(data.labels[i]), "n0": s.n0, "seed": s.seed}
+        values["selected"] = decisions[0].selected if decisions else -1
+        for r, decision in zip(radii, decisions, strict=True):
+            values[f"certified@{r:g}"] = int(decision.certified)
+            values[f"draws@{r:g}"] = decision.draws
+        return values
+
+    environment = describe_environment(smooth.device)
+    columns = decision_columns(radii)
+    open_log = partial(ResumableLog, path, columns, recorded, environment=environment)
+    return _run(open_log, indices, row, "decide", progress, read=read_decisions)
+
+
+def read_decisions(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """A :func:`decide_dataset` log as a DataFrame (one row per input)."""
+    return pd.read_csv(path, sep="\t")
+
+
+def decisions_long(log: pd.DataFrame, radii: Sequence[float]) -> pd.DataFrame:
+    """One row per input and radius: ``idx``, ``radius``, ``certified``, ``correct``
+    (certified with the true label) and ``forward_passes`` (``n0`` + draws)."""
+    parts = []
+    for r in radii:
+        certified = log[f"certified@{r:g}"].astype(bool)
+        parts.append(
+            pd.DataFrame(
+                {
+                    "idx": log["idx"],
+                    "radius": float(r),
+                    "certified": certified,
+                    "correct": certified & (log["selected"] == log["label"]),
+                    "forward_passes": log["n0"] + log[f"draws@{r:g}"],
+                }
+            )
+        )
+    return pd.concat(parts, ignore_index=True)
+
+
+def certify_planned_dataset(
+    smooth: Smooth,
+    data: Dataset,
+    indices: Iterable[int],
+    path: str | os.PathLike[str],
+    settings: CertifySettings,
+    radius_loss: float,
+    *,
+    min_draws: int = 100,
+    config: Mapping[str, Any] | None = None,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """:func:`~rsutils.core.sample_size.certify_planned` on each input, with at most
+    ``settings.n`` draws; the log's ``n`` is each input's own number of draws."""
+    indices = _check_indices(indices, len(data))
+    check_radius_loss(radius_loss)
+    check_count("min_draws", min_draws)
+    recorded = {
+        "noise": _noise_description(smooth),
+        "norm": smooth.norm,
+        **_inference(smooth),
+        **_data_settings(data),
+        **settings.identity("certify"),
+        "radius_loss": float(radius_loss),
+        "min_draws": min_draws,
+        **(config or {}),
+    }
+
+    def row(i: int) -> dict[str, Any]:
+        s = settings
+        cert = certify_planned(
+            smooth, data.images[i], s.n0, s.n, s.alpha, radius_loss, s.batch_size, s.seed, i,
+            min_draws=min_draws,
+        )  # fmt: skip
+        label = int(data.labels[i])
+        return {
+            **cert.as_dict(),
+            "label": label,
+            "predict": cert.prediction,
+            "correct": int(cert.prediction == label),
+            "scale": smooth.noise.scale,
+        }
+
+    environment = describe_environment(smooth.device)
+    open_log = partial(ResumableLog, path, CERTIFY_COLUMNS, recorded, environment=environment)
+    return _run(open_log, indices, row, "certify (planned)", progress)
