@@ -14,6 +14,7 @@ device), so a chapter asks for a log with the model and the noise only.
 from __future__ import annotations
 
 import io
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ from rsutils.core.devices import pick_device
 from rsutils.core.environment import describe_environment
 from rsutils.core.inference import inference_model
 from rsutils.core.noise import Gaussian, NoiseFamily
+from rsutils.core.sequential import LookSchedule
 from rsutils.core.settings import CertifySettings
 from rsutils.core.smooth import ABSTAIN, Smooth
 from rsutils.ddrs.data_dependent import DataDependentSmooth
@@ -41,6 +43,7 @@ from rsutils.ddrs.sigma_ascent import SigmaAscent
 from rsutils.ddrs.sigma_store import SigmaStore
 from rsutils.logs.analysis import read_log
 from rsutils.logs.runner import certify_dataset, certify_dataset_ds, predict_dataset
+from rsutils.logs.sequential_runs import certify_planned_dataset, decide_dataset, read_decisions
 from rsutils.training.data import Dataset, load_dataset
 from rsutils.training.models import load_checkpoint, save_checkpoint
 from rsutils.training.train import TRAINING_THREADS, TrainConfig, train_model
@@ -249,6 +252,44 @@ class Experiments:
             smooth, self.data, self.indices, path, self.settings, **self._run(config)
         )
 
+    def decide(
+        self,
+        config: TrainConfig,
+        noise: NoiseFamily,
+        radii: Sequence[float],
+        schedule: LookSchedule,
+    ) -> pd.DataFrame:
+        """Sequential decisions at ``radii`` (:func:`~rsutils.logs.sequential_runs.
+        decide_dataset`) with the model of ``config`` and isotropic ``noise``, the
+        settings' ``n0`` and ``seed`` and ``schedule``'s looks and levels."""
+        noise_key, _ = _noise_key(noise, None)
+        extra = {"looks": list(schedule.looks), "alphas": list(schedule.alphas)}
+        extra |= {"radii": [float(r) for r in radii], **noise_key, **self._mode()}
+        path = self._log_path("decide", config, extra, "certify")
+        if self.cached_only:
+            return self._read_cached(path, read_decisions)
+        smooth = Smooth(self.model(config), self.data.num_classes, noise, inference=self.inference)
+        return decide_dataset(
+            smooth, self.data, self.indices, path, self.settings, schedule, radii,
+            **self._run(config),
+        )  # fmt: skip
+
+    def certify_planned(
+        self, config: TrainConfig, noise: NoiseFamily, radius_loss: float
+    ) -> pd.DataFrame:
+        """CERTIFY with an input-specific number of draws, at most the settings' ``n``
+        (:func:`~rsutils.logs.sequential_runs.certify_planned_dataset`)."""
+        noise_key, _ = _noise_key(noise, None)
+        extra = {**noise_key, "radius_loss": float(radius_loss), **self._mode()}
+        path = self._log_path("certify-planned", config, extra, "certify")
+        if self.cached_only:
+            return self._read_cached(path)
+        smooth = Smooth(self.model(config), self.data.num_classes, noise, inference=self.inference)
+        return certify_planned_dataset(
+            smooth, self.data, self.indices, path, self.settings, radius_loss,
+            **self._run(config),
+        )  # fmt: skip
+
     def certify_ds(self, config: TrainConfig, ascent: SigmaAscent) -> pd.DataFrame:
         """Data-dependent certification (sigma ascent, CERTIFY, memory).
 
@@ -335,11 +376,13 @@ class Experiments:
         those the cache always had)."""
         return {} if self.inference == "fp32" else {"inference": self.inference}
 
-    def _read_cached(self, path: Path) -> pd.DataFrame:
+    def _read_cached(
+        self, path: Path, read: Callable[[Path], pd.DataFrame] = read_log
+    ) -> pd.DataFrame:
         """The complete log at ``path`` (this run's indices), or :class:`NotCachedError`."""
         missing = set(self.indices)
         if path.exists():
-            log = read_log(path)
+            log = read(path)
             missing -= set(log["idx"])
             if not missing:
                 return log

@@ -19,6 +19,7 @@ from rsutils import (
 )
 from rsutils.book.experiments import Experiments, NotCachedError, trained_model
 from rsutils.cache import cache_dir, config_key
+from rsutils.core.sequential import LookSchedule
 
 CONFIG = TrainConfig(epochs=1, batch_size=32)
 
@@ -158,3 +159,17 @@ def test_a_faster_mode_has_its_own_logs_and_fp32_keeps_its_keys(experiments) -> 
         .with_suffix(".tsv.json")
         .read_text()
     )
+
+
+def test_the_fewer_draw_runs_are_cached_and_read_back(experiments, monkeypatch) -> None:
+    schedule = LookSchedule.geometric(200, 0.01, first=20)
+    decided = experiments.decide(CONFIG, Gaussian(0.25), [0.0, 0.2], schedule)
+    planned = experiments.certify_planned(CONFIG, Gaussian(0.25), 0.05)
+    assert list(decided["idx"]) == [0, 3, 7] and (planned["n"] <= 200).all()
+    monkeypatch.setattr("rsutils.book.experiments.decide_dataset", None)  # must not run again
+    monkeypatch.setattr("rsutils.book.experiments.certify_planned_dataset", None)
+    cached = experiments.cached()
+    assert cached.decide(CONFIG, Gaussian(0.25), [0.0, 0.2], schedule).equals(decided)
+    assert cached.certify_planned(CONFIG, Gaussian(0.25), 0.05).equals(planned)
+    with pytest.raises(NotCachedError):
+        cached.decide(CONFIG, Gaussian(0.25), [0.1], schedule)
