@@ -32,7 +32,7 @@ from rsutils.training.train import TrainConfig
 __all__ = ["STANDARD_ROWS", "Chapter", "environment_rows", "glue_all", "run_at_table"]
 
 #: The rows of a run-at table that a chapter may ask for by name.
-STANDARD_ROWS = ("n0", "n", "alpha", "images", "epochs")
+STANDARD_ROWS = ("n0", "n", "alpha", "images", "epochs", "inference")
 
 
 def environment_rows(device: torch.device) -> dict[str, object]:
@@ -53,6 +53,7 @@ def _standard_rows(profile: Profile) -> dict[str, dict[str, object]]:
         "alpha": {"alpha": profile.alpha},
         "images": {"test images certified": f"{profile.num_images} (every {profile.skip}th)"},
         "epochs": {"training epochs": profile.epochs},
+        "inference": {"base model's forward pass": profile.inference},
     }
 
 

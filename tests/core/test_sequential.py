@@ -10,7 +10,7 @@ import torch
 from scipy.stats import norm
 
 import rsutils as rs
-from rsutils.checks.classifiers import LinearClassifier
+from rsutils.checks.coverage import sequential_false_rate
 from rsutils.core.confidence import min_samples_for_radius
 from rsutils.core.sequential import LookSchedule, decide, decide_radii
 
@@ -98,30 +98,17 @@ def test_a_bad_radius_is_refused(radius) -> None:
         decide(smooth, torch.zeros(1, 2, 2), radius, 10, LookSchedule((10,), (0.01,)))
 
 
-def _false_certificate_rate(schedule: LookSchedule, runs: int) -> float:
-    """Decisions at just beyond the exact radius d of a linear classifier: every
-    certificate is false. pA = Φ(d/σ) = 0.9, so the answer is in doubt at every look."""
-    sigma = 1.0
-    line = LinearClassifier(torch.tensor([3.0, -4.0]), b=0.5)
-    distance = sigma * float(norm.ppf(0.9))
-    x = line.point_at_distance(distance, side=1)
-    smooth = rs.Smooth(line, 2, rs.Gaussian(sigma), input_range=None)
-    false = sum(
-        decide(smooth, x, distance + 1e-6, 50, schedule, seed=11, index=i).certified
-        for i in range(runs)
-    )
-    return false / runs
-
-
 @pytest.mark.slow
 def test_coverage_false_certificates_within_alpha_plus_three_standard_errors() -> None:
-    alpha, runs = 0.05, 2000
-    bound = alpha + 3 * math.sqrt(alpha * (1 - alpha) / runs)
-    schedule = LookSchedule.geometric(2000, alpha, first=25)
-    assert _false_certificate_rate(schedule, runs) <= bound
+    """pA = 0.9 at the exact radius d of a linear classifier; decisions just beyond d
+    are all false (rsutils.checks.coverage)."""
+    schedule = LookSchedule.geometric(2000, 0.05, first=25)
+    run = sequential_false_rate(schedule, 2000, seed=11)
+    assert run.bound == pytest.approx(0.05 + 3 * math.sqrt(0.05 * 0.95 / 2000))
+    assert run.holds
     # The check has power: testing every look at the full alpha (no spending) fails it.
-    naive = LookSchedule(schedule.looks, (alpha,) * len(schedule.looks))
-    assert _false_certificate_rate(naive, runs) > bound
+    naive = LookSchedule(schedule.looks, (0.05,) * len(schedule.looks))
+    assert sequential_false_rate(naive, 2000, seed=11).rate > run.bound
 
 
 def test_decisions_are_deterministic_for_a_seed(cnn) -> None:

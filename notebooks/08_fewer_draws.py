@@ -1,0 +1,348 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     notebook_metadata_filter: -jupytext.text_representation.jupytext_version,-jupytext.text_representation.format_version
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# (chapter-fewer-draws)=
+# # Fewer draws for the same guarantee
+#
+# CERTIFY {cite:p}`cohen2019certified` spends the same $n_0 + n$ forward passes on every
+# input. Most inputs do not need them: at a given radius the answer is often plain
+# after a few dozen draws, and a radius close to its final value after a few hundred.
+# This chapter measures two ways to stop earlier with the same failure probability
+# $\alpha$, on the book's base models and test images, against CERTIFY on the same
+# draws, and the faster forward pass the book's certificates run with.
+#
+# Gaussian CERTIFY certifies radius $r$ when its lower bound on $p_A$ reaches
+# $\Phi(r/\sigma)$. With $m$ draws, all in class A, a level-$\alpha$ test can only
+# reject $p_A \le \Phi(r/\sigma)$ if $\Phi(r/\sigma)^m \le \alpha$, so no procedure,
+# sequential or not, certifies $r$ with fewer than
+#
+# $$
+# m_{\min}(r) = \left\lceil \frac{\ln \alpha}{\ln \Phi(r/\sigma)} \right\rceil
+# $$ (eq-draw-floor)
+#
+# draws. This floor decides how much any method can save.
+
+# %%
+from dataclasses import replace
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+import rsutils as rs
+from rsutils.book import Chapter, glue_all, plot_curves
+from rsutils.book.fewer_draws import decision_floor, decision_table, mode_agreement, planned_summary
+from rsutils.book.profiles import BOOK_SIGMAS
+from rsutils.checks.coverage import planned_false_rate, sequential_false_rate
+from rsutils.logs.sequential_runs import decisions_long
+
+# %% tags=["parameters"]
+profile = "cpu"  # smoke | cpu | paper
+progress = True  # progress bars (papermill runs pass False)
+seed = 0
+
+# %% tags=["remove-input"]
+chapter = Chapter.open(profile, seed=seed, progress=progress)
+P, configs = chapter.profile, chapter.base_models
+RADIUS_LOSS = 0.05  # the planned draws' budget, in ℓ2 units of [0, 1] pixels
+R_OVER_SIGMA = (0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0)  # the decision task's radii
+COVERAGE_RUNS = 2000 if profile != "smoke" else 200
+schedule = rs.LookSchedule.geometric(P.n, P.alpha)
+chapter.run_at(
+    {
+        **chapter.base_model_rows(),
+        "decision radii": "r/σ = " + ", ".join(f"{r:g}" for r in R_OVER_SIGMA),
+        "planned draws' radius loss": RADIUS_LOSS,
+        "coverage runs": f"{COVERAGE_RUNS:,} per procedure",
+    }
+)
+
+# %% [markdown]
+# ## (a) The floor
+#
+# {eq}`eq-draw-floor` grows slowly up to $r \approx 2\sigma$ and steeply after: at
+# $\alpha = $ {glue:text}`alpha`, certifying $\sigma$ needs
+# {glue:text}`floor_1:,d` draws, $2\sigma$ {glue:text}`floor_2:,d` and $3\sigma$
+# {glue:text}`floor_3:,d`, against the $n = $ {glue:text}`n:,d` CERTIFY spends at every
+# radius ({numref}`fig-draw-floor`). An input whose radius is near the ceiling
+# $\sigma\Phi^{-1}(\alpha^{1/n})$ needs nearly all of them, whoever certifies it.
+
+# %% tags=["remove-cell"]
+glue_all(
+    alpha=P.alpha,
+    n=P.n,
+    **{f"floor_{k}": decision_floor(float(k), P.alpha) for k in (1, 2, 3)},
+)
+
+# %% tags=["hide-input"]
+grid = np.linspace(0, 3.5, 141)
+floor = {f"α = {a:g}": [decision_floor(r, a) for r in grid] for a in (0.01, P.alpha)}
+ax = plot_curves(floor, grid, xlabel="radius / σ", ylabel="fewest draws, any level-α test")
+ax.axhline(P.n, color="grey", linestyle=":", label=f"CERTIFY's n = {P.n:,}")
+ax.set_yscale("log")
+ax.legend()
+glue_all(fig_draw_floor=ax.figure)
+plt.close(ax.figure)
+
+# %% [markdown]
+# ```{glue:figure} fig_draw_floor
+# :name: fig-draw-floor
+#
+# The fewest draws with which a level-α test can certify a radius (all draws in class
+# A), {eq}`eq-draw-floor`; the dotted line is the book's CERTIFY.
+# ```
+#
+# ## (b) Is $x$ certified at radius $r$? Sequential CERTIFY
+#
+# {func}`~rsutils.core.sequential.decide` keeps CERTIFY's $n_0$ selection draws and
+# looks at the estimation draws after $n_1 < n_2 < \dots < n_K = n$ of them (prefixes of
+# CERTIFY's own stream). At look $k$ it computes the one-sided Clopper–Pearson bounds at
+# level $\alpha_k$; it stops *certified* when the lower bound certifies $r$, and *not
+# certified* when even the upper bound cannot. The levels sum to $\alpha$, so by the
+# union bound over looks the chance that any look's lower bound exceeds $p_A$ is at
+# most $\alpha$, whatever the stopping rule: a certificate from it holds with
+# probability at least $1-\alpha$, as CERTIFY's. The book's schedule doubles the looks
+# from {glue:text}`first_look` draws and keeps half of $\alpha$ for the last look, so an
+# input that needs every draw loses little against CERTIFY:
+
+# %%
+looks = range(1, len(schedule.looks) + 1)
+levels = [f"{a:.2e}" for a in schedule.alphas]
+pd.DataFrame({"draws": schedule.looks, "level α_k": levels}, index=looks).rename_axis("look").T
+
+# %% tags=["remove-cell"]
+glue_all(first_look=schedule.looks[0])
+
+# %% [markdown]
+# ### Coverage on a classifier whose answer is known
+#
+# A linear classifier at distance $d$ from its boundary has $p_A = \Phi(d/\sigma)$ and
+# exact radius $d$ ({class}`~rsutils.checks.classifiers.LinearClassifier`). With
+# $p_A = 0.9$, asking about a radius just beyond $d$ makes every *certified* false
+# ({mod}`rsutils.checks.coverage`). Over {glue:text}`coverage_runs:,d` runs at
+# $\alpha = 0.05$ the sequential procedure certified falsely in
+# {glue:text}`seq_rate:.2%` of them, within $\alpha$ plus three standard errors
+# ({glue:text}`seq_bound:.2%`). Testing every look at the full $\alpha$ instead, without
+# spending, certified falsely in {glue:text}`naive_rate:.2%`: the check sees the error
+# it is there to catch. The planned draws of section (c) stayed at
+# {glue:text}`planned_rate:.2%`.
+
+# %% tags=["nbval-check-output"]
+coverage_schedule = rs.LookSchedule.geometric(2000, 0.05, first=25)
+naive = rs.LookSchedule(coverage_schedule.looks, (0.05,) * len(coverage_schedule.looks))
+coverage = {
+    "sequential": sequential_false_rate(coverage_schedule, COVERAGE_RUNS, seed=seed),
+    "every look at full α": sequential_false_rate(naive, COVERAGE_RUNS, seed=seed),
+    "planned draws": planned_false_rate(2000, 0.05, 0.1, COVERAGE_RUNS, seed=seed),
+}
+pd.DataFrame(
+    {
+        name: {
+            "runs": c.runs,
+            "false": c.false,
+            "rate": c.rate,
+            "α + 3 s.e.": c.bound,
+            "holds": c.holds,
+        }
+        for name, c in coverage.items()
+    }
+).T
+
+# %% tags=["remove-cell"]
+assert coverage["sequential"].holds and coverage["planned draws"].holds
+glue_all(
+    coverage_runs=COVERAGE_RUNS,
+    seq_rate=coverage["sequential"].rate,
+    seq_bound=coverage["sequential"].bound,
+    naive_rate=coverage["every look at full α"].rate,
+    planned_rate=coverage["planned draws"].rate,
+)
+
+# %% [markdown]
+# ### On the book's models
+#
+# The base models of {ref}`chapter-tight-radius`, its test images and its CERTIFY logs
+# (same seed: each sequential run reads a prefix of the draws its CERTIFY read). One
+# pass per image answers every radius at once
+# ({func}`~rsutils.core.sequential.decide_radii`); each answer counts the forward
+# passes it alone would have spent.
+
+# %%
+standard = {s: chapter.main.certify(configs[s], rs.Gaussian(s)) for s in BOOK_SIGMAS}
+decisions = {}
+for s in BOOK_SIGMAS:
+    radii = [s * k for k in R_OVER_SIGMA]
+    log = chapter.main.decide(configs[s], rs.Gaussian(s), radii, schedule)
+    decisions[s] = decision_table(standard[s], decisions_long(log, radii), s, P.alpha)
+decided = pd.concat(decisions, names=["σ"]).reset_index().set_index(["σ", "r/σ"])
+decided.drop(columns="radius").round(2)
+
+# %% tags=["remove-cell"]
+upto2 = decided[decided.index.get_level_values("r/σ") <= 2]
+at3 = decided[decided.index.get_level_values("r/σ") == 3]
+glue_all(
+    decide_min_upto2=float(upto2["fewer by"].min()),
+    decide_max_upto2=float(upto2["fewer by"].max()),
+    decide_min_3=float(at3["fewer by"].min()),
+    decide_max_3=float(at3["fewer by"].max()),
+    decide_worst_gap=float(decided["gap (points)"].abs().max()),
+)
+
+# %% [markdown]
+# Up to $r = 2\sigma$ the sequential answers cost {glue:text}`decide_min_upto2:.1f` to
+# {glue:text}`decide_max_upto2:.1f` times fewer forward passes than CERTIFY; at
+# $3\sigma$ only {glue:text}`decide_min_3:.1f` to {glue:text}`decide_max_3:.1f` times,
+# because there the floor {eq}`eq-draw-floor` is most of $n$
+# ({numref}`fig-decision-passes`). Certified accuracy differs from CERTIFY's by at most
+# {glue:text}`decide_worst_gap:.1f` points at any $\sigma$ and radius: the images
+# decided differently are those whose bound lies near $\Phi(r/\sigma)$, where the last
+# look's level $\alpha/2$ and an early look's luck can tip the answer.
+
+# %% tags=["hide-input"]
+fig, ax = plt.subplots(figsize=(6.4, 4))
+for s in BOOK_SIGMAS:
+    rows = decided.loc[s]
+    ax.plot(rows.index, rows["sequential passes"], marker="o", label=f"sequential, σ = {s}")
+ax.plot(
+    R_OVER_SIGMA,
+    [P.n0 + decision_floor(r, P.alpha) for r in R_OVER_SIGMA],
+    "k--",
+    label="floor of one certificate",
+)
+ax.axhline(P.n0 + P.n, color="grey", linestyle=":", label="CERTIFY")
+ax.set(yscale="log", xlabel="radius / σ", ylabel="forward passes per image")
+ax.legend()
+glue_all(fig_decision_passes=fig)
+plt.close(fig)
+
+# %% [markdown]
+# ```{glue:figure} fig_decision_passes
+# :name: fig-decision-passes
+#
+# Mean forward passes per image to decide "certified at $r$?", against CERTIFY's
+# $n_0 + n$ and the floor of a single certificate ($n_0$ + {eq}`eq-draw-floor`).
+# ```
+#
+# ## (c) What radius do $n$ draws give? Planned draws
+#
+# {func}`~rsutils.core.sample_size.certify_planned`, after the input-specific sampling of
+# {cite:t}`chen2022input`, lets the $n_0$ selection draws also estimate $p_A$ and takes
+# the fewest estimation draws $n(x) \le n$ whose expected radius at that estimate is
+# within {glue:text}`radius_loss` of what $n$ draws would give. Those draws then certify
+# at the full $\alpha$; since $n(x)$ depends on the selection draws only, the
+# certificate is CERTIFY's at level $\alpha$ (the coverage check above).
+
+# %%
+planned = {
+    s: chapter.main.certify_planned(configs[s], rs.Gaussian(s), RADIUS_LOSS) for s in BOOK_SIGMAS
+}
+curve_radii = np.linspace(0, 4, 161)
+summary = pd.DataFrame(
+    {
+        s: planned_summary(standard[s], planned[s], curve_radii, sigma=s, radius_loss=RADIUS_LOSS)
+        for s in BOOK_SIGMAS
+    }
+).T.rename_axis("σ")
+summary.round(3)
+
+# %% tags=["remove-cell"]
+glue_all(
+    radius_loss=RADIUS_LOSS,
+    planned_min=float(summary["fewer by"].min()),
+    planned_max=float(summary["fewer by"].max()),
+    planned_gap=float(summary["largest gap (points)"].abs().max()),
+    planned_gap_below=float(summary["largest gap below the band (points)"].abs().max()),
+    acr_loss=float((summary["CERTIFY ACR"] - summary["planned ACR"]).max()),
+    ceiling_min=float(summary["images at the ceiling"].min()),
+    ceiling_max=float(summary["images at the ceiling"].max()),
+    ceiling_share_max=float(summary["their share of planned draws"].max()),
+)
+
+# %% [markdown]
+# The planned draws cost {glue:text}`planned_min:.1f` to {glue:text}`planned_max:.1f`
+# times fewer forward passes than CERTIFY, and lose at most
+# {glue:text}`acr_loss:.3f` of average certified radius. Where the draws still go:
+# {glue:text}`ceiling_min:.0%` to {glue:text}`ceiling_max:.0%` of the images had every
+# one of CERTIFY's draws in their class, so their radius is the ceiling, which grows
+# with $n$ by {eq}`eq-draw-floor`; they take up to {glue:text}`ceiling_share_max:.0%`
+# of the planned draws, and no valid procedure certifies their ceiling radius with
+# fewer. Their planned radius sits just below the ceiling, so the two curves part in a
+# band of width about the radius loss under it, where the largest gap,
+# {glue:text}`planned_gap:.0f` points, lies; below the band they differ by at most
+# {glue:text}`planned_gap_below:.1f` points ({numref}`fig-planned-curves`).
+
+# %% tags=["hide-input"]
+fig, axes = plt.subplots(1, len(BOOK_SIGMAS), figsize=(12, 3.6), sharey=True)
+for ax, s in zip(np.atleast_1d(axes), BOOK_SIGMAS, strict=True):
+    curves = {
+        "CERTIFY": rs.certified_accuracy(standard[s], curve_radii),
+        "planned": rs.certified_accuracy(planned[s], curve_radii),
+    }
+    plot_curves(curves, curve_radii, ax=ax, dashes={"planned": True})
+    ax.set_title(f"σ = {s}")
+glue_all(fig_planned_curves=fig)
+plt.close(fig)
+
+# %% [markdown]
+# ```{glue:figure} fig_planned_curves
+# :name: fig-planned-curves
+#
+# Certified accuracy of CERTIFY and of CERTIFY with planned draws, on the same images.
+# ```
+#
+# ## (d) A faster forward pass, and what it certifies
+#
+# Both procedures save draws; the base model's forward pass sets the cost of each. The
+# book's {glue:text}`profile` profile runs the base model in
+# {glue:text}`mode` ({mod}`rsutils.core.inference`). A lower precision is a different
+# base classifier, so every certificate in this book is exact for the model as run in
+# that mode, not for its float32 twin. How different they are, on
+# {glue:text}`n_secondary` test images at $n = $ {glue:text}`n_secondary_draws:,d`
+# ($\sigma = 0.25$):
+
+# %%
+fast_log = chapter.secondary.certify(configs[0.25], rs.Gaussian(0.25))
+fp32_log = replace(chapter.secondary, inference="fp32").certify(configs[0.25], rs.Gaussian(0.25))
+agreement = mode_agreement(fp32_log, fast_log)
+pd.Series(agreement).to_frame(f"fp32 vs {P.inference}").round(4)
+
+# %% tags=["remove-cell"]
+glue_all(
+    profile=P.name,
+    mode=P.inference,
+    n_secondary=len(fast_log),
+    n_secondary_draws=P.reduced_n,
+    same_answer=agreement["same answer"],
+    radius_diff=agreement["largest radius difference"],
+    mode_faster=agreement["faster by"],
+)
+
+# %% [markdown]
+# The two classifiers gave the same answer on {glue:text}`same_answer:.0%` of the
+# images, with radii at most {glue:text}`radius_diff:.3f` apart, and
+# {glue:text}`mode` certified {glue:text}`mode_faster:.1f` times as fast on this
+# machine. `python -m rsutils bench` times every mode's forward pass and the Monte Carlo
+# loop on a model of your own.
+#
+# ## What holds up
+#
+# - The sequential decision is as sound as CERTIFY (coverage within
+#   {glue:text}`seq_bound:.2%` at $\alpha = 0.05$) and, up to $2\sigma$, costs
+#   {glue:text}`decide_min_upto2:.1f` times fewer forward passes or better; near the
+#   ceiling the floor {eq}`eq-draw-floor` leaves little to save.
+# - Planned draws save {glue:text}`planned_min:.1f`–{glue:text}`planned_max:.1f` times
+#   at a radius loss of {glue:text}`radius_loss`; the images at the ceiling bound what any
+#   method can save on this data.
+# - The faster forward pass multiplies with both.

@@ -1,0 +1,114 @@
+"""The fewer-draws chapter's comparisons: each procedure beside CERTIFY on the same images.
+
+A CERTIFY log and a run of the other procedure share the seed and the images, and the
+other procedure's draws are prefixes of CERTIFY's stream, so the two differ only where
+they stop, not by independent noise.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from scipy.stats import norm
+
+from rsutils.core.confidence import max_certifiable_pA
+from rsutils.logs.analysis import average_certified_radius, certified_accuracy
+
+__all__ = ["decision_floor", "decision_table", "mode_agreement", "planned_summary"]
+
+
+def decision_floor(radius_over_sigma: float, alpha: float) -> int:
+    """Fewest draws with which any level-``alpha`` test certifies ``radius_over_sigma``·σ
+    for Gaussian noise: ``ceil(ln alpha / ln Φ(r/σ))`` (all draws in class A; at
+    ``r = 0``, ``pA > 1/2`` needs ``ceil(log2(1/alpha))``)."""
+    return math.ceil(math.log(alpha) / norm.logcdf(radius_over_sigma))
+
+
+def decision_table(
+    standard: pd.DataFrame, decisions: pd.DataFrame, sigma: float, alpha: float
+) -> pd.DataFrame:
+    """Per radius: certified accuracy of CERTIFY's log and of the sequential decisions
+    (:func:`~rsutils.logs.sequential_runs.decisions_long`), forward passes per image of
+    each, the ratio, and the ``floor`` of one certificate (``n0`` +
+    :func:`decision_floor`)."""
+    n0 = int(standard["n0"].iloc[0])
+    certify_passes = float((standard["n0"] + standard["n"]).mean())
+    rows = []
+    for radius, group in decisions.groupby("radius", sort=True):
+        passes = float(group["forward_passes"].mean())
+        certify_accuracy = float(certified_accuracy(standard, [radius])[0])
+        rows.append(
+            {
+                "radius": radius,
+                "r/σ": radius / sigma,
+                "CERTIFY acc.": certify_accuracy,
+                "sequential acc.": float(group["correct"].mean()),
+                "gap (points)": 100 * (float(group["correct"].mean()) - certify_accuracy),
+                "CERTIFY passes": certify_passes,
+                "sequential passes": passes,
+                "fewer by": certify_passes / passes,
+                "floor": n0 + decision_floor(radius / sigma, alpha),
+            }
+        )
+    return pd.DataFrame(rows).set_index("radius")
+
+
+def planned_summary(
+    standard: pd.DataFrame,
+    planned: pd.DataFrame,
+    radii: Sequence[float],
+    *,
+    sigma: float,
+    radius_loss: float,
+) -> dict[str, float]:
+    """CERTIFY against CERTIFY with planned draws on the same images (Gaussian noise of
+    ``sigma``, planned with ``radius_loss``): forward passes per image and their ratio,
+    ACR of each, the largest certified-accuracy gap over ``radii`` (points, planned
+    minus CERTIFY) and the largest below the band ``[ceiling - radius_loss, ceiling]``
+    (``ceiling = σΦ⁻¹(alpha^(1/n))``, CERTIFY's largest radius), and where the draws
+    go: the share of images whose CERTIFY count was all ``n`` draws (at the ceiling) and
+    the share of the planned draws they took."""
+    certify_passes = standard["n0"] + standard["n"]
+    planned_passes = planned["n0"] + planned["n"]
+    radii = np.asarray(radii, dtype=float)
+    gaps = certified_accuracy(planned, radii) - certified_accuracy(standard, radii)
+    n, alpha = int(standard["n"].iloc[0]), float(standard["alpha"].iloc[0])
+    ceiling = sigma * float(norm.ppf(max_certifiable_pA(n, alpha)))
+    below = gaps[radii < ceiling - radius_loss]
+    ceiling = (standard.set_index("idx")["count"] == standard.set_index("idx")["n"]).reindex(
+        planned["idx"]
+    )
+    at_ceiling = ceiling.to_numpy(dtype=bool)
+    return {
+        "CERTIFY passes": float(certify_passes.mean()),
+        "planned passes": float(planned_passes.mean()),
+        "fewer by": float(certify_passes.mean() / planned_passes.mean()),
+        "CERTIFY ACR": average_certified_radius(standard),
+        "planned ACR": average_certified_radius(planned),
+        "largest gap (points)": float(100 * gaps[np.argmax(np.abs(gaps))]),
+        "ceiling": ceiling,
+        "largest gap below the band (points)": float(100 * below[np.argmax(np.abs(below))]),
+        "images at the ceiling": float(at_ceiling.mean()),
+        "their share of planned draws": float(
+            planned_passes.to_numpy()[at_ceiling].sum() / planned_passes.sum()
+        ),
+    }
+
+
+def mode_agreement(reference: pd.DataFrame, fast: pd.DataFrame) -> dict[str, float]:
+    """Two CERTIFY logs of the same images in two inference modes: the share of
+    images with the same answer, the largest radius difference, accuracy at radius 0
+    and seconds per image of each, and the speed-up."""
+    a, b = reference.set_index("idx"), fast.set_index("idx").loc[reference["idx"]]
+    return {
+        "same answer": float((a["predict"] == b["predict"]).mean()),
+        "largest radius difference": float((a["radius"] - b["radius"]).abs().max()),
+        "accuracy (reference)": float(a["correct"].mean()),
+        "accuracy (fast)": float(b["correct"].mean()),
+        "seconds per image (reference)": float(a["time"].mean()),
+        "seconds per image (fast)": float(b["time"].mean()),
+        "faster by": float(a["time"].sum() / b["time"].sum()),
+    }
