@@ -3,8 +3,10 @@
 ``raw`` times the model alone on a fixed batch; ``sampling`` times
 :func:`rsutils.core.sampling.count_classes` (noise generation, adding it, the forward
 pass, argmax and counting) for the same number of inputs. Their ratio is the share of
-the time spent in the model: 1.0 means the bookkeeping is free. With an ``inference``
-mode (:mod:`rsutils.core.inference`) both run the model in that mode;
+the time spent in the model: 1.0 means the bookkeeping is free. ``noise`` times the
+noise alone (drawing it and adding it to the input), the part no loop can skip: if
+everything else were free the loop would reach :attr:`BenchResult.noise_bound`. With
+an ``inference`` mode (:mod:`rsutils.core.inference`) both run the model in that mode;
 :func:`benchmark_modes` times every mode in one run, against the fp32 forward.
 """
 
@@ -21,7 +23,7 @@ from torch import nn
 from rsutils.core.devices import model_device
 from rsutils.core.inference import INFERENCE_MODES, check_inference_mode, inference_model
 from rsutils.core.noise import NoiseFamily
-from rsutils.core.sampling import count_classes, image_generator
+from rsutils.core.sampling import NoiseStream, count_classes, image_generator
 
 __all__ = ["BenchResult", "benchmark", "benchmark_modes"]
 
@@ -37,6 +39,13 @@ class BenchResult:
     ratio: float  # median over rounds of sampling / raw, each round timing both
     ratio_range: tuple[float, float]  # smallest and largest per-round ratio (machine noise)
     inference: str = "fp32"
+    noise_per_second: float = float("nan")  # drawing and adding the noise alone
+
+    @property
+    def noise_bound(self) -> float:
+        """The ratio a loop whose only cost besides the model is the noise would reach:
+        ``1 / (1 + raw / noise)``."""
+        return 1.0 / (1.0 + self.raw_per_second / self.noise_per_second)
 
 
 def _elapsed(run: Callable[[], object], device: torch.device) -> float:
@@ -89,10 +98,18 @@ def benchmark(
             generator=generator,
         ).cpu()
 
-    raw()  # warm-up (allocator, kernels, lazy initialisation)
-    sampling()
-    rounds = np.array([(_elapsed(raw, device), _elapsed(sampling, device)) for _ in range(repeats)])
-    raw_time, sampling_time = np.median(rounds, axis=0)
+    def noise_only() -> None:
+        generator = image_generator(0, 0, "estimate", device)
+        stream = NoiseStream(noise, x.shape, total, generator, x.dtype)
+        buffer = torch.empty((batch_size, *input_shape), device=device)
+        for start in range(0, total, batch_size):
+            stream.fill_(buffer[: min(batch_size, total - start)]).add_(x)
+
+    timed = (raw, sampling, noise_only)
+    for run in timed:  # warm-up (allocator, kernels, lazy initialisation)
+        run()
+    rounds = np.array([[_elapsed(run, device) for run in timed] for _ in range(repeats)])
+    raw_time, sampling_time, noise_time = np.median(rounds, axis=0)
     ratios = rounds[:, 0] / rounds[:, 1]
     spread = (float(ratios.min()), float(ratios.max()))
     return BenchResult(
@@ -103,6 +120,7 @@ def benchmark(
         float(np.median(ratios)),
         spread,
         inference,
+        total / noise_time,
     )
 
 
