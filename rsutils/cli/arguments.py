@@ -48,4 +48,5 @@ def _checked(convert, accept, requirement: str):
 positive_int = _checked(int, lambda v: v >= 1, "an integer >= 1")
 non_negative_int = _checked(int, lambda v: v >= 0, "an integer >= 0")
 positive_float = _checked(float, lambda v: math.isfinite(v) and v > 0, "a finite number > 0")
+non_negative_float = _checked(float, lambda v: math.isfinite(v) and v >= 0, "a finite number >= 0")
 probability = _checked(float, lambda v: 0 < v < 1, "a number strictly between 0 and 1")

@@ -10,6 +10,13 @@ input's sigma comes from K steps of sigma ascent started at ``sigma``, and the a
 go through a certificate memory (``--memory``, by default ``<outfile>.memory.sqlite``)
 that keeps them consistent across runs and processes.
 
+``certify --radius-loss L`` gives each input its own number of estimation draws, at
+most ``--N``: as many as lose at most about L of radius by the selection draws' estimate
+of pA (the log's ``n`` column), certified at the full ``--alpha``. ``certify --decide R
+[R ...]`` answers "certified at radius R?" sequentially instead, with looks at 32, 64,
+... up to ``--N`` draws whose levels sum to ``--alpha``; its log has ``certified@R``
+and ``draws@R`` per radius (``rsutils.logs.sequential_runs``).
+
 ``--generator CKPT`` takes mu and sigma from the noise parameter generator saved in a
 checkpoint (UCAN): the noise at input x is ``mu(x) + sigma(x) ⊙ eps``, with ``eps`` of the
 family and ``sigma`` given on the command line, and the log has ``region_radius`` and
@@ -27,6 +34,7 @@ import hashlib
 import os
 import sys
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +46,7 @@ from rsutils.anisotropic.noise import Anisotropic
 from rsutils.anisotropic.patterns import spatial_pattern
 from rsutils.cli.arguments import (
     HelpFormatter,
+    non_negative_float,
     non_negative_int,
     positive_float,
     positive_int,
@@ -47,6 +56,7 @@ from rsutils.core.devices import pick_device
 from rsutils.core.environment import describe_environment
 from rsutils.core.inference import INFERENCE_MODES
 from rsutils.core.noise import FAMILIES, NoiseFamily, make_noise
+from rsutils.core.sequential import LookSchedule
 from rsutils.core.settings import CertifySettings
 from rsutils.core.smooth import Smooth
 from rsutils.ddrs.data_dependent import DataDependentSmooth
@@ -55,6 +65,7 @@ from rsutils.ddrs.sigma_ascent import SigmaAscent
 from rsutils.geometry.norms import NORM_ORDERS
 from rsutils.logs.distributed import distributed_rank, run_sharded
 from rsutils.logs.runner import certify_dataset, certify_dataset_ds, predict_dataset, select_indices
+from rsutils.logs.sequential_runs import certify_planned_dataset, decide_dataset
 from rsutils.training.data import load_dataset
 from rsutils.training.models import ARCHITECTURES, build_model, load_checkpoint, save_checkpoint
 from rsutils.training.train import TRAINING_THREADS
@@ -276,6 +287,10 @@ def _run_log(args: argparse.Namespace) -> None:
     data, smooth, indices, config = _setup(args)
     options = {"config": config, "progress": not args.quiet}
     if args.command == "certify" and args.ascent_steps is not None:
+        if args.radius_loss is not None or args.decide is not None:
+            raise ValueError(
+                "sigma ascent certifies with all --N draws; drop --radius-loss/--decide"
+            )
         if distributed_rank() is not None:
             raise ValueError(
                 "data-dependent certification answers through one certificate memory, in "
@@ -283,12 +298,29 @@ def _run_log(args: argparse.Namespace) -> None:
             )
         _certify_ds(args, data, smooth, indices, settings, options)
         return
-    runner = certify_dataset if args.command == "certify" else predict_dataset
+    runner = _runner(args, smooth, settings)
 
     def run(share: list[int], path: Path) -> None:
         runner(smooth, data, share, path, settings, **options)
 
     run_sharded(run, args.outfile, indices, smooth.device)
+
+
+def _runner(args: argparse.Namespace, smooth: Smooth | GeneratedSmooth, settings):
+    """The dataset runner of a certify or predict command, fewer-draw options included."""
+    if args.command == "predict":
+        return predict_dataset
+    loss, radii = args.radius_loss, args.decide
+    if loss is None and radii is None:
+        return certify_dataset
+    if loss is not None and radii is not None:
+        raise ValueError("--radius-loss and --decide answer different questions; pick one")
+    if isinstance(smooth, GeneratedSmooth) or isinstance(smooth.noise, Anisotropic):
+        raise ValueError("--radius-loss and --decide take isotropic noise; drop the maps")
+    if loss is not None:
+        return partial(certify_planned_dataset, radius_loss=loss)
+    schedule = LookSchedule.geometric(settings.n, settings.alpha)
+    return partial(decide_dataset, schedule=schedule, radii=radii)
 
 
 def _certify_ds(args, data, smooth: Smooth, indices, settings, options) -> None:
@@ -439,6 +471,21 @@ def _certify_parser(commands) -> None:
         choices=sorted(NORM_ORDERS),
         default=None,
         help="threat norm of the radius (default: the noise family's own)",
+    )
+    certify.add_argument(
+        "--radius-loss",
+        type=non_negative_float,
+        default=None,
+        metavar="L",
+        help="each input's own number of draws (at most --N), losing about L of radius",
+    )
+    certify.add_argument(
+        "--decide",
+        type=non_negative_float,
+        nargs="+",
+        default=None,
+        metavar="R",
+        help="sequential decisions 'certified at radius R?' (looks up to --N draws)",
     )
     certify.add_argument(
         "--ascent-steps",

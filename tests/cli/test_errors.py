@@ -192,6 +192,10 @@ def test_a_foreign_sqlite_file_is_left_untouched(
         (["--ascent-steps", "-1"], r"argument --ascent-steps: must be an integer >= 0"),
         (["--ascent-clamp", "1.5"], r"argument --ascent-clamp: must be a number strictly"),
         (["--norm", "l3"], r"argument --norm: invalid choice: 'l3'"),
+        (["--radius-loss", "-0.1"], r"argument --radius-loss: must be a finite number >= 0"),
+        (["--decide", "0.1", "inf"], r"argument --decide: must be a finite number >= 0"),
+        (["--decide", "0.1", "--radius-loss", "0.1"], r"different questions; pick one"),
+        (["--decide", "0.1", "--ascent-steps", "1"], r"drop --radius-loss/--decide"),
     ],
     ids=lambda v: " ".join(v) if isinstance(v, list) else None,
 )
@@ -333,3 +337,18 @@ def test_a_log_records_its_inference_mode_and_refuses_another(
     assert status == 2 and "inference" in err
     status, err = run([*argv[:-2], "--inference", "fp16"], capsys)
     assert status == 2 and "invalid choice: 'fp16'" in err
+
+
+def test_the_fewer_draw_options_write_their_logs(
+    fake_fashion_mnist: Path, checkpoint: Path, out: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import pandas as pd
+
+    argv = certify(fake_fashion_mnist, checkpoint, out, "--radius-loss", "0.05")
+    assert run(argv, capsys)[0] == 0
+    planned = pd.read_csv(out / "log.tsv", sep="\t")
+    assert len(planned) == 2 and (planned["n"] <= 50).all()
+    argv = [*argv[:4], str(out / "decide.tsv"), *argv[5:-2], "--decide", "0", "0.1"]
+    assert run(argv, capsys)[0] == 0
+    decided = pd.read_csv(out / "decide.tsv", sep="\t")
+    assert {"certified@0", "draws@0.1"} <= set(decided.columns) and len(decided) == 2
