@@ -217,7 +217,7 @@ class Experiments:
         Audits the first ``limit`` correct certificates with a region
         (:func:`~rsutils.anisotropic.audit.audit_log`; ``freeze`` audits ``g_x``);
         ``settings`` go to :func:`~rsutils.anisotropic.audit.audit_certificate`. The
-        audit attacks and counts with the base model in :attr:`inference`'s mode, the
+        audit attacks and counts with the base model in the mode ``inference`` names, the
         classifier the certificates are about.
         """
         log = self.certify_generated(config)
@@ -259,9 +259,9 @@ class Experiments:
         radii: Sequence[float],
         schedule: LookSchedule,
     ) -> pd.DataFrame:
-        """Sequential decisions at ``radii`` (:func:`~rsutils.logs.sequential_runs.
-        decide_dataset`) with the model of ``config`` and isotropic ``noise``, the
-        settings' ``n0`` and ``seed`` and ``schedule``'s looks and levels."""
+        """Sequential decisions at ``radii`` with the model of ``config`` and isotropic
+        ``noise``, the settings' ``n0`` and ``seed`` and ``schedule``'s looks and levels
+        (:func:`~rsutils.logs.sequential_runs.decide_dataset`)."""
         noise_key, _ = _noise_key(noise, None)
         extra = {"looks": list(schedule.looks), "alphas": list(schedule.alphas)}
         extra |= {"radii": [float(r) for r in radii], **noise_key, **self._mode()}

@@ -62,15 +62,18 @@ def sequential_false_rate(
     sigma: float = 1.0,
     n0: int = 50,
     seed: int = 0,
+    claimed_alpha: float | None = None,
 ) -> CoverageRun:
     """:func:`~rsutils.core.sequential.decide` asked about a radius just beyond the
-    exact one (``pA = p_a``) in ``runs`` runs: every *certified* is false."""
+    exact one (``pA = p_a``) in ``runs`` runs: every *certified* is false. The rate is
+    held against ``claimed_alpha`` (default: the schedule's, the sum of its levels), so
+    a schedule that claims less than it spends can be caught."""
     smooth, x, distance = _setting(p_a, sigma)
     false = sum(
         decide(smooth, x, distance + 1e-6, n0, schedule, seed=seed, index=i).certified
         for i in range(runs)
     )
-    return CoverageRun(false, runs, schedule.alpha)
+    return CoverageRun(false, runs, schedule.alpha if claimed_alpha is None else claimed_alpha)
 
 
 def planned_false_rate(

@@ -73,7 +73,7 @@ class LookSchedule:
 
     @property
     def n_max(self) -> int:
-        """The draws of the last look: the most the procedure ever spends."""
+        """The draws of the last look, the most the procedure ever spends."""
         return self.looks[-1]
 
     @classmethod
@@ -143,7 +143,7 @@ class Decision:
 
     @property
     def forward_passes(self) -> int:
-        """Noisy copies the base model classified: selection and estimation draws."""
+        """Noisy copies the base model classified, selection and estimation draws together."""
         return self.n0 + self.draws
 
     def as_dict(self) -> dict[str, object]:
