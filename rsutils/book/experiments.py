@@ -149,7 +149,7 @@ class Experiments:
     device: str = "auto"
     progress: bool = True
     cached_only: bool = False
-    inference: str = "fp32"  # the base model's mode (rsutils.core.inference), but for DS
+    inference: str = "fp32"  # the base model's mode in CERTIFY (rsutils.core.inference)
 
     def at(self, **changes: int | float) -> Experiments:
         """The same images with some settings changed (e.g. ``n=1000``)."""
@@ -297,14 +297,16 @@ class Experiments:
         path is in the returned log's ``attrs["memory_path"]``; open it with
         :class:`~rsutils.ddrs.memory.CertificateMemory` to inspect it).
         """
-        path = self._log_path("certify-ds", config, {"ascent": ascent.as_dict()}, "certify")
+        extra = {"ascent": ascent.as_dict(), **self._mode()}
+        path = self._log_path("certify-ds", config, extra, "certify")
         memory_path = path.with_suffix(".sqlite")
         if self.cached_only:
             log = self._read_cached(path)
             log.attrs["memory_path"] = str(memory_path)
             return log
         with CertificateMemory(memory_path, norm=ascent.norm) as memory:
-            smooth = DataDependentSmooth(self.model(config), self.data.num_classes, ascent, memory)
+            model, classes = self.model(config), self.data.num_classes
+            smooth = DataDependentSmooth(model, classes, ascent, memory, inference=self.inference)
             log = certify_dataset_ds(
                 smooth, self.data, self.indices, path, self.settings, **self._run(config)
             )
@@ -333,7 +335,9 @@ class Experiments:
         with CertificateMemory(memory_path, norm=ascent.norm) as memory:
             # A ball around an image leaves [0, 1]; the classifier is defined on all of R^d.
             model, classes = self.model(config), self.data.num_classes
-            smooth = DataDependentSmooth(model, classes, ascent, memory, input_range=None)
+            smooth = DataDependentSmooth(
+                model, classes, ascent, memory, input_range=None, inference=self.inference
+            )
             log = certify_dataset_ds(
                 smooth,
                 probes,

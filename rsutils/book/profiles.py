@@ -89,7 +89,7 @@ class Profile:
     # The base model's numerical mode when certifying, predicting and auditing
     # (rsutils.core.inference); a mode other than fp32 is a different base classifier
     # with its own cached logs. Sigma ascent (chapters 02, 03) runs its model in fp32
-    # whatever this says.
+    # whatever this says; the CERTIFY that follows it runs in this mode.
     inference: str = "fp32"
 
     def as_dict(self) -> dict[str, object]:

@@ -250,8 +250,8 @@ def _smooth(args: argparse.Namespace, model, num_classes: int) -> Smooth | Gener
     """``Smooth`` with the command line's noise, or with the noise of ``--generator``."""
     norm, noise = getattr(args, "norm", None), _noise(args)
     inference = args.inference
-    if inference != "fp32" and getattr(args, "ascent_steps", None) is not None:
-        raise ValueError("sigma ascent runs the model in fp32; drop --inference or --ascent-steps")
+    if getattr(args, "ascent_steps", None) is not None:
+        inference = "fp32"  # sigma ascent runs the model as given; _certify_ds certifies in mode
     if args.generator is None:
         return Smooth(model, num_classes, noise, norm=norm, inference=inference)
     if isinstance(noise, Anisotropic):
@@ -340,7 +340,9 @@ def _certify_ds(args, data, smooth: Smooth, indices, settings, options) -> None:
     new_memory, stored = not os.path.exists(memory_path), 0
     try:
         with CertificateMemory(memory_path, norm=ascent.norm) as memory:
-            ds = DataDependentSmooth(smooth.model, data.num_classes, ascent, memory)
+            ds = DataDependentSmooth(
+                smooth.model, data.num_classes, ascent, memory, inference=args.inference
+            )
             try:
                 certify_dataset_ds(ds, data, indices, args.outfile, settings, **options)
             finally:

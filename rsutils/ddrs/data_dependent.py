@@ -21,6 +21,7 @@ import torch
 from torch import nn
 
 from rsutils.core.devices import model_device, model_dtype
+from rsutils.core.inference import check_inference_mode, inference_model
 from rsutils.core.noise import make_noise
 from rsutils.core.sampling import draw_seed, image_generator
 from rsutils.core.smooth import Certificate, Smooth
@@ -58,6 +59,11 @@ class DataDependentSmooth:
     they can contradict each other (see :mod:`rsutils.ddrs.memory`). The memory's
     balls must be those of the certificate (ℓ2 for Gaussian noise, ℓ1 for uniform
     noise). ``input_range`` is that of :class:`~rsutils.core.smooth.Smooth`.
+
+    ``inference`` is the numerical mode of the base model in CERTIFY
+    (:mod:`rsutils.core.inference`): the certificates are then about the model as run
+    in that mode. Sigma ascent always runs the model as given (float32), since it only
+    chooses each input's noise level: any rule may choose it.
     """
 
     def __init__(
@@ -68,6 +74,7 @@ class DataDependentSmooth:
         memory: CertificateMemory | None = None,
         *,
         input_range: tuple[float, float] | None = DEFAULT_INPUT_RANGE,
+        inference: str = "fp32",
     ) -> None:
         if memory is not None and memory.norm != ascent.norm:
             raise ValueError(
@@ -75,6 +82,8 @@ class DataDependentSmooth:
                 f"certifies {ascent.norm} balls; open it with norm={ascent.norm!r}"
             )
         self.model, self.num_classes = model, num_classes
+        self.inference = check_inference_mode(inference)
+        self._certified_model = inference_model(model, inference)  # wrapped once
         self.input_range = check_input_range(input_range)
         self.ascent, self.memory = ascent, memory
 
@@ -121,7 +130,11 @@ class DataDependentSmooth:
             (scale,) = self.scales(x[None], seed, [index])
         noise = make_noise(self.ascent.family, scale)
         smooth = Smooth(
-            self.model, self.num_classes, noise, norm=self.ascent.norm, input_range=self.input_range
+            self._certified_model,
+            self.num_classes,
+            noise,
+            norm=self.ascent.norm,
+            input_range=self.input_range,
         )
         cert = smooth.certify(x, n0, n, alpha, batch_size, seed=seed, index=index)
         if self.memory is None:

@@ -226,6 +226,7 @@ def certify_dataset_ds(
     recorded = {
         "method": "ds",
         "ascent": smooth.ascent.as_dict(),
+        **_inference(smooth),
         **_data_settings(data),
         **settings.identity("certify"),
         "memory": None if memory is None else getattr(memory.path, "name", "(in RAM)"),
@@ -324,7 +325,7 @@ def _noise_description(smooth: Smooth | GeneratedSmooth) -> str:
     return smooth.description if isinstance(smooth, GeneratedSmooth) else repr(smooth.noise)
 
 
-def _inference(smooth: Smooth | GeneratedSmooth) -> dict[str, str]:
+def _inference(smooth: Smooth | GeneratedSmooth | DataDependentSmooth) -> dict[str, str]:
     """The base model's mode, recorded (and checked on resume) unless it is plain fp32,
     so that fp32 logs keep the settings they always had."""
     mode = getattr(smooth, "inference", "fp32")

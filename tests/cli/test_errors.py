@@ -133,10 +133,6 @@ CASES = {
         lambda d, c: ["--ascent-steps", "1", "--memory", str(d)],
         r"inputs is a directory; pass a file",
     ),
-    "inference-with-sigma-ascent": (
-        lambda d, c: ["--ascent-steps", "1", "--inference", "bf16"],
-        r"sigma ascent runs the model in fp32; drop --inference or --ascent-steps",
-    ),
     "device-foo": (lambda d, c: ["--device", "foo"], r"unknown device 'foo'; use auto, cpu"),
     "device-meta": (lambda d, c: ["--device", "meta"], r"meta device holds no data"),
 }
@@ -352,3 +348,13 @@ def test_the_fewer_draw_options_write_their_logs(
     assert run(argv, capsys)[0] == 0
     decided = pd.read_csv(out / "decide.tsv", sep="\t")
     assert {"certified@0", "draws@0.1"} <= set(decided.columns) and len(decided) == 2
+
+
+def test_data_dependent_certification_records_its_inference_mode(
+    fake_fashion_mnist: Path, checkpoint: Path, out: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    argv = certify(fake_fashion_mnist, checkpoint, out, "--ascent-steps", "1")
+    assert run([*argv, "--inference", "bf16_channels_last"], capsys)[0] == 0
+    assert json.loads((out / "log.tsv.json").read_text())["inference"] == "bf16_channels_last"

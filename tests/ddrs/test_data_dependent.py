@@ -109,3 +109,17 @@ def test_a_repeated_key_returns_the_stored_answer(cnn, images) -> None:
         again = smooth.certify(images.images[0], 20, 200, 0.01, seed=2, key="user-42")
         assert (again.prediction, again.radius) == (first.prediction, first.radius)
         assert len(memory) == 1
+
+
+def test_the_inference_mode_certifies_and_the_ascent_stays_fp32(cnn, images) -> None:
+    """CERTIFY runs the model in the mode asked (the answers of Smooth in that mode at
+    the same sigma); sigma ascent runs it as given, so the sigmas are fp32's."""
+    ascent = SigmaAscent(0.3, 2)
+    fp32 = DataDependentSmooth(cnn, 10, ascent)
+    fast = DataDependentSmooth(cnn, 10, ascent, inference="bf16_channels_last")
+    x = images.images[3]
+    assert fast.scales(x[None], 5, [3]) == fp32.scales(x[None], 5, [3])
+    answer = fast.certify(x, 20, 200, 0.01, seed=5, index=3)
+    smooth = Smooth(cnn, 10, Gaussian(answer.scale), inference="bf16_channels_last")
+    assert answer.certificate == smooth.certify(x, 20, 200, 0.01, seed=5, index=3)
+    assert fast.inference == "bf16_channels_last" and next(cnn.parameters()).dtype == torch.float32
