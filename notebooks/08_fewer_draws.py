@@ -189,7 +189,8 @@ for s in BOOK_SIGMAS:
     log = chapter.main.decide(configs[s], rs.Gaussian(s), radii, schedule)
     decisions[s] = decision_table(standard[s], decisions_long(log, radii), s, P.alpha)
 decided = pd.concat(decisions, names=["σ"]).reset_index().set_index(["σ", "r/σ"])
-decided.drop(columns="radius").round(2)
+shown = ["CERTIFY acc.", "sequential acc.", "gap (points)", "sequential passes", "fewer by"]
+decided[[*shown, "floor"]].round(2)
 
 # %% tags=["remove-cell"]
 upto2 = decided[decided.index.get_level_values("r/σ") <= 2]
@@ -200,10 +201,12 @@ glue_all(
     decide_min_3=float(at3["fewer by"].min()),
     decide_max_3=float(at3["fewer by"].max()),
     decide_worst_gap=float(decided["gap (points)"].abs().max()),
+    certify_passes=P.n0 + P.n,
 )
 
 # %% [markdown]
-# Up to $r = 2\sigma$ the sequential answers cost {glue:text}`decide_min_upto2:.1f` to
+# CERTIFY spends $n_0 + n = $ {glue:text}`certify_passes:,d` forward passes on every
+# image. Up to $r = 2\sigma$ the sequential answers cost {glue:text}`decide_min_upto2:.1f` to
 # {glue:text}`decide_max_upto2:.1f` times fewer forward passes than CERTIFY; at
 # $3\sigma$ only {glue:text}`decide_min_3:.1f` to {glue:text}`decide_max_3:.1f` times,
 # because there the floor {eq}`eq-draw-floor` is most of $n$
@@ -257,7 +260,7 @@ summary = pd.DataFrame(
         for s in BOOK_SIGMAS
     }
 ).T.rename_axis("σ")
-summary.round(3)
+summary.T.round(3)
 
 # %% tags=["remove-cell"]
 glue_all(

@@ -78,10 +78,9 @@ def planned_summary(
     n, alpha = int(standard["n"].iloc[0]), float(standard["alpha"].iloc[0])
     ceiling = sigma * float(norm.ppf(max_certifiable_pA(n, alpha)))
     below = gaps[radii < ceiling - radius_loss]
-    ceiling = (standard.set_index("idx")["count"] == standard.set_index("idx")["n"]).reindex(
-        planned["idx"]
-    )
-    at_ceiling = ceiling.to_numpy(dtype=bool)
+    by_index = standard.set_index("idx")
+    all_in_class = (by_index["count"] == by_index["n"]).reindex(planned["idx"])
+    at_ceiling = all_in_class.to_numpy(dtype=bool)
     return {
         "CERTIFY passes": float(certify_passes.mean()),
         "planned passes": float(planned_passes.mean()),

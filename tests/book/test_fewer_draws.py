@@ -1,0 +1,81 @@
+"""The fewer-draws chapter's comparisons (rsutils.book.fewer_draws) on hand-made logs."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+from scipy.stats import norm
+
+from rsutils.book.fewer_draws import decision_floor, decision_table, mode_agreement, planned_summary
+from rsutils.core.confidence import min_samples_for_radius
+
+
+@pytest.mark.parametrize("r", [0.5, 1.0, 2.0, 3.0])
+def test_the_floor_is_the_fewest_draws_whose_all_in_class_bound_certifies(r) -> None:
+    floor = decision_floor(r, 0.001)
+    assert floor == min_samples_for_radius(r, 0.001)
+    assert norm.cdf(r) ** floor <= 0.001 < norm.cdf(r) ** (floor - 1)
+    assert decision_floor(0.0, 0.001) == math.ceil(math.log2(1000))  # pA > 1/2
+
+
+def _certify_log(radii, counts, n=1000) -> pd.DataFrame:
+    size = len(radii)
+    return pd.DataFrame(
+        {
+            "idx": range(size),
+            "label": [1] * size,
+            "predict": [1 if r > 0 else -1 for r in radii],
+            "radius": radii,
+            "correct": [int(r > 0) for r in radii],
+            "n0": [100] * size,
+            "n": [n] * size,
+            "count": counts,
+            "alpha": [0.001] * size,
+            "time": [0.2] * size,
+        }
+    )
+
+
+def test_decision_table_counts_accuracy_and_passes_per_radius() -> None:
+    standard = _certify_log([0.3, 0.1, 0.0, 0.5], [1000, 990, 400, 1000])
+    decisions = pd.DataFrame(
+        {
+            "idx": [0, 1, 2, 3] * 2,
+            "radius": [0.0] * 4 + [0.25] * 4,
+            "certified": [True, True, False, True, True, False, False, True],
+            "correct": [True, True, False, True, True, False, False, True],
+            "forward_passes": [132, 164, 132, 132, 228, 164, 132, 228],
+        }
+    )
+    table = decision_table(standard, decisions, sigma=0.25, alpha=0.001)
+    assert table.loc[0.0, "CERTIFY acc."] == 0.75 and table.loc[0.25, "CERTIFY acc."] == 0.5
+    assert table.loc[0.25, "sequential acc."] == 0.5 and table.loc[0.25, "gap (points)"] == 0
+    assert table.loc[0.0, "sequential passes"] == 140
+    assert table.loc[0.0, "fewer by"] == pytest.approx(1100 / 140)
+    assert table.loc[0.25, "floor"] == 100 + decision_floor(1.0, 0.001)
+
+
+def test_planned_summary_finds_the_gap_and_the_ceiling_images() -> None:
+    ceiling = 0.25 * float(norm.ppf(0.001 ** (1 / 1000)))
+    standard = _certify_log([ceiling, ceiling, 0.2, 0.1], [1000, 1000, 990, 950])
+    planned = _certify_log([ceiling - 0.04, ceiling - 0.04, 0.2, 0.05], [500, 500, 99, 95])
+    planned["n"] = [500, 500, 100, 100]
+    radii = [0.0, 0.075, 0.15, ceiling - 0.02]
+    summary = planned_summary(standard, planned, radii, sigma=0.25, radius_loss=0.05)
+    assert summary["ceiling"] == pytest.approx(ceiling)
+    assert summary["CERTIFY passes"] == 1100 and summary["planned passes"] == 400
+    assert summary["largest gap (points)"] == -50  # both ceiling images, just below it
+    assert summary["largest gap below the band (points)"] == -25  # 0.05 < 0.075 <= 0.1
+    assert summary["images at the ceiling"] == 0.5
+    assert summary["their share of planned draws"] == pytest.approx(1200 / 1600)
+
+
+def test_mode_agreement_compares_answers_radii_and_time() -> None:
+    reference = _certify_log([0.3, 0.0, 0.2], [1000, 400, 990])
+    fast = _certify_log([0.31, 0.0, 0.2], [1000, 400, 990]).assign(time=0.05)
+    agreement = mode_agreement(reference, fast)
+    assert agreement["same answer"] == 1.0
+    assert agreement["largest radius difference"] == pytest.approx(0.01)
+    assert agreement["faster by"] == pytest.approx(4.0)
