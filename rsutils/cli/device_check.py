@@ -56,7 +56,8 @@ def _throughputs(device: torch.device, batches: tuple[int, ...], say: Callable[[
                 say(
                     f"  {name:<11} batch {batch:>6}  {r.inference:<19}"
                     f"raw {r.raw_per_second:>12,.0f}/s  x{r.raw_per_second / reference:5.2f}"
-                    f"  loop/raw {r.ratio:5.3f} (noise-bound {r.noise_bound:5.3f})"
+                    f"  loop/raw {r.ratio:5.3f} (best {r.best_ratio:5.3f},"
+                    f" noise-bound {r.noise_bound:5.3f})"
                 )
 
 

@@ -18,6 +18,8 @@ def test_benchmark_reports_both_throughputs_and_their_ratio(cnn) -> None:
     low, high = result.ratio_range
     assert low <= result.ratio <= high
     assert result.noise_per_second > 0 and 0 < result.noise_bound < 1
+    assert result.best_raw_per_second >= result.raw_per_second
+    assert result.best_sampling_per_second >= result.sampling_per_second
 
 
 def test_every_mode_is_timed_against_fp32_first(cnn) -> None:
@@ -33,7 +35,13 @@ def test_every_mode_is_timed_against_fp32_first(cnn) -> None:
 def test_bench_command_prints_the_ratio() -> None:
     command = [sys.executable, "-m", "rsutils", "bench", "--batch", "20", "--batches", "2"]
     output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
-    assert "raw" in output and "sampling" in output and "ratio" in output and "bound" in output
+    assert (
+        "raw" in output
+        and "sampling" in output
+        and "ratio" in output
+        and "bound" in output
+        and "best" in output
+    )
     assert all(mode in output for mode in ("fp32", "channels_last", "bf16_channels_last"))
 
 
