@@ -43,9 +43,10 @@ import pandas as pd
 
 import rsutils as rs
 from rsutils.book import Chapter, glue_all, plot_curves
-from rsutils.book.fewer_draws import decision_floor, decision_table, mode_agreement, planned_summary
+from rsutils.book.fewer_draws import decision_table, mode_agreement, planned_summary
 from rsutils.book.profiles import BOOK_SIGMAS
 from rsutils.checks.coverage import planned_false_rate, sequential_false_rate
+from rsutils.core.confidence import min_samples_for_radius
 from rsutils.logs.sequential_runs import decisions_long
 
 # %% tags=["parameters"]
@@ -83,12 +84,12 @@ chapter.run_at(
 glue_all(
     alpha=P.alpha,
     n=P.n,
-    **{f"floor_{k}": decision_floor(float(k), P.alpha) for k in (1, 2, 3)},
+    **{f"floor_{k}": min_samples_for_radius(float(k), P.alpha) for k in (1, 2, 3)},
 )
 
 # %% tags=["hide-input"]
 grid = np.linspace(0, 3.5, 141)
-floor = {f"α = {a:g}": [decision_floor(r, a) for r in grid] for a in (0.01, P.alpha)}
+floor = {f"α = {a:g}": [min_samples_for_radius(r, a) for r in grid] for a in (0.01, P.alpha)}
 ax = plot_curves(floor, grid, xlabel="radius / σ", ylabel="fewest draws, any level-α test")
 ax.axhline(P.n, color="grey", linestyle=":", label=f"CERTIFY's n = {P.n:,}")
 ax.set_yscale("log")
@@ -222,7 +223,7 @@ for s in BOOK_SIGMAS:
     ax.plot(rows.index, rows["sequential passes"], marker="o", label=f"sequential, σ = {s}")
 ax.plot(
     R_OVER_SIGMA,
-    [P.n0 + decision_floor(r, P.alpha) for r in R_OVER_SIGMA],
+    [P.n0 + min_samples_for_radius(r, P.alpha) for r in R_OVER_SIGMA],
     "k--",
     label="floor of one certificate",
 )

@@ -7,24 +7,16 @@ they stop, not by independent noise.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from rsutils.core.confidence import max_certifiable_pA
+from rsutils.core.confidence import max_certifiable_pA, min_samples_for_radius
 from rsutils.logs.analysis import average_certified_radius, certified_accuracy
 
-__all__ = ["decision_floor", "decision_table", "mode_agreement", "planned_summary"]
-
-
-def decision_floor(radius_over_sigma: float, alpha: float) -> int:
-    """Fewest draws with which any level-``alpha`` test certifies ``radius_over_sigma``·σ
-    for Gaussian noise: ``ceil(ln alpha / ln Φ(r/σ))`` (all draws in class A; at
-    ``r = 0``, ``pA > 1/2`` needs ``ceil(log2(1/alpha))``)."""
-    return math.ceil(math.log(alpha) / norm.logcdf(radius_over_sigma))
+__all__ = ["decision_table", "mode_agreement", "planned_summary"]
 
 
 def decision_table(
@@ -33,7 +25,7 @@ def decision_table(
     """Per radius: certified accuracy of CERTIFY's log and of the sequential decisions
     (:func:`~rsutils.logs.sequential_runs.decisions_long`), forward passes per image of
     each, the ratio, and the ``floor`` of one certificate (``n0`` +
-    :func:`decision_floor`)."""
+    :func:`~rsutils.core.confidence.min_samples_for_radius`)."""
     n0 = int(standard["n0"].iloc[0])
     certify_passes = float((standard["n0"] + standard["n"]).mean())
     rows = []
@@ -50,7 +42,7 @@ def decision_table(
                 "CERTIFY passes": certify_passes,
                 "sequential passes": passes,
                 "fewer by": certify_passes / passes,
-                "floor": n0 + decision_floor(radius / sigma, alpha),
+                "floor": n0 + min_samples_for_radius(radius / sigma, alpha),
             }
         )
     return pd.DataFrame(rows).set_index("radius")

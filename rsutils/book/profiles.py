@@ -4,8 +4,8 @@
 ``cpu`` is the default of ``make book`` (honest small scale, the whole book within an
 hour on two cores), ``paper`` is the papers' own scale for a GPU. ``smoke`` and ``cpu``
 run the base model in bfloat16 with the NHWC layout (:mod:`rsutils.core.inference`;
-several times faster on CPUs with AMX or AVX512-BF16); ``paper`` in float32, as the
-papers did.
+4 to 8 times the float32 forward on this project's 2-core AMX-BF16 Xeon, by
+``python -m rsutils bench``); ``paper`` in float32, as the papers did.
 
 A :class:`Profile` also hands out what chapters share, so that they cannot drift apart
 and miss each other's cached results: the base models (:meth:`Profile.base_models`),

@@ -81,10 +81,13 @@ def min_samples_for_radius(radius_over_sigma: float, alpha: float) -> int:
     The largest certificate from ``n`` draws is ``σ·Φ⁻¹(alpha^(1/n))``
     (:func:`max_certifiable_pA`), so the radius needs ``alpha^(1/n) ≥ Φ(radius/σ)``,
     i.e. ``n ≥ ln(alpha) / ln Φ(radius/σ)`` (Cohen et al.'s "4σ needs about 10⁵ draws").
+    At radius 0 it is the fewest draws that answer a class at all (``pA_lower ≥ 1/2``).
+    No level-``alpha`` test does better: with ``n`` draws all in class A, rejecting
+    ``pA ≤ Φ(radius/σ)`` needs ``Φ(radius/σ)^n ≤ alpha``.
     """
     check_alpha(alpha)
-    if not radius_over_sigma > 0:
-        raise ValueError(f"radius_over_sigma must be positive, got {radius_over_sigma!r}")
+    if not radius_over_sigma >= 0:
+        raise ValueError(f"radius_over_sigma must be >= 0, got {radius_over_sigma!r}")
     return math.ceil(math.log(alpha) / norm.logcdf(radius_over_sigma))
 
 

@@ -2,22 +2,12 @@
 
 from __future__ import annotations
 
-import math
-
 import pandas as pd
 import pytest
 from scipy.stats import norm
 
-from rsutils.book.fewer_draws import decision_floor, decision_table, mode_agreement, planned_summary
+from rsutils.book.fewer_draws import decision_table, mode_agreement, planned_summary
 from rsutils.core.confidence import min_samples_for_radius
-
-
-@pytest.mark.parametrize("r", [0.5, 1.0, 2.0, 3.0])
-def test_the_floor_is_the_fewest_draws_whose_all_in_class_bound_certifies(r) -> None:
-    floor = decision_floor(r, 0.001)
-    assert floor == min_samples_for_radius(r, 0.001)
-    assert norm.cdf(r) ** floor <= 0.001 < norm.cdf(r) ** (floor - 1)
-    assert decision_floor(0.0, 0.001) == math.ceil(math.log2(1000))  # pA > 1/2
 
 
 def _certify_log(radii, counts, n=1000) -> pd.DataFrame:
@@ -54,7 +44,7 @@ def test_decision_table_counts_accuracy_and_passes_per_radius() -> None:
     assert table.loc[0.25, "sequential acc."] == 0.5 and table.loc[0.25, "gap (points)"] == 0
     assert table.loc[0.0, "sequential passes"] == 140
     assert table.loc[0.0, "fewer by"] == pytest.approx(1100 / 140)
-    assert table.loc[0.25, "floor"] == 100 + decision_floor(1.0, 0.001)
+    assert table.loc[0.25, "floor"] == 100 + min_samples_for_radius(1.0, 0.001)
 
 
 def test_planned_summary_finds_the_gap_and_the_ceiling_images() -> None:

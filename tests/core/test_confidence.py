@@ -59,8 +59,9 @@ def test_min_samples_for_radius_is_the_first_n_whose_ceiling_reaches_it(multiple
 def test_four_sigma_at_cohen_alpha_needs_about_two_hundred_thousand_draws() -> None:
     # ln Φ(4) = ln(1 − Q(4)) ≈ −Q(4) with Q(4) = 3.1671e-5, so n ≈ 6.9078 / 3.1671e-5.
     assert 218_000 < min_samples_for_radius(4.0, 0.001) < 218_200
-    with pytest.raises(ValueError, match="positive"):
-        min_samples_for_radius(0.0, 0.001)
+    assert min_samples_for_radius(0.0, 0.001) == 10  # 0.5^10 <= 0.001 < 0.5^9
+    with pytest.raises(ValueError, match=">= 0"):
+        min_samples_for_radius(-0.1, 0.001)
 
 
 @pytest.mark.parametrize(("n", "alpha"), [(100_000, 0.001), (100_000, 0.01), (1000, 0.05)])
