@@ -92,8 +92,11 @@ line = LinearClassifier(torch.randn(784), b=0.1)
 sigma_line = 0.5
 x_line = line.point_at_distance(sigma_line * norm.ppf(0.999), side=1)
 smooth_line = rs.Smooth(line, 2, rs.Gaussian(sigma_line), input_range=None)
-ns = [10**k for k in range(2, int(np.log10(P.n)) + 2)]
-certs = [smooth_line.certify(x_line, P.n0, n, P.alpha, batch_size=10_000, seed=seed) for n in ns]
+ns = [10**k for k in range(2, int(np.log10(P.certify.n)) + 2)]
+certs = [
+    smooth_line.certify(x_line, P.certify.n0, n, P.certify.alpha, batch_size=10_000, seed=seed)
+    for n in ns
+]
 linear_table = pd.DataFrame(
     {
         "n": ns,
@@ -120,7 +123,9 @@ glue_all(linear_n_max=ns[-1], linear_ratio=float(linear_table["radius / distance
 
 # %% tags=["nbval-check-output"]
 moved = x_line + 1.05 * line.distance(x_line) * line.worst_direction(x_line)
-at_moved = smooth_line.certify(moved, P.n0, ns[-1], P.alpha, batch_size=10_000, seed=seed + 1)
+at_moved = smooth_line.certify(
+    moved, P.certify.n0, ns[-1], P.certify.alpha, batch_size=10_000, seed=seed + 1
+)
 pd.DataFrame(
     {
         "point": ["x", "x + 1.05 d u"],
@@ -195,7 +200,13 @@ pd.DataFrame(
 # with radius at least $r$ ({numref}`fig-certified-accuracy`, the paper's Fig. 6).
 
 # %% tags=["remove-cell"]
-glue_all(skip=P.skip, num_images=len(chapter.main.indices), n0=P.n0, n=P.n, alpha=P.alpha)
+glue_all(
+    skip=P.certify.skip,
+    num_images=len(chapter.main.indices),
+    n0=P.certify.n0,
+    n=P.certify.n,
+    alpha=P.certify.alpha,
+)
 
 # %%
 logs = {s: chapter.main.certify(configs[s], rs.Gaussian(s)) for s in SIGMAS}
@@ -209,7 +220,7 @@ radii = np.linspace(0, 4, 161)
 acc = {f"σ = {s}": rs.certified_accuracy(logs[s], radii) for s in SIGMAS}
 acc["envelope"] = envelope(acc)
 acc["σ = 0.5, bound holding w.p. 0.999"] = rs.certified_accuracy_lower_bound(
-    logs[0.5], radii, P.alpha
+    logs[0.5], radii, P.certify.alpha
 )
 ax = plot_curves(acc, radii, dashes={"envelope": True, "σ = 0.5, bound holding w.p. 0.999": True})
 glue_all(fig_certified_accuracy=ax.figure)
@@ -265,7 +276,7 @@ glue_all(
 
 # %%
 predict_rows = []
-for n_predict in P.predict_ns:
+for n_predict in P.certify.predict_ns:
     log = chapter.main.at(n=n_predict).predict(configs[0.25], rs.Gaussian(0.25))
     predict_rows.append(
         {
@@ -366,7 +377,10 @@ radii_f = np.linspace(0, 2.5, 126)  # 5σ: above σΦ⁻¹(α^(1/n)) for these �
 by_alpha = {f"α = {a:g}": rs.certified_accuracy(df, radii_f) for a, df in recertified.items()}
 acr_alpha = [rs.average_certified_radius(df) for df in recertified.values()]
 spread = np.ptp(np.vstack(list(by_alpha.values())), axis=0)
-caps = [float(0.5 * norm.ppf(rs.max_certifiable_pA(P.n, a))[()]) for a in (alphas[0], alphas[-1])]
+caps = [
+    float(0.5 * norm.ppf(rs.max_certifiable_pA(P.certify.n, a))[()])
+    for a in (alphas[0], alphas[-1])
+]
 glue_all(
     acr_alpha_first=acr_alpha[0],
     acr_alpha_last=acr_alpha[-1],

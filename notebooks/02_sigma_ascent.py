@@ -71,7 +71,7 @@ seed = 0
 chapter = Chapter.open(profile, seed=seed, progress=progress)
 P, test, configs = chapter.profile, chapter.test, chapter.base_models
 main, secondary, ascent = chapter.main, chapter.secondary, chapter.profile.ascent(0.25)
-tuned = "all" if P.finetune_subset is None else f"{P.finetune_subset:,}"
+tuned = "all" if P.ds.finetune_subset is None else f"{P.ds.finetune_subset:,}"
 chapter.run_at(
     {
         **chapter.base_model_rows(),
@@ -79,9 +79,9 @@ chapter.run_at(
             f"K = {ascent.iterations}, M = {ascent.draws}, step {ascent.lr}, clamp {ascent.clamp}"
         ),
         "secondary experiments": (
-            f"{P.reduced_images} images (every {P.reduced_skip}th), n = {P.reduced_n:,}"
+            f"{P.secondary.images} images (every {P.secondary.skip}th), n = {P.secondary.n:,}"
         ),
-        "fine-tuning": f"{P.finetune_epochs} epochs on {tuned} training images",
+        "fine-tuning": f"{P.ds.finetune_epochs} epochs on {tuned} training images",
     }
 )
 
@@ -353,13 +353,13 @@ plt.close(fig)
 # %% tags=["remove-cell"]
 glue_all(
     reduced_images=len(secondary.indices),
-    reduced_n=P.reduced_n,
-    reduced_cap=float(0.25 * norm.ppf(rs.max_certifiable_pA(P.reduced_n, P.alpha))),
+    reduced_n=P.secondary.n,
+    reduced_cap=float(0.25 * norm.ppf(rs.max_certifiable_pA(P.secondary.n, P.certify.alpha))),
 )
 
 # %%
 by_k = {0: secondary.certify(configs[0.25], rs.Gaussian(0.25))}
-for k in P.ablation_ks:
+for k in P.ds.ablation_ks:
     if k > 0:
         by_k[k] = secondary.certify_ds(configs[0.25], P.ascent(0.25, iterations=k))
 
@@ -418,13 +418,13 @@ trained = {
         objective=ObjectiveSettings(draws=1, epsilon=0.25, attack_steps=2),
     ),
     "MACER": P.finetune(
-        base, seed, method="macer", objective=ObjectiveSettings(draws=P.macer_draws)
+        base, seed, method="macer", objective=ObjectiveSettings(draws=P.ds.macer_draws)
     ),
 }
 glue_all(
-    finetune_epochs=P.finetune_epochs,
+    finetune_epochs=P.ds.finetune_epochs,
     finetune_lr=trained["Cohen-FT"].lr,
-    macer_draws=P.macer_draws,
+    macer_draws=P.ds.macer_draws,
 )
 
 # %% [markdown]
@@ -433,7 +433,7 @@ glue_all(
 # the fixed $\sigma$ is marked as such).
 
 # %%
-variant_logs = {"Cohen": by_k[0], "Cohen-DS": by_k[P.ascent_iterations]}
+variant_logs = {"Cohen": by_k[0], "Cohen-DS": by_k[P.ds.iterations]}
 for name, config in trained.items():
     fixed = secondary.certify(config, rs.Gaussian(0.25))
     data_dependent = secondary.certify_ds(config, P.ascent(0.25))
@@ -469,7 +469,7 @@ pd.DataFrame(
 # %% tags=["remove-cell"]
 store = training_sigmas(trained["Cohen-DS²"], device=P.device)
 ds_settings = trained["Cohen-DS²"].ds
-clamped_value = 0.25 + P.finetune_epochs * ds_settings.lr * norm.ppf(1 - ds_settings.clamp)
+clamped_value = 0.25 + P.ds.finetune_epochs * ds_settings.lr * norm.ppf(1 - ds_settings.clamp)
 glue_all(
     train_sigma_median=float(store.median()),
     train_sigma_q25=float(store.quantile(0.25)),
@@ -573,7 +573,7 @@ glue_all(**{f"memory_{a}": int(actions.get(a, 0)) for a in ("kept", "shrunk", "a
 # {glue:text}`reduced_images` images, $n = $ {glue:text}`reduced_n:,d`).
 
 # %% tags=["remove-cell"]
-glue_all(main_n=P.n)
+glue_all(main_n=P.certify.n)
 
 # %% tags=["nbval-check-output"]
 table_radii = [0, 0.25, 0.5, 0.75, 1, 1.25, 1.5]

@@ -57,7 +57,7 @@ main, secondary = chapter.main, chapter.secondary
 chapter.run_at(
     {
         **chapter.base_model_rows(),
-        "probes": f"{P.reduced_images} images (every {P.reduced_skip}th), n = {P.reduced_n:,}",
+        "probes": f"{P.secondary.images} images (every {P.secondary.skip}th), n = {P.secondary.n:,}",
     }
 )
 

@@ -83,11 +83,11 @@ chapter.run_at(
     {
         "dataset": "Fashion-MNIST (test split)",
         "base model": f"chapter 01's small_cnn, σ = {LAMBDA}",
-        "fine-tuning": f"{P.npg_steps:,} Adam steps, batch 128, 1 draw",
-        "test images certified": f"{len(runs.indices)} (every {P.reduced_skip}th)",
+        "fine-tuning": f"{P.generators.steps:,} Adam steps, batch 128, 1 draw",
+        "test images certified": f"{len(runs.indices)} (every {P.secondary.skip}th)",
         "n (estimation draws)": f"{runs.settings.n:,}",
-        "audited images": f"up to {P.audit_images}",
-        "draws per audited point": f"{P.audit_n:,}",
+        "audited images": f"up to {P.audit.images}",
+        "draws per audited point": f"{P.audit.n_verify:,}",
     },
     standard=("n0", "alpha"),
 )
@@ -390,17 +390,22 @@ glue_all(
 # isotropic control on {glue:text}`rate_iso`.
 
 # %%
-audit = {"alpha": P.alpha, "n_verify": P.audit_n, "boundary": 2, "steps": P.audit_steps}
-audit |= {"draws": P.audit_draws, "seed": seed, "input_range": (0.0, 1.0), "scale": LAMBDA}
+audit = {
+    "alpha": P.certify.alpha,
+    "n_verify": P.audit.n_verify,
+    "boundary": 2,
+    "steps": P.audit.steps,
+}
+audit |= {"draws": P.audit.draws, "seed": seed, "input_range": (0.0, 1.0), "scale": LAMBDA}
 cw_config = methods["certification-wise"]
 audits = {
     "certification-wise, deployed G": runs.audit_generated(
-        cw_config, limit=P.audit_images, **audit
+        cw_config, limit=P.audit.images, **audit
     ),
     "certification-wise, frozen g_x": runs.audit_generated(
-        cw_config, freeze=True, limit=P.audit_images, **audit
+        cw_config, freeze=True, limit=P.audit.images, **audit
     ),
-    "isotropic control": runs.audit_generated(methods["isotropic"], limit=P.audit_images, **audit),
+    "isotropic control": runs.audit_generated(methods["isotropic"], limit=P.audit.images, **audit),
 }
 summaries = {name: summarize_audits(records) for name, records in audits.items()}
 pd.DataFrame({name: summary.row() for name, summary in summaries.items()}).T
@@ -414,8 +419,8 @@ def rate(summary) -> str:
 deployed, frozen_control, iso_control = summaries.values()
 glue_all(
     n_audited=deployed.images,
-    audit_steps=P.audit_steps,
-    audit_n=f"{P.audit_n:,}",
+    audit_steps=P.audit.steps,
+    audit_n=f"{P.audit.n_verify:,}",
     rate_deployed=rate(deployed),
     ci_deployed=f"[{deployed.low:.2f}, {deployed.high:.2f}]",
     rate_frozen=rate(frozen_control),

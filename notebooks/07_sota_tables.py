@@ -71,8 +71,8 @@ chapter.run_at(
         "published": f"{len(tables)} tables, {len(claims)} stated numbers (shipped with rsutils)",
         "released": "Cohen et al.'s 13 CERTIFY and 4 PREDICT logs",
         "our rows": "chapters 01, 02, 05 and 06 at this profile, read from the cache",
-        "their images and draws": f"{P.num_images} at n = {P.n:,} (01, 02, 05); "
-        f"{P.reduced_images} at n = {P.reduced_n:,} (06)",
+        "their images and draws": f"{P.certify.images} at n = {P.certify.n:,} (01, 02, 05); "
+        f"{P.secondary.images} at n = {P.secondary.n:,} (06)",
     },
     standard=("alpha",),
 )
@@ -354,7 +354,7 @@ fixed = {s: runs.certify(base[s], rs.Gaussian(s)) for s in BOOK_SIGMAS}
 data_dependent = {s: runs.certify_ds(base[s], P.ascent(s)) for s in BOOK_SIGMAS}
 rows = {f"Fashion-MNIST {s:.2f}": (log, "radius") for s, log in fixed.items()}
 rows |= {f"Fashion-MNIST {s:.2f}, Cohen-DS": (log, "radius") for s, log in data_dependent.items()}
-scale = f"{P.num_images} test images, n = {P.n:,}, alpha = {P.alpha}"
+scale = f"{P.certify.images} test images, n = {P.certify.n:,}, alpha = {P.certify.alpha}"
 ours_cohen = ours.measured_table(
     tables["cohen2019_tables_1_3"], rows, name="ours", dataset="fashion-mnist", scale=scale
 )
@@ -364,7 +364,9 @@ pd.concat(
 ).reset_index(level=0)
 
 # %% tags=["remove-cell"]
-ceilings = {s: s * float(norm.ppf(rs.max_certifiable_pA(P.n, P.alpha))) for s in fixed}
+ceilings = {
+    s: s * float(norm.ppf(rs.max_certifiable_pA(P.certify.n, P.certify.alpha))) for s in fixed
+}
 assert all(fixed[s]["radius"].max() <= ceilings[s] + 1e-9 for s in fixed)
 assert audit.non_increasing_check(ours_cohen).empty and check_schema(ours_cohen) == []
 glue_all(our_scale=scale.replace("alpha", "α"))
@@ -390,7 +392,7 @@ rows = {
     "Ours (certified accuracy w.r.t. ALM)": (cw, "alm"),
     "Ours (certified accuracy w.r.t. radius)": (cw, "radius"),
 }
-small_scale = f"{P.reduced_images} test images, n = {P.reduced_n:,}, α = {P.alpha}"
+small_scale = f"{P.secondary.images} test images, n = {P.secondary.n:,}, α = {P.certify.alpha}"
 ours_iii = ours.measured_table(
     tables["ucan2025_table_iii"], rows, name="ours", dataset="fashion-mnist", scale=small_scale
 )
@@ -401,7 +403,8 @@ assert audit.alm_radius_check(ours_iii).empty and audit.non_increasing_check(our
 assert set(audit.improvement_check(ours_iii).verdict) <= {"matches", "not printed"}
 glue_all(
     small_scale=small_scale,
-    small_ceiling=ANISOTROPIC_LAMBDA * float(norm.ppf(rs.max_certifiable_pA(P.reduced_n, P.alpha))),
+    small_ceiling=ANISOTROPIC_LAMBDA
+    * float(norm.ppf(rs.max_certifiable_pA(P.secondary.n, P.certify.alpha))),
     cw_reach=float(cw["radius"].max()),
 )
 

@@ -47,13 +47,14 @@ def environment_rows(device: torch.device) -> dict[str, object]:
 
 
 def _standard_rows(profile: Profile) -> dict[str, dict[str, object]]:
+    main = profile.certify
     return {
-        "n0": {"n0 (selection draws)": profile.n0},
-        "n": {"n (estimation draws)": f"{profile.n:,}"},
-        "alpha": {"alpha": profile.alpha},
-        "images": {"test images certified": f"{profile.num_images} (every {profile.skip}th)"},
-        "epochs": {"training epochs": profile.epochs},
-        "inference": {"base model's forward pass": profile.inference},
+        "n0": {"n0 (selection draws)": main.n0},
+        "n": {"n (estimation draws)": f"{main.n:,}"},
+        "alpha": {"alpha": main.alpha},
+        "images": {"test images certified": f"{main.images} (every {main.skip}th)"},
+        "epochs": {"training epochs": profile.training.epochs},
+        "inference": {"base model's forward pass": main.inference},
     }
 
 
@@ -153,5 +154,5 @@ class Chapter:
             P.certify_settings(self.seed, secondary=secondary),
             device=P.device,
             progress=self.progress,
-            inference=P.inference,
+            inference=P.certify.inference,
         )
