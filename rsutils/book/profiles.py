@@ -20,7 +20,8 @@ and miss each other's cached results: the base models (:meth:`Profile.base_model
 the test images (:meth:`Profile.indices`), CERTIFY's settings
 (:meth:`Profile.certify_settings`), sigma ascent (:meth:`Profile.ascent`), the
 fine-tuned variants of chapter 02 (:meth:`Profile.finetune`) and the noise parameter
-generators of chapter 06 (:meth:`Profile.npg`).
+generators of chapter 06 (:meth:`Profile.npg`, :meth:`Profile.npg_methods`, grouped in
+:data:`NPG_GROUPS`).
 """
 
 from __future__ import annotations
@@ -38,12 +39,14 @@ __all__ = [
     "BOOK_SIGMAS",
     "FIG4_PATTERN",
     "FINETUNE_LR",
+    "NPG_GROUPS",
     "PROFILES",
     "AuditScale",
     "CertifyScale",
     "CheckScale",
     "DataDependentScale",
     "GeneratorScale",
+    "NoiseMethodGroups",
     "Profile",
     "SecondaryScale",
     "TrainingScale",
@@ -67,6 +70,47 @@ COHEN = CertifySettings()
 
 #: Learning rate of every fine-tuning run of the book (a quarter of training's).
 FINETUNE_LR = 5e-4
+
+
+@dataclass(frozen=True)
+class NoiseMethodGroups:
+    """Chapter 06's noise methods (the display names of :meth:`Profile.npg_methods`) by
+    what they are, and which control each is compared with."""
+
+    #: The isotropic control, at the base model's own noise, fine-tuned for as many steps.
+    control: str = "isotropic"
+    #: The isotropic control at σ ≡ 2, the level the dataset-wise σ reaches: a gain against
+    #: the first control that vanishes against this one comes from more noise, not from
+    #: its shape.
+    control_at_bound: str = "isotropic, σ ≡ 2"
+    #: UCAN's three fixed patterns (p = 1, 2, ∞).
+    patterns: tuple[str, ...] = ("pattern ℓ1", "pattern ℓ2", "pattern ℓ∞")
+    #: The dataset-wise generator, trained for the minimum and for the mean of σ.
+    dataset_wise: tuple[str, ...] = ("dataset-wise, min", "dataset-wise, mean")
+    #: The certification-wise generator.
+    certification_wise: tuple[str, ...] = ("certification-wise",)
+
+    @property
+    def controls(self) -> tuple[str, ...]:
+        """The two isotropic controls."""
+        return (self.control, self.control_at_bound)
+
+    @property
+    def anisotropic(self) -> tuple[str, ...]:
+        """Every method with anisotropic noise: patterns, dataset-wise, certification-wise."""
+        return (*self.patterns, *self.dataset_wise, *self.certification_wise)
+
+    def comparisons(self) -> list[tuple[str, str]]:
+        """The (method, control) pairs the chapter compares: every anisotropic method
+        against :attr:`control`, then the dataset-wise ones against
+        :attr:`control_at_bound`."""
+        return [(method, self.control) for method in self.anisotropic] + [
+            (method, self.control_at_bound) for method in self.dataset_wise
+        ]
+
+
+#: The groups of :meth:`Profile.npg_methods`.
+NPG_GROUPS = NoiseMethodGroups()
 
 
 @dataclass(frozen=True)
@@ -254,7 +298,9 @@ class Profile:
     def npg_methods(self, base: TrainConfig, seed: int = 0) -> dict[str, NPGConfig]:
         """The noise methods the generator chapter trains from ``base``, by display name:
         two isotropic controls, UCAN's three fixed patterns, the dataset-wise generator
-        with either variance term, and the certification-wise generator."""
+        with either variance term, and the certification-wise generator, in the order and
+        under the names of :data:`NPG_GROUPS` (its controls, then its anisotropic methods).
+        """
         return {
             "isotropic": self.npg(base, "isotropic", seed),
             "isotropic, σ ≡ 2": self.npg(base, "isotropic", seed, isotropic_sigma=2.0),

@@ -3,7 +3,7 @@
 import pytest
 
 from rsutils import CertifySettings, SigmaAscent
-from rsutils.book.profiles import FINETUNE_LR, PROFILES, get_profile
+from rsutils.book.profiles import FINETUNE_LR, NPG_GROUPS, PROFILES, get_profile
 
 
 def test_smoke_profile_is_tiny_and_paper_profile_is_the_papers() -> None:
@@ -96,3 +96,21 @@ def test_the_smoke_checks_are_the_cheapest() -> None:
     assert cpu == paper  # a linear model or a density in a few dimensions: cheap anywhere
     assert smoke.worst_case_draws < cpu.worst_case_draws
     assert smoke.volume_draws < cpu.volume_draws and smoke.coverage_runs < cpu.coverage_runs
+
+
+def test_chapter_06_names_its_methods_by_group_and_control() -> None:
+    smoke = PROFILES["smoke"]
+    methods = smoke.npg_methods(smoke.base_models()[0.5])
+    assert list(methods) == [*NPG_GROUPS.controls, *NPG_GROUPS.anisotropic]
+    kinds = {name: (config.method, config.isotropic_sigma) for name, config in methods.items()}
+    assert {kinds[name][0] for name in NPG_GROUPS.patterns} == {"pattern"}
+    assert {kinds[name][0] for name in NPG_GROUPS.dataset_wise} == {"dataset"}
+    assert [kinds[name][0] for name in NPG_GROUPS.certification_wise] == ["certification"]
+    assert kinds[NPG_GROUPS.control][0] == kinds[NPG_GROUPS.control_at_bound][0] == "isotropic"
+    assert kinds[NPG_GROUPS.control_at_bound][1] == 2.0 != kinds[NPG_GROUPS.control][1]
+    pairs = NPG_GROUPS.comparisons()
+    assert pairs[:6] == [(name, "isotropic") for name in NPG_GROUPS.anisotropic]
+    assert pairs[6:] == [
+        ("dataset-wise, min", "isotropic, σ ≡ 2"),
+        ("dataset-wise, mean", "isotropic, σ ≡ 2"),
+    ]
