@@ -50,7 +50,7 @@ from scipy.stats import norm
 
 import rsutils as rs
 from rsutils.book import BOOK_SIGMAS as SIGMAS
-from rsutils.book import Chapter, glue_all, plot_curves, training_sigmas
+from rsutils.book import Chapter, glue_all, glue_fields, glue_table, plot_curves, training_sigmas
 from rsutils.checks.classifiers import ProbitBand
 from rsutils.ddrs.sigma_ascent import optimize_sigma
 from rsutils.logs.analysis import best_accuracy_table, envelope
@@ -67,7 +67,7 @@ seed = 0
 # the base models and test images of {ref}`chapter-tight-radius`; the ablation and
 # the training variants run at the smaller "secondary" scale.
 
-# %% tags=["remove-input"]
+# %% tags=["hide-input"]
 chapter = Chapter.open(profile, seed=seed, progress=progress)
 P, test, configs = chapter.profile, chapter.test, chapter.base_models
 main, secondary, ascent = chapter.main, chapter.secondary, chapter.profile.ascent(0.25)
@@ -100,7 +100,7 @@ chapter.run_at(
 # at different distances from the band's edge ({numref}`fig-band-ascent`); the test
 # suite checks the same to 1% for Gaussian and uniform noise.
 
-# %% tags=["remove-cell"]
+# %%
 band = ProbitBand(torch.tensor([1.0, 0.0]), half_width=1.0, temperature=0.5)
 offsets = (0.0, 0.3, 0.6)
 band_inputs = torch.tensor([[t, 0.0] for t in offsets], dtype=torch.float64)
@@ -113,12 +113,10 @@ optima = [band.optimal_scale(t) for t in offsets]  # (sigma, surrogate) at the m
 gaps = [
     1 - band.surrogate(t, f) / best for t, f, (_, best) in zip(offsets, found, optima, strict=True)
 ]
-glue_all(
-    band_gap=float(max(gaps)),
-    band_sigma0=band_ascent.sigma0,
-    band_steps=band_ascent.iterations,
-    band_draws=band_ascent.draws,
-)
+
+# %% tags=["remove-cell"]
+glue_fields(band_ascent, "band_", {"sigma0": "sigma0", "steps": "iterations", "draws": "draws"})
+glue_all(band_gap=float(max(gaps)))
 
 # %% tags=["hide-input"]
 sigma_grid = np.linspace(0.02, 1.5, 300)
@@ -216,19 +214,12 @@ table_b.round(3)
 
 # %% tags=["remove-cell"]
 tags = dict(zip(SIGMAS, ("025", "050", "100"), strict=True))
-acr_b = {
-    s: (table_b.loc[f"Cohen σ = {s}", "ACR"], table_b.loc[f"Cohen-DS σ0 = {s}", "ACR"])
-    for s in SIGMAS
-}
-glue_all(**{f"acr_cohen_{tags[s]}": float(acr_b[s][0]) for s in SIGMAS})
-glue_all(**{f"acr_ds_{tags[s]}": float(acr_b[s][1]) for s in SIGMAS})
+rows_b = {f"Cohen σ = {s}": f"cohen_{tags[s]}" for s in SIGMAS}
+rows_b |= {f"Cohen-DS σ0 = {s}": f"ds_{tags[s]}" for s in SIGMAS}
+glue_table(table_b, "acr_{row}", rows=rows_b, columns={"ACR": ""})
 main_best = best_accuracy_table({"Cohen": cohen, "Cohen-DS": cohen_ds}, [0, 1])
-glue_all(
-    env_cohen_r0=float(main_best.loc["Cohen", "r = 0"]),
-    env_ds_r0=float(main_best.loc["Cohen-DS", "r = 0"]),
-    env_cohen_r1=float(main_best.loc["Cohen", "r = 1"]),
-    env_ds_r1=float(main_best.loc["Cohen-DS", "r = 1"]),
-)
+rows, columns = {"Cohen": "cohen", "Cohen-DS": "ds"}, {"r = 0": "r0", "r = 1": "r1"}
+glue_table(main_best, "env_{row}_{column}", rows=rows, columns=columns)
 
 # %% [markdown]
 # How firm are these changes? Each gain is a mean over the same
@@ -295,12 +286,24 @@ glue_all(
     top_class_share=float(top.iloc[0]),
 )
 
-# %% tags=["remove-cell"]
+# %% [markdown]
+# ```{glue:figure} fig_sigma_star
+# :name: fig-sigma-star
+#
+# Distribution of $\sigma^*_x$ over the test images, for each starting $\sigma_0$.
+# ```
+#
+# The class the $\sigma_0 = 0.25$ base model gives to pure noise, for comparison with
+# the class of the largest levels: its votes on a thousand images $0.5 + 3\varepsilon$.
+
+# %%
 noise_generator = torch.Generator().manual_seed(seed)
 noise_images = 0.5 + 3 * torch.randn(1000, 1, 28, 28, generator=noise_generator)
 with torch.inference_mode():
     noise_logits = chapter.model(configs[0.25])(noise_images.to(chapter.device))
 noise_counts = torch.bincount(noise_logits.argmax(1).cpu(), minlength=test.num_classes)
+
+# %% tags=["remove-cell"]
 same_class = int(top.index[0]) == int(noise_counts.argmax())
 glue_all(
     noise_class=test.classes[int(noise_counts.argmax())],
@@ -310,13 +313,6 @@ glue_all(
     if same_class
     else "Here the two classes differ, so the largest levels are not the model's noise class.",
 )
-
-# %% [markdown]
-# ```{glue:figure} fig_sigma_star
-# :name: fig-sigma-star
-#
-# Distribution of $\sigma^*_x$ over the test images, for each starting $\sigma_0$.
-# ```
 
 # %% tags=["hide-input"]
 ordered = cohen_ds[0.25].sort_values("scale")
@@ -499,7 +495,7 @@ table_e.round(3)
 # %% tags=["remove-cell"]
 rows_e = {"cohen": "Cohen", "cohen_ds": "Cohen-DS", "sa": "SmoothAdv", "sa_ds": "SmoothAdv-DS"}
 rows_e |= {"macer": "MACER", "macer_ds": "MACER-DS", "ds2": "Cohen-DS²", "ft_ds": "Cohen-FT-DS"}
-glue_all(**{f"acr_e_{key}": float(table_e.loc[name, "ACR"]) for key, name in rows_e.items()})
+glue_fields(table_e["ACR"], "acr_e_", rows_e)
 glue_all(reduced_se=float(0.5 / np.sqrt(len(secondary.indices))))
 
 # %% [markdown]
@@ -560,7 +556,7 @@ ds_logs = [*cohen_ds.values(), *(log for k, log in by_k.items() if k > 0), unifo
 ds_logs += [variant_logs[name] for name in ("Cohen-FT-DS", "Cohen-DS²", "SmoothAdv-DS", "MACER-DS")]
 actions = pd.concat(ds_logs)["memory"].value_counts()
 glue_all(memory_total=int(actions.sum()))
-glue_all(**{f"memory_{a}": int(actions.get(a, 0)) for a in ("kept", "shrunk", "adopted")})
+glue_fields(actions, "memory_", ["kept", "shrunk", "adopted"], default=0)
 
 # %% [markdown]
 # ## What we measured, in DDRS's layout
