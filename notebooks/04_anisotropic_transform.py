@@ -71,7 +71,7 @@ seed = 0
 # two and three dimensions, so every check runs at the same size in every profile,
 # except the number of draws of the worst-case checks.
 
-# %% tags=["remove-input"]
+# %% tags=["hide-input"]
 chapter = Chapter.open(profile, seed=seed, progress=progress)
 P = chapter.profile
 N_CHECK = 100_000  # draws for the closed-form checks (a linear model: cheap at any profile)
@@ -314,12 +314,17 @@ assert (checks["verdict"] != "fails").all()
 # The power-law row is a distribution only for $a > d$, so on Fashion-MNIST
 # ($d = 784$) it needs $a > 784$; the registry refuses smaller $a$ with that message
 # rather than returning a meaningless radius.
+#
+# The check of item 1: the worst classifier against the printed density, a Gaussian of
+# standard deviation $\lambda/\sqrt2$, at 0.9 times the printed radius.
 
-# %% tags=["remove-cell"]
+# %%
 R_printed = float(rs.certified_radius("gaussian", "l2", CHECK_PA, scale=1.0))
 misprint = worst_case_on_boundary(
     rs.Gaussian(1 / np.sqrt(2)), "l2", CHECK_PA, 0.9 * R_printed, dim=CHECK_DIM, draws=NP_DRAWS
 )
+
+# %% tags=["remove-cell"]
 glue_all(
     misprint_pA=misprint.pA_shifted,
     laplace_sign=float(np.log(2 * (1 - CHECK_PA))),

@@ -61,7 +61,7 @@ seed = 0
 # trained with Gaussian noise of $\sigma = 0.5$ and its test images; the volume checks
 # need no data.
 
-# %% tags=["remove-input"]
+# %% tags=["hide-input"]
 chapter = Chapter.open(profile, seed=seed, progress=progress)
 P, test = chapter.profile, chapter.test
 LAMBDA = ANISOTROPIC_LAMBDA  # chapter 01's base model trained at this sigma

@@ -54,7 +54,7 @@ profile = "cpu"  # smoke | cpu | paper
 progress = True  # progress bars (papermill runs pass False)
 seed = 0
 
-# %% tags=["remove-input"]
+# %% tags=["hide-input"]
 chapter = Chapter.open(profile, seed=seed, progress=progress)
 P, configs = chapter.profile, chapter.base_models
 RADIUS_LOSS = 0.05  # the planned draws' budget, in ℓ2 units of [0, 1] pixels
