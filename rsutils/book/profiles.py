@@ -79,7 +79,7 @@ class NoiseMethodGroups:
 
     #: The isotropic control, at the base model's own noise, fine-tuned for as many steps.
     control: str = "isotropic"
-    #: The isotropic control at σ ≡ 2, the level the dataset-wise σ reaches: a gain against
+    #: The isotropic control at σ ≡ 2, the level the dataset-wise σ reaches. A gain against
     #: the first control that vanishes against this one comes from more noise, not from
     #: its shape.
     control_at_bound: str = "isotropic, σ ≡ 2"
@@ -97,7 +97,7 @@ class NoiseMethodGroups:
 
     @property
     def anisotropic(self) -> tuple[str, ...]:
-        """Every method with anisotropic noise: patterns, dataset-wise, certification-wise."""
+        """The methods with anisotropic noise (patterns, dataset-wise, certification-wise)."""
         return (*self.patterns, *self.dataset_wise, *self.certification_wise)
 
     def comparisons(self) -> list[tuple[str, str]]:
