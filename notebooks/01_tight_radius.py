@@ -50,7 +50,7 @@ from scipy.stats import norm
 
 import rsutils as rs
 from rsutils.book import BOOK_SIGMAS as SIGMAS
-from rsutils.book import Chapter, glue_all, plot_curves
+from rsutils.book import Chapter, glue_all, glue_fields, glue_table, plot_curves
 from rsutils.book.released import reanalyse_certify_table, reanalyse_predict_table
 from rsutils.checks.classifiers import LinearClassifier
 from rsutils.checks.prior_radii import guarantees_compared, lecuyer_radius, li_radius
@@ -68,7 +68,7 @@ seed = 0
 # {doc}`../reproduce`). It certifies every `skip`-th test image, as Cohen et al.'s
 # `--skip` does.
 
-# %% tags=["remove-input"]
+# %% tags=["hide-input"]
 chapter = Chapter.open(profile, seed=seed, progress=progress)
 P, test = chapter.profile, chapter.test
 chapter.run_at(chapter.base_model_rows())
@@ -92,8 +92,11 @@ line = LinearClassifier(torch.randn(784), b=0.1)
 sigma_line = 0.5
 x_line = line.point_at_distance(sigma_line * norm.ppf(0.999), side=1)
 smooth_line = rs.Smooth(line, 2, rs.Gaussian(sigma_line), input_range=None)
-ns = [10**k for k in range(2, int(np.log10(P.n)) + 2)]
-certs = [smooth_line.certify(x_line, P.n0, n, P.alpha, batch_size=10_000, seed=seed) for n in ns]
+ns = [10**k for k in range(2, int(np.log10(P.certify.n)) + 2)]
+certs = [
+    smooth_line.certify(x_line, P.certify.n0, n, P.certify.alpha, batch_size=10_000, seed=seed)
+    for n in ns
+]
 linear_table = pd.DataFrame(
     {
         "n": ns,
@@ -120,7 +123,9 @@ glue_all(linear_n_max=ns[-1], linear_ratio=float(linear_table["radius / distance
 
 # %% tags=["nbval-check-output"]
 moved = x_line + 1.05 * line.distance(x_line) * line.worst_direction(x_line)
-at_moved = smooth_line.certify(moved, P.n0, ns[-1], P.alpha, batch_size=10_000, seed=seed + 1)
+at_moved = smooth_line.certify(
+    moved, P.certify.n0, ns[-1], P.certify.alpha, batch_size=10_000, seed=seed + 1
+)
 pd.DataFrame(
     {
         "point": ["x", "x + 1.05 d u"],
@@ -195,7 +200,8 @@ pd.DataFrame(
 # with radius at least $r$ ({numref}`fig-certified-accuracy`, the paper's Fig. 6).
 
 # %% tags=["remove-cell"]
-glue_all(skip=P.skip, num_images=len(chapter.main.indices), n0=P.n0, n=P.n, alpha=P.alpha)
+glue_fields(P.certify, "", ["skip", "n0", "n", "alpha"])
+glue_all(num_images=len(chapter.main.indices))
 
 # %%
 logs = {s: chapter.main.certify(configs[s], rs.Gaussian(s)) for s in SIGMAS}
@@ -209,7 +215,7 @@ radii = np.linspace(0, 4, 161)
 acc = {f"σ = {s}": rs.certified_accuracy(logs[s], radii) for s in SIGMAS}
 acc["envelope"] = envelope(acc)
 acc["σ = 0.5, bound holding w.p. 0.999"] = rs.certified_accuracy_lower_bound(
-    logs[0.5], radii, P.alpha
+    logs[0.5], radii, P.certify.alpha
 )
 ax = plot_curves(acc, radii, dashes={"envelope": True, "σ = 0.5, bound holding w.p. 0.999": True})
 glue_all(fig_certified_accuracy=ax.figure)
@@ -265,7 +271,7 @@ glue_all(
 
 # %%
 predict_rows = []
-for n_predict in P.predict_ns:
+for n_predict in P.certify.predict_ns:
     log = chapter.main.at(n=n_predict).predict(configs[0.25], rs.Gaussian(0.25))
     predict_rows.append(
         {
@@ -279,17 +285,9 @@ table_d = pd.DataFrame(predict_rows).set_index("n")
 table_d
 
 # %% tags=["remove-cell"]
-first, last = table_d.iloc[0], table_d.iloc[-1]
-glue_all(
-    predict_n_first=int(table_d.index[0]),
-    predict_n_last=int(table_d.index[-1]),
-    accuracy_first=float(first["accuracy"]),
-    accuracy_last=float(last["accuracy"]),
-    seconds_first=float(first["seconds per image"]),
-    seconds_last=float(last["seconds per image"]),
-    abstain_first=float(first["abstention rate"]),
-    abstain_last=float(last["abstention rate"]),
-)
+ends = table_d.reset_index().iloc[[0, -1]].set_axis(["first", "last"])
+names = {"n": "predict_n", "accuracy": "accuracy", "abstention rate": "abstain"}
+glue_table(ends, "{column}_{row}", columns={**names, "seconds per image": "seconds"})
 
 # %% [markdown]
 # ## (e) Theorem 1 against the guarantees it replaced
@@ -304,10 +302,12 @@ glue_all(
 # {glue:text}`acr_lecuyer:.3f` (Lecuyer et al.) against {glue:text}`acr_cohen:.3f` for
 # Theorem 1.
 
-# %% tags=["remove-cell"]
+# %%
 base = logs[0.25]
 bounds = guarantees_compared(base["pA_lower"], base["predict"] != rs.ABSTAIN, sigma=0.25)
 acr = {k: rs.average_certified_radius(base.assign(radius=v)) for k, v in bounds.items()}
+
+# %% tags=["remove-cell"]
 glue_all(
     acr_cohen=acr["Theorem 1 (Cohen et al.)"],
     acr_li=acr["Li et al."],
@@ -359,14 +359,19 @@ plt.close(fig)
 # {glue:text}`cap_last:.2f` ($\alpha = 10^{-5}$) to {glue:text}`cap_first:.2f`
 # ($\alpha = 0.1$) ({numref}`fig-alpha`; the paper's Fig. 8, right).
 
-# %% tags=["remove-cell"]
+# %%
 alphas = (0.1, 0.01, 0.001, 0.0001, 0.00001)
 recertified = {a: rs.recertify(logs[0.5], a, rs.Gaussian(0.5)) for a in alphas}
 radii_f = np.linspace(0, 2.5, 126)  # 5σ: above σΦ⁻¹(α^(1/n)) for these α and n <= 10^6
 by_alpha = {f"α = {a:g}": rs.certified_accuracy(df, radii_f) for a, df in recertified.items()}
 acr_alpha = [rs.average_certified_radius(df) for df in recertified.values()]
+
+# %% tags=["remove-cell"]
 spread = np.ptp(np.vstack(list(by_alpha.values())), axis=0)
-caps = [float(0.5 * norm.ppf(rs.max_certifiable_pA(P.n, a))[()]) for a in (alphas[0], alphas[-1])]
+caps = [
+    float(0.5 * norm.ppf(rs.max_certifiable_pA(P.certify.n, a))[()])
+    for a in (alphas[0], alphas[-1])
+]
 glue_all(
     acr_alpha_first=acr_alpha[0],
     acr_alpha_last=acr_alpha[-1],

@@ -50,7 +50,7 @@ from scipy.stats import norm
 
 import rsutils as rs
 from rsutils.book import BOOK_SIGMAS as SIGMAS
-from rsutils.book import Chapter, glue_all, plot_curves, training_sigmas
+from rsutils.book import Chapter, glue_all, glue_fields, glue_table, plot_curves, training_sigmas
 from rsutils.checks.classifiers import ProbitBand
 from rsutils.ddrs.sigma_ascent import optimize_sigma
 from rsutils.logs.analysis import best_accuracy_table, envelope
@@ -67,11 +67,11 @@ seed = 0
 # the base models and test images of {ref}`chapter-tight-radius`; the ablation and
 # the training variants run at the smaller "secondary" scale.
 
-# %% tags=["remove-input"]
+# %% tags=["hide-input"]
 chapter = Chapter.open(profile, seed=seed, progress=progress)
 P, test, configs = chapter.profile, chapter.test, chapter.base_models
 main, secondary, ascent = chapter.main, chapter.secondary, chapter.profile.ascent(0.25)
-tuned = "all" if P.finetune_subset is None else f"{P.finetune_subset:,}"
+tuned = "all" if P.ds.finetune_subset is None else f"{P.ds.finetune_subset:,}"
 chapter.run_at(
     {
         **chapter.base_model_rows(),
@@ -79,9 +79,9 @@ chapter.run_at(
             f"K = {ascent.iterations}, M = {ascent.draws}, step {ascent.lr}, clamp {ascent.clamp}"
         ),
         "secondary experiments": (
-            f"{P.reduced_images} images (every {P.reduced_skip}th), n = {P.reduced_n:,}"
+            f"{P.secondary.images} images (every {P.secondary.skip}th), n = {P.secondary.n:,}"
         ),
-        "fine-tuning": f"{P.finetune_epochs} epochs on {tuned} training images",
+        "fine-tuning": f"{P.ds.finetune_epochs} epochs on {tuned} training images",
     }
 )
 
@@ -100,7 +100,7 @@ chapter.run_at(
 # at different distances from the band's edge ({numref}`fig-band-ascent`); the test
 # suite checks the same to 1% for Gaussian and uniform noise.
 
-# %% tags=["remove-cell"]
+# %%
 band = ProbitBand(torch.tensor([1.0, 0.0]), half_width=1.0, temperature=0.5)
 offsets = (0.0, 0.3, 0.6)
 band_inputs = torch.tensor([[t, 0.0] for t in offsets], dtype=torch.float64)
@@ -113,12 +113,10 @@ optima = [band.optimal_scale(t) for t in offsets]  # (sigma, surrogate) at the m
 gaps = [
     1 - band.surrogate(t, f) / best for t, f, (_, best) in zip(offsets, found, optima, strict=True)
 ]
-glue_all(
-    band_gap=float(max(gaps)),
-    band_sigma0=band_ascent.sigma0,
-    band_steps=band_ascent.iterations,
-    band_draws=band_ascent.draws,
-)
+
+# %% tags=["remove-cell"]
+glue_fields(band_ascent, "band_", {"sigma0": "sigma0", "steps": "iterations", "draws": "draws"})
+glue_all(band_gap=float(max(gaps)))
 
 # %% tags=["hide-input"]
 sigma_grid = np.linspace(0.02, 1.5, 300)
@@ -216,19 +214,12 @@ table_b.round(3)
 
 # %% tags=["remove-cell"]
 tags = dict(zip(SIGMAS, ("025", "050", "100"), strict=True))
-acr_b = {
-    s: (table_b.loc[f"Cohen σ = {s}", "ACR"], table_b.loc[f"Cohen-DS σ0 = {s}", "ACR"])
-    for s in SIGMAS
-}
-glue_all(**{f"acr_cohen_{tags[s]}": float(acr_b[s][0]) for s in SIGMAS})
-glue_all(**{f"acr_ds_{tags[s]}": float(acr_b[s][1]) for s in SIGMAS})
+rows_b = {f"Cohen σ = {s}": f"cohen_{tags[s]}" for s in SIGMAS}
+rows_b |= {f"Cohen-DS σ0 = {s}": f"ds_{tags[s]}" for s in SIGMAS}
+glue_table(table_b, "acr_{row}", rows=rows_b, columns={"ACR": ""})
 main_best = best_accuracy_table({"Cohen": cohen, "Cohen-DS": cohen_ds}, [0, 1])
-glue_all(
-    env_cohen_r0=float(main_best.loc["Cohen", "r = 0"]),
-    env_ds_r0=float(main_best.loc["Cohen-DS", "r = 0"]),
-    env_cohen_r1=float(main_best.loc["Cohen", "r = 1"]),
-    env_ds_r1=float(main_best.loc["Cohen-DS", "r = 1"]),
-)
+rows, columns = {"Cohen": "cohen", "Cohen-DS": "ds"}, {"r = 0": "r0", "r = 1": "r1"}
+glue_table(main_best, "env_{row}_{column}", rows=rows, columns=columns)
 
 # %% [markdown]
 # How firm are these changes? Each gain is a mean over the same
@@ -295,12 +286,24 @@ glue_all(
     top_class_share=float(top.iloc[0]),
 )
 
-# %% tags=["remove-cell"]
+# %% [markdown]
+# ```{glue:figure} fig_sigma_star
+# :name: fig-sigma-star
+#
+# Distribution of $\sigma^*_x$ over the test images, for each starting $\sigma_0$.
+# ```
+#
+# The class the $\sigma_0 = 0.25$ base model gives to pure noise, for comparison with
+# the class of the largest levels: its votes on a thousand images $0.5 + 3\varepsilon$.
+
+# %%
 noise_generator = torch.Generator().manual_seed(seed)
 noise_images = 0.5 + 3 * torch.randn(1000, 1, 28, 28, generator=noise_generator)
 with torch.inference_mode():
     noise_logits = chapter.model(configs[0.25])(noise_images.to(chapter.device))
 noise_counts = torch.bincount(noise_logits.argmax(1).cpu(), minlength=test.num_classes)
+
+# %% tags=["remove-cell"]
 same_class = int(top.index[0]) == int(noise_counts.argmax())
 glue_all(
     noise_class=test.classes[int(noise_counts.argmax())],
@@ -310,13 +313,6 @@ glue_all(
     if same_class
     else "Here the two classes differ, so the largest levels are not the model's noise class.",
 )
-
-# %% [markdown]
-# ```{glue:figure} fig_sigma_star
-# :name: fig-sigma-star
-#
-# Distribution of $\sigma^*_x$ over the test images, for each starting $\sigma_0$.
-# ```
 
 # %% tags=["hide-input"]
 ordered = cohen_ds[0.25].sort_values("scale")
@@ -353,13 +349,13 @@ plt.close(fig)
 # %% tags=["remove-cell"]
 glue_all(
     reduced_images=len(secondary.indices),
-    reduced_n=P.reduced_n,
-    reduced_cap=float(0.25 * norm.ppf(rs.max_certifiable_pA(P.reduced_n, P.alpha))),
+    reduced_n=P.secondary.n,
+    reduced_cap=float(0.25 * norm.ppf(rs.max_certifiable_pA(P.secondary.n, P.certify.alpha))),
 )
 
 # %%
 by_k = {0: secondary.certify(configs[0.25], rs.Gaussian(0.25))}
-for k in P.ablation_ks:
+for k in P.ds.ablation_ks:
     if k > 0:
         by_k[k] = secondary.certify_ds(configs[0.25], P.ascent(0.25, iterations=k))
 
@@ -418,13 +414,13 @@ trained = {
         objective=ObjectiveSettings(draws=1, epsilon=0.25, attack_steps=2),
     ),
     "MACER": P.finetune(
-        base, seed, method="macer", objective=ObjectiveSettings(draws=P.macer_draws)
+        base, seed, method="macer", objective=ObjectiveSettings(draws=P.ds.macer_draws)
     ),
 }
 glue_all(
-    finetune_epochs=P.finetune_epochs,
+    finetune_epochs=P.ds.finetune_epochs,
     finetune_lr=trained["Cohen-FT"].lr,
-    macer_draws=P.macer_draws,
+    macer_draws=P.ds.macer_draws,
 )
 
 # %% [markdown]
@@ -433,7 +429,7 @@ glue_all(
 # the fixed $\sigma$ is marked as such).
 
 # %%
-variant_logs = {"Cohen": by_k[0], "Cohen-DS": by_k[P.ascent_iterations]}
+variant_logs = {"Cohen": by_k[0], "Cohen-DS": by_k[P.ds.iterations]}
 for name, config in trained.items():
     fixed = secondary.certify(config, rs.Gaussian(0.25))
     data_dependent = secondary.certify_ds(config, P.ascent(0.25))
@@ -469,7 +465,7 @@ pd.DataFrame(
 # %% tags=["remove-cell"]
 store = training_sigmas(trained["Cohen-DS²"], device=P.device)
 ds_settings = trained["Cohen-DS²"].ds
-clamped_value = 0.25 + P.finetune_epochs * ds_settings.lr * norm.ppf(1 - ds_settings.clamp)
+clamped_value = 0.25 + P.ds.finetune_epochs * ds_settings.lr * norm.ppf(1 - ds_settings.clamp)
 glue_all(
     train_sigma_median=float(store.median()),
     train_sigma_q25=float(store.quantile(0.25)),
@@ -499,7 +495,7 @@ table_e.round(3)
 # %% tags=["remove-cell"]
 rows_e = {"cohen": "Cohen", "cohen_ds": "Cohen-DS", "sa": "SmoothAdv", "sa_ds": "SmoothAdv-DS"}
 rows_e |= {"macer": "MACER", "macer_ds": "MACER-DS", "ds2": "Cohen-DS²", "ft_ds": "Cohen-FT-DS"}
-glue_all(**{f"acr_e_{key}": float(table_e.loc[name, "ACR"]) for key, name in rows_e.items()})
+glue_fields(table_e["ACR"], "acr_e_", rows_e)
 glue_all(reduced_se=float(0.5 / np.sqrt(len(secondary.indices))))
 
 # %% [markdown]
@@ -560,7 +556,7 @@ ds_logs = [*cohen_ds.values(), *(log for k, log in by_k.items() if k > 0), unifo
 ds_logs += [variant_logs[name] for name in ("Cohen-FT-DS", "Cohen-DS²", "SmoothAdv-DS", "MACER-DS")]
 actions = pd.concat(ds_logs)["memory"].value_counts()
 glue_all(memory_total=int(actions.sum()))
-glue_all(**{f"memory_{a}": int(actions.get(a, 0)) for a in ("kept", "shrunk", "adopted")})
+glue_fields(actions, "memory_", ["kept", "shrunk", "adopted"], default=0)
 
 # %% [markdown]
 # ## What we measured, in DDRS's layout
@@ -573,7 +569,7 @@ glue_all(**{f"memory_{a}": int(actions.get(a, 0)) for a in ("kept", "shrunk", "a
 # {glue:text}`reduced_images` images, $n = $ {glue:text}`reduced_n:,d`).
 
 # %% tags=["remove-cell"]
-glue_all(main_n=P.n)
+glue_all(main_n=P.certify.n)
 
 # %% tags=["nbval-check-output"]
 table_radii = [0, 0.25, 0.5, 0.75, 1, 1.25, 1.5]

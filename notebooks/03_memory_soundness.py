@@ -37,7 +37,7 @@ from matplotlib.patches import Circle
 
 import rsutils as rs
 from rsutils.book import BOOK_SIGMAS as SIGMAS
-from rsutils.book import Chapter, glue_all
+from rsutils.book import Chapter, glue_all, glue_fields
 from rsutils.checks.classifiers import Disk
 from rsutils.ddrs.memory import closest_conflict, conflicting_pairs, replay
 
@@ -50,14 +50,14 @@ seed = 0
 # The real-data sections reuse the Cohen-DS certificates of
 # {ref}`chapter-sigma-ascent` (from the cache; run alone, this chapter computes them).
 
-# %% tags=["remove-input"]
+# %% tags=["hide-input"]
 chapter = Chapter.open(profile, seed=seed, progress=progress)
 P, test, configs = chapter.profile, chapter.test, chapter.base_models
 main, secondary = chapter.main, chapter.secondary
 chapter.run_at(
     {
         **chapter.base_model_rows(),
-        "probes": f"{P.reduced_images} images (every {P.reduced_skip}th), n = {P.reduced_n:,}",
+        "probes": f"{P.secondary.images} images (every {P.secondary.skip}th), n = {P.secondary.n:,}",
     }
 )
 
@@ -315,15 +315,10 @@ probe_table = pd.DataFrame(
 probe_table
 
 # %% tags=["remove-cell"]
-counts = probe_table.iloc[0]
-glue_all(
-    probe_images=len(secondary.indices),
-    probe_count=len(probes),
-    probe_contradictions=int(counts["Monte Carlo: other class"]),
-    probe_abstains=int(counts["Monte Carlo: abstain"]),
-    probe_adopted=int(counts["memory: adopted"]),
-    probe_agree=int(counts["memory: agrees with the certificate"]),
-)
+fields = {"contradictions": "Monte Carlo: other class", "abstains": "Monte Carlo: abstain"}
+fields |= {"adopted": "memory: adopted", "agree": "memory: agrees with the certificate"}
+glue_fields(probe_table.iloc[0], "probe_", fields)
+glue_all(probe_images=len(secondary.indices), probe_count=len(probes))
 assert probe_table["memory: agrees with the certificate"].iloc[0] == len(probes)
 
 # %% [markdown]

@@ -61,12 +61,12 @@ seed = 0
 # trained with Gaussian noise of $\sigma = 0.5$ and its test images; the volume checks
 # need no data.
 
-# %% tags=["remove-input"]
+# %% tags=["hide-input"]
 chapter = Chapter.open(profile, seed=seed, progress=progress)
 P, test = chapter.profile, chapter.test
 LAMBDA = ANISOTROPIC_LAMBDA  # chapter 01's base model trained at this sigma
 PATTERN = FIG4_PATTERN  # UCAN's Fig. 4 values, mean 1
-VOLUME_DRAWS = 400_000 if profile != "smoke" else 100_000
+VOLUME_DRAWS = P.checks.volume_draws
 config = chapter.base_models[LAMBDA]
 chapter.run_at(
     {
@@ -303,7 +303,7 @@ linear = LinearClassifier(w, b=-0.5)
 x_example = torch.zeros(1, 28, 28)
 x_example.view(-1)[centre] = 0.5 + margin
 example = rs.Smooth(linear, 2, noise).certify(
-    x_example, P.n0, P.n, P.alpha, P.batch_size, seed=seed
+    x_example, P.certify.n0, P.certify.n, P.certify.alpha, P.certify.batch_size, seed=seed
 )
 
 # %% [markdown]

@@ -56,9 +56,9 @@ from rsutils.anisotropic.generators import parameter_summary
 from rsutils.anisotropic.leakage import different_class_pairs, mu_swap_votes
 from rsutils.anisotropic.memory import anisotropic_conflicting_pairs
 from rsutils.anisotropic.patterns import UCAN_CODE_PATTERN
-from rsutils.book import Chapter, glue_all, plot_curves
+from rsutils.book import Chapter, glue_all, glue_fields, glue_table, plot_curves
 from rsutils.book.experiments import trained_npg
-from rsutils.book.profiles import ANISOTROPIC_LAMBDA
+from rsutils.book.profiles import ANISOTROPIC_LAMBDA, NPG_GROUPS
 from rsutils.logs.analysis import acr_comparisons, certified_accuracy_interval
 
 # %% tags=["parameters"]
@@ -73,7 +73,7 @@ seed = 0
 # the noise, not from the training budget. The certificates use the chapter's smaller
 # set of test images and draws, stated in the table.
 
-# %% tags=["remove-input"]
+# %% tags=["hide-input"]
 chapter = Chapter.open(profile, seed=seed, progress=progress)
 P, test, runs = chapter.profile, chapter.test, chapter.secondary
 LAMBDA = ANISOTROPIC_LAMBDA  # chapter 01's base model trained at this sigma
@@ -83,11 +83,11 @@ chapter.run_at(
     {
         "dataset": "Fashion-MNIST (test split)",
         "base model": f"chapter 01's small_cnn, σ = {LAMBDA}",
-        "fine-tuning": f"{P.npg_steps:,} Adam steps, batch 128, 1 draw",
-        "test images certified": f"{len(runs.indices)} (every {P.reduced_skip}th)",
+        "fine-tuning": f"{P.generators.steps:,} Adam steps, batch 128, 1 draw",
+        "test images certified": f"{len(runs.indices)} (every {P.secondary.skip}th)",
         "n (estimation draws)": f"{runs.settings.n:,}",
-        "audited images": f"up to {P.audit_images}",
-        "draws per audited point": f"{P.audit_n:,}",
+        "audited images": f"up to {P.audit.images}",
+        "draws per audited point": f"{P.audit.n_verify:,}",
     },
     standard=("n0", "alpha"),
 )
@@ -186,8 +186,10 @@ glue_all(fig_npg_maps=fig)
 plt.close(fig)
 
 # %% tags=["remove-cell"]
-cw = summary.loc["certification-wise"]
-ds = summary.loc["dataset-wise, min"]
+cw_fields = {"cw_min": "min σ", "cw_mu": "mean |μ|", "cw_mu_norm": "‖μ‖₂"}
+glue_fields(summary.loc["certification-wise"], "", cw_fields, convert=float)
+ds_fields = {"ds_min": "min σ", "ds_gmean": "geometric mean σ"}
+glue_fields(summary.loc["dataset-wise, min"], "", ds_fields, convert=float)
 
 
 def at_bound(generator) -> float:
@@ -200,11 +202,6 @@ def at_bound(generator) -> float:
 glue_all(
     ds_at_bound=at_bound(trained["dataset-wise, min"][1]),
     cw_at_bound=at_bound(trained["certification-wise"][1]),
-    ds_min=float(ds["min σ"]),
-    ds_gmean=float(ds["geometric mean σ"]),
-    cw_min=float(cw["min σ"]),
-    cw_mu=float(cw["mean |μ|"]),
-    cw_mu_norm=float(cw["‖μ‖₂"]),
 )
 
 # %% [markdown]
@@ -249,29 +246,6 @@ table.round(3)
 # %% tags=["remove-cell"]
 for name, log in logs.items():
     assert (log["alm"] >= log["radius"] * (1 - 1e-12)).all(), name
-pairs = [(name, "isotropic") for name in list(methods)[2:]]
-pairs += [("dataset-wise, min", "isotropic, σ ≡ 2"), ("dataset-wise, mean", "isotropic, σ ≡ 2")]
-verdicts = acr_comparisons(logs, pairs, measures={"radius": "radius", "ALM": "alm"}, seed=seed)
-
-
-def verdicts_of(method: str, control: str, measure: str = "") -> str:
-    """The distinct verdicts of the methods whose name starts with ``method``."""
-    rows = verdicts.reset_index()
-    mask = rows.method.str.startswith(method) & (rows.against == control)
-    mask &= rows["measured by"].str.startswith(measure)
-    return " / ".join(sorted(set(rows[mask].verdict)))
-
-
-glue_all(
-    n_rises=int((verdicts.verdict == "rises").sum()),
-    n_falls=int((verdicts.verdict == "falls").sum()),
-    n_claims=len(verdicts),
-    pattern_radius=verdicts_of("pattern", "isotropic", "radius"),
-    pattern_alm=verdicts_of("pattern", "isotropic", "ALM"),
-    ds_vs_iso=verdicts_of("dataset-wise", "isotropic"),
-    ds_vs_iso2=verdicts_of("dataset-wise", "isotropic, σ ≡ 2"),
-    cw_vs_iso=verdicts_of("certification-wise", "isotropic"),
-)
 
 # %% [markdown]
 # UCAN's claim is that anisotropic noise certifies more than isotropic noise. The
@@ -290,9 +264,38 @@ glue_all(
 #   the second comes from more noise, not from its shape;
 # - **certification-wise**: "{glue:text}`cw_vs_iso`"; section (c) shows where it comes
 #   from.
+#
+# Each method against its controls ({data}`~rsutils.book.profiles.NPG_GROUPS`), by radius
+# and by ALM:
 
 # %%
+pairs = NPG_GROUPS.comparisons()
+verdicts = acr_comparisons(logs, pairs, measures={"radius": "radius", "ALM": "alm"}, seed=seed)
 verdicts.round(3)
+
+
+# %% tags=["remove-cell"]
+def verdicts_of(
+    methods: tuple[str, ...], control: str, measures: tuple[str, ...] = ("radius", "ALM")
+) -> str:
+    """The distinct verdicts of ``methods`` against ``control``, measured by ``measures``."""
+    rows = verdicts.reset_index()
+    mask = rows.method.isin(methods) & (rows.against == control)
+    mask &= rows["measured by"].isin(measures)
+    return " / ".join(sorted(set(rows[mask].verdict)))
+
+
+control, control_at_bound = NPG_GROUPS.controls
+glue_all(
+    n_rises=int((verdicts.verdict == "rises").sum()),
+    n_falls=int((verdicts.verdict == "falls").sum()),
+    n_claims=len(verdicts),
+    pattern_radius=verdicts_of(NPG_GROUPS.patterns, control, ("radius",)),
+    pattern_alm=verdicts_of(NPG_GROUPS.patterns, control, ("ALM",)),
+    ds_vs_iso=verdicts_of(NPG_GROUPS.dataset_wise, control),
+    ds_vs_iso2=verdicts_of(NPG_GROUPS.dataset_wise, control_at_bound),
+    cw_vs_iso=verdicts_of(NPG_GROUPS.certification_wise, control),
+)
 
 # %% [markdown]
 # The curves with their 95% Clopper–Pearson bands over the test images
@@ -359,11 +362,10 @@ glue_all(
     n_pairs=len(swap),
     offset_votes=float(swap["offset"].mean()),
     own_votes=float(swap["own"].mean()),
-    acc_with_mu=float(ablation.iloc[0, 0]),
-    acc_without_mu=float(ablation.iloc[1, 0]),
-    acr_with_mu=float(ablation.iloc[0, 1]),
-    acr_without_mu=float(ablation.iloc[1, 1]),
 )
+rows = {"with μ(x)": "with_mu", "μ ≡ 0": "without_mu"}
+columns = {"certified accuracy at r = 0": "acc", "ACR": "acr"}
+glue_table(ablation, "{column}_{row}", rows=rows, columns=columns)
 
 # %% [markdown]
 # ## (d) Soundness audit: do the certificates hold for the deployed classifier?
@@ -390,19 +392,21 @@ glue_all(
 # isotropic control on {glue:text}`rate_iso`.
 
 # %%
-audit = {"alpha": P.alpha, "n_verify": P.audit_n, "boundary": 2, "steps": P.audit_steps}
-audit |= {"draws": P.audit_draws, "seed": seed, "input_range": (0.0, 1.0), "scale": LAMBDA}
+audit = {"alpha": P.certify.alpha, "n_verify": P.audit.n_verify, "boundary": 2}
+audit |= {"steps": P.audit.steps, "draws": P.audit.draws, "seed": seed}
+audit |= {"input_range": (0.0, 1.0), "scale": LAMBDA}
 cw_config = methods["certification-wise"]
 audits = {
     "certification-wise, deployed G": runs.audit_generated(
-        cw_config, limit=P.audit_images, **audit
+        cw_config, limit=P.audit.images, **audit
     ),
     "certification-wise, frozen g_x": runs.audit_generated(
-        cw_config, freeze=True, limit=P.audit_images, **audit
+        cw_config, freeze=True, limit=P.audit.images, **audit
     ),
-    "isotropic control": runs.audit_generated(methods["isotropic"], limit=P.audit_images, **audit),
+    "isotropic control": runs.audit_generated(methods["isotropic"], limit=P.audit.images, **audit),
 }
 summaries = {name: summarize_audits(records) for name, records in audits.items()}
+deployed, frozen_control, iso_control = summaries.values()
 pd.DataFrame({name: summary.row() for name, summary in summaries.items()}).T
 
 
@@ -411,11 +415,10 @@ def rate(summary) -> str:
     return f"{summary.contradicted} of {summary.images}"
 
 
-deployed, frozen_control, iso_control = summaries.values()
 glue_all(
     n_audited=deployed.images,
-    audit_steps=P.audit_steps,
-    audit_n=f"{P.audit_n:,}",
+    audit_steps=P.audit.steps,
+    audit_n=f"{P.audit.n_verify:,}",
     rate_deployed=rate(deployed),
     ci_deployed=f"[{deployed.low:.2f}, {deployed.high:.2f}]",
     rate_frozen=rate(frozen_control),

@@ -36,10 +36,10 @@ import pandas as pd
 from scipy.stats import norm
 
 import rsutils as rs
-from rsutils.book import Chapter, glue_all
+from rsutils.book import Chapter, glue_all, glue_fields
 from rsutils.book import measured as ours
 from rsutils.book import table_audit as audit
-from rsutils.book.profiles import ANISOTROPIC_LAMBDA, BOOK_SIGMAS, FIG4_PATTERN
+from rsutils.book.profiles import ANISOTROPIC_LAMBDA, BOOK_SIGMAS, FIG4_PATTERN, NPG_GROUPS
 from rsutils.book.published import (
     check_schema,
     published_claims,
@@ -61,7 +61,7 @@ progress = True  # progress bars (papermill runs pass False)
 reference_root = None  # folder holding cohen2019/ (default: $RSUTILS_REFERENCE)
 seed = 0
 
-# %% tags=["remove-input"]
+# %% tags=["hide-input"]
 chapter = Chapter.open(profile, seed=seed, progress=progress)
 tables = {name: published_table(name) for name in published_table_names()}
 claims = published_claims()
@@ -71,8 +71,8 @@ chapter.run_at(
         "published": f"{len(tables)} tables, {len(claims)} stated numbers (shipped with rsutils)",
         "released": "Cohen et al.'s 13 CERTIFY and 4 PREDICT logs",
         "our rows": "chapters 01, 02, 05 and 06 at this profile, read from the cache",
-        "their images and draws": f"{P.num_images} at n = {P.n:,} (01, 02, 05); "
-        f"{P.reduced_images} at n = {P.reduced_n:,} (06)",
+        "their images and draws": f"{P.certify.images} at n = {P.certify.n:,} (01, 02, 05); "
+        f"{P.secondary.images} at n = {P.secondary.n:,} (06)",
     },
     standard=("alpha",),
 )
@@ -136,11 +136,10 @@ improvements[improvements.verdict != "matches"][columns].reset_index(drop=True)
 # %% tags=["remove-cell"]
 verdicts = improvements.verdict.value_counts()
 differ = improvements[improvements.verdict == "differs"]
+names = {"n_match": "matches", "n_slip": "rounding slip", "n_differ": "differs"}
+glue_fields(verdicts, "", names, default=0)
 glue_all(
     n_improvements=len(improvements),
-    n_match=int(verdicts.get("matches", 0)),
-    n_slip=int(verdicts.get("rounding slip", 0)),
-    n_differ=int(verdicts.get("differs", 0)),
     implied=" and ".join(f"{v:g}%" for v in sorted(set(differ.implied_best))) or "none",
 )
 
@@ -168,11 +167,18 @@ glue_all(
 # %%
 audit.duplicate_rows(tables.values())
 
-# %% tags=["remove-cell"]
+# %% [markdown]
+# The three rules, checked on every table, and the columns where accuracy by ALM is below
+# accuracy by radius:
+
+# %%
 rising = pd.concat([audit.non_increasing_check(t) for t in tables.values()])
 l2_tables = [t for t in tables.values() if t.meta["norm"] == "l2"]
 ceiling = pd.concat([audit.ceiling_check(t, scale=1.0) for t in l2_tables])
 below = pd.concat([audit.alm_radius_check(t) for t in tables.values()])
+below.set_index(["table", "radius"])
+
+# %% tags=["remove-cell"]
 glue_all(
     ceiling=float(norm.ppf(rs.max_certifiable_pA(100_000, 0.001))),
     n_rising=len(rising),
@@ -181,12 +187,6 @@ glue_all(
     alm_tables=" and ".join(f"Table {tables[n].meta['table']}" for n in sorted(set(below.table)))
     or "no table",
 )
-
-# %% [markdown]
-# The columns where accuracy by ALM is below accuracy by radius:
-
-# %%
-below.set_index(["table", "radius"])
 
 # %% [markdown]
 # ### Rows that one norm's table shares with another's
@@ -246,13 +246,9 @@ checked = audit.claim_check(claims).merge(claims[["id", "quote"]], on="id")
 checked[["id", "quote", "stated", "tables give", "verdict"]]
 
 # %% tags=["remove-cell"]
-counts = checked.verdict.value_counts()
-glue_all(
-    n_claims=len(checked),
-    n_hold=int(counts.get("holds", 0)),
-    n_fail=int(counts.get("does not hold", 0)),
-    n_unprinted=int(counts.get("not printed", 0)),
-)
+names = {"n_hold": "holds", "n_fail": "does not hold", "n_unprinted": "not printed"}
+glue_fields(checked.verdict.value_counts(), "", names, default=0)
+glue_all(n_claims=len(checked))
 
 # %% tags=["remove-cell"]
 by_id = checked.set_index("id")
@@ -290,13 +286,11 @@ shown["draws it needs"] = released["draws it needs"].map("{:,}".format)
 shown
 
 # %% tags=["remove-cell"]
-predict = reanalyse_released_predict(root=reference_root)
 beyond = released[released["α it needs"] > 0.001]  # allowing for the printed digits
 at_stated = recertify_released_logs(beyond.index, alpha=0.001, run_alpha=0.01, root=reference_root)
 short = released[released["images"] < 500]
 glue_all(
     n_released=len(released),
-    n_predict=len(predict),
     n_beyond=len(beyond),
     beyond_datasets=", ".join(sorted(set(beyond.index.get_level_values("dataset")))),
     beyond_multiple=float((beyond["largest radius"] / beyond.index.get_level_values(3)).min()),
@@ -334,7 +328,11 @@ glue_all(
 # Table 4 ({func}`~rsutils.book.released.reanalyse_released_predict`):
 
 # %%
+predict = reanalyse_released_predict(root=reference_root)
 predict.round(3)
+
+# %% tags=["remove-cell"]
+glue_all(n_predict=len(predict))
 
 # %% [markdown]
 # ## (f) Our rows beside theirs
@@ -354,7 +352,7 @@ fixed = {s: runs.certify(base[s], rs.Gaussian(s)) for s in BOOK_SIGMAS}
 data_dependent = {s: runs.certify_ds(base[s], P.ascent(s)) for s in BOOK_SIGMAS}
 rows = {f"Fashion-MNIST {s:.2f}": (log, "radius") for s, log in fixed.items()}
 rows |= {f"Fashion-MNIST {s:.2f}, Cohen-DS": (log, "radius") for s, log in data_dependent.items()}
-scale = f"{P.num_images} test images, n = {P.n:,}, alpha = {P.alpha}"
+scale = f"{P.certify.images} test images, n = {P.certify.n:,}, alpha = {P.certify.alpha}"
 ours_cohen = ours.measured_table(
     tables["cohen2019_tables_1_3"], rows, name="ours", dataset="fashion-mnist", scale=scale
 )
@@ -364,7 +362,9 @@ pd.concat(
 ).reset_index(level=0)
 
 # %% tags=["remove-cell"]
-ceilings = {s: s * float(norm.ppf(rs.max_certifiable_pA(P.n, P.alpha))) for s in fixed}
+ceilings = {
+    s: s * float(norm.ppf(rs.max_certifiable_pA(P.certify.n, P.certify.alpha))) for s in fixed
+}
 assert all(fixed[s]["radius"].max() <= ceilings[s] + 1e-9 for s in fixed)
 assert audit.non_increasing_check(ours_cohen).empty and check_schema(ours_cohen) == []
 glue_all(our_scale=scale.replace("alpha", "α"))
@@ -390,7 +390,7 @@ rows = {
     "Ours (certified accuracy w.r.t. ALM)": (cw, "alm"),
     "Ours (certified accuracy w.r.t. radius)": (cw, "radius"),
 }
-small_scale = f"{P.reduced_images} test images, n = {P.reduced_n:,}, α = {P.alpha}"
+small_scale = f"{P.secondary.images} test images, n = {P.secondary.n:,}, α = {P.certify.alpha}"
 ours_iii = ours.measured_table(
     tables["ucan2025_table_iii"], rows, name="ours", dataset="fashion-mnist", scale=small_scale
 )
@@ -401,7 +401,8 @@ assert audit.alm_radius_check(ours_iii).empty and audit.non_increasing_check(our
 assert set(audit.improvement_check(ours_iii).verdict) <= {"matches", "not printed"}
 glue_all(
     small_scale=small_scale,
-    small_ceiling=ANISOTROPIC_LAMBDA * float(norm.ppf(rs.max_certifiable_pA(P.reduced_n, P.alpha))),
+    small_ceiling=ANISOTROPIC_LAMBDA
+    * float(norm.ppf(rs.max_certifiable_pA(P.secondary.n, P.certify.alpha))),
     cw_reach=float(cw["radius"].max()),
 )
 
@@ -422,7 +423,7 @@ ds_gain = {f"σ = {s:g}": acr_difference(fixed[s], data_dependent[s]) for s in B
 cw_gain = {
     f"against {m} by {k}": acr_difference(generated[m], cw, column=c)
     for m in generated
-    if m != "certification-wise"
+    if m not in NPG_GROUPS.certification_wise
     for k, c in both.items()
 }
 dw = generated["dataset-wise, min"]
@@ -430,9 +431,9 @@ dw_gain = {
     "by radius": acr_difference(generated["isotropic"], dw),
     "ALM beyond radius": ours.alm_beyond_radius(dw),
 }
-patterns = [m for m in generated if m.startswith("pattern")]
 pattern_gain = {
-    m: acr_difference(generated["isotropic"], generated[m], column="alm") for m in patterns
+    m: acr_difference(generated["isotropic"], generated[m], column="alm")
+    for m in NPG_GROUPS.patterns
 }
 λ = ANISOTROPIC_LAMBDA
 fig4 = runs.certify(

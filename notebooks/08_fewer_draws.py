@@ -54,13 +54,13 @@ profile = "cpu"  # smoke | cpu | paper
 progress = True  # progress bars (papermill runs pass False)
 seed = 0
 
-# %% tags=["remove-input"]
+# %% tags=["hide-input"]
 chapter = Chapter.open(profile, seed=seed, progress=progress)
 P, configs = chapter.profile, chapter.base_models
 RADIUS_LOSS = 0.05  # the planned draws' budget, in ℓ2 units of [0, 1] pixels
 R_OVER_SIGMA = (0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0)  # the decision task's radii
-COVERAGE_RUNS = 2000 if profile != "smoke" else 200
-schedule = rs.LookSchedule.geometric(P.n, P.alpha)
+COVERAGE_RUNS = P.checks.coverage_runs
+schedule = rs.LookSchedule.geometric(P.certify.n, P.certify.alpha)
 chapter.run_at(
     {
         **chapter.base_model_rows(),
@@ -82,16 +82,18 @@ chapter.run_at(
 
 # %% tags=["remove-cell"]
 glue_all(
-    alpha=P.alpha,
-    n=P.n,
-    **{f"floor_{k}": min_samples_for_radius(float(k), P.alpha) for k in (1, 2, 3)},
+    alpha=P.certify.alpha,
+    n=P.certify.n,
+    **{f"floor_{k}": min_samples_for_radius(float(k), P.certify.alpha) for k in (1, 2, 3)},
 )
 
 # %% tags=["hide-input"]
 grid = np.linspace(0, 3.5, 141)
-floor = {f"α = {a:g}": [min_samples_for_radius(r, a) for r in grid] for a in (0.01, P.alpha)}
+floor = {
+    f"α = {a:g}": [min_samples_for_radius(r, a) for r in grid] for a in (0.01, P.certify.alpha)
+}
 ax = plot_curves(floor, grid, xlabel="radius / σ", ylabel="fewest draws, any level-α test")
-ax.axhline(P.n, color="grey", linestyle=":", label=f"CERTIFY's n = {P.n:,}")
+ax.axhline(P.certify.n, color="grey", linestyle=":", label=f"CERTIFY's n = {P.certify.n:,}")
 ax.set_yscale("log")
 ax.legend()
 glue_all(fig_draw_floor=ax.figure)
@@ -188,7 +190,7 @@ decisions = {}
 for s in BOOK_SIGMAS:
     radii = [s * k for k in R_OVER_SIGMA]
     log = chapter.main.decide(configs[s], rs.Gaussian(s), radii, schedule)
-    decisions[s] = decision_table(standard[s], decisions_long(log, radii), s, P.alpha)
+    decisions[s] = decision_table(standard[s], decisions_long(log, radii), s, P.certify.alpha)
 decided = pd.concat(decisions, names=["σ"]).reset_index().set_index(["σ", "r/σ"])
 shown = ["CERTIFY acc.", "sequential acc.", "gap (points)", "sequential passes", "fewer by"]
 decided[[*shown, "floor"]].round(2)
@@ -202,7 +204,7 @@ glue_all(
     decide_min_3=float(at3["fewer by"].min()),
     decide_max_3=float(at3["fewer by"].max()),
     decide_worst_gap=float(decided["gap (points)"].abs().max()),
-    certify_passes=P.n0 + P.n,
+    certify_passes=P.certify.n0 + P.certify.n,
 )
 
 # %% [markdown]
@@ -223,11 +225,11 @@ for s in BOOK_SIGMAS:
     ax.plot(rows.index, rows["sequential passes"], marker="o", label=f"sequential, σ = {s}")
 ax.plot(
     R_OVER_SIGMA,
-    [P.n0 + min_samples_for_radius(r, P.alpha) for r in R_OVER_SIGMA],
+    [P.certify.n0 + min_samples_for_radius(r, P.certify.alpha) for r in R_OVER_SIGMA],
     "k--",
     label="floor of one certificate",
 )
-ax.axhline(P.n0 + P.n, color="grey", linestyle=":", label="CERTIFY")
+ax.axhline(P.certify.n0 + P.certify.n, color="grey", linestyle=":", label="CERTIFY")
 ax.set(yscale="log", xlabel="radius / σ", ylabel="forward passes per image")
 ax.legend()
 glue_all(fig_decision_passes=fig)
@@ -322,14 +324,14 @@ plt.close(fig)
 fast_log = chapter.secondary.certify(configs[0.25], rs.Gaussian(0.25))
 fp32_log = replace(chapter.secondary, inference="fp32").certify(configs[0.25], rs.Gaussian(0.25))
 agreement = mode_agreement(fp32_log, fast_log)
-pd.Series(agreement).to_frame(f"fp32 vs {P.inference}").round(4)
+pd.Series(agreement).to_frame(f"fp32 vs {P.certify.inference}").round(4)
 
 # %% tags=["remove-cell"]
 glue_all(
     profile=P.name,
-    mode=P.inference,
+    mode=P.certify.inference,
     n_secondary=len(fast_log),
-    n_secondary_draws=P.reduced_n,
+    n_secondary_draws=P.secondary.n,
     same_answer=agreement["same answer"],
     radius_diff=agreement["largest radius difference"],
     mode_faster=agreement["faster by"],

@@ -5,8 +5,9 @@ A chapter imports its helpers from here (``from rsutils.book import Chapter, glu
 Nothing outside this package imports it; library users never need it.
 """
 
-from rsutils.book.chapter import Chapter, glue_all, run_at_table
+from rsutils.book.chapter import Chapter, run_at_table
 from rsutils.book.experiments import Experiments, trained_model, training_sigmas
+from rsutils.book.glue import glue_all, glue_fields, glue_table
 from rsutils.book.plots import plot_curves, setup_style
 from rsutils.book.profiles import BOOK_SIGMAS, PROFILES, Profile, get_profile
 
@@ -18,6 +19,8 @@ __all__ = [
     "Profile",
     "get_profile",
     "glue_all",
+    "glue_fields",
+    "glue_table",
     "plot_curves",
     "run_at_table",
     "setup_style",

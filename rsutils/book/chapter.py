@@ -8,7 +8,7 @@ and then finds there the profile (``chapter.profile``), the device, the Fashion-
 test split (loaded on first use), the book's base models, and two
 :class:`~rsutils.book.experiments.Experiments`: ``chapter.main`` (the main test images
 and CERTIFY settings) and ``chapter.secondary`` (the smaller scale of secondary
-experiments). :func:`glue_all` glues a batch of named numbers for the prose.
+experiments). Numbers reach the prose through :mod:`rsutils.book.glue`.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from rsutils.core.environment import describe_environment
 from rsutils.training.data import Dataset, load_dataset
 from rsutils.training.train import TrainConfig
 
-__all__ = ["STANDARD_ROWS", "Chapter", "environment_rows", "glue_all", "run_at_table"]
+__all__ = ["STANDARD_ROWS", "Chapter", "environment_rows", "run_at_table"]
 
 #: The rows of a run-at table that a chapter may ask for by name.
 STANDARD_ROWS = ("n0", "n", "alpha", "images", "epochs", "inference")
@@ -47,13 +47,14 @@ def environment_rows(device: torch.device) -> dict[str, object]:
 
 
 def _standard_rows(profile: Profile) -> dict[str, dict[str, object]]:
+    main = profile.certify
     return {
-        "n0": {"n0 (selection draws)": profile.n0},
-        "n": {"n (estimation draws)": f"{profile.n:,}"},
-        "alpha": {"alpha": profile.alpha},
-        "images": {"test images certified": f"{profile.num_images} (every {profile.skip}th)"},
-        "epochs": {"training epochs": profile.epochs},
-        "inference": {"base model's forward pass": profile.inference},
+        "n0": {"n0 (selection draws)": main.n0},
+        "n": {"n (estimation draws)": f"{main.n:,}"},
+        "alpha": {"alpha": main.alpha},
+        "images": {"test images certified": f"{main.images} (every {main.skip}th)"},
+        "epochs": {"training epochs": profile.training.epochs},
+        "inference": {"base model's forward pass": main.inference},
     }
 
 
@@ -77,14 +78,6 @@ def run_at_table(
     table.update(environment_rows(device))
     # An unnamed index: a named one renders as a second, nearly empty header row.
     return pd.DataFrame({"value": [str(v) for v in table.values()]}, index=list(table))
-
-
-def glue_all(**values: object) -> None:
-    """Glue every keyword as a named value for ``{glue:text}`` in the prose (not shown)."""
-    from myst_nb import glue
-
-    for name, value in values.items():
-        glue(name, value, display=False)
 
 
 @dataclass
@@ -153,5 +146,5 @@ class Chapter:
             P.certify_settings(self.seed, secondary=secondary),
             device=P.device,
             progress=self.progress,
-            inference=P.inference,
+            inference=P.certify.inference,
         )

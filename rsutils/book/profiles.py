@@ -7,12 +7,21 @@ run the base model in bfloat16 with the NHWC layout (:mod:`rsutils.core.inferenc
 4 to 8 times the float32 forward on this project's 2-core AMX-BF16 Xeon, by
 ``python -m rsutils bench``); ``paper`` in float32, as the papers did.
 
-A :class:`Profile` also hands out what chapters share, so that they cannot drift apart
+A :class:`Profile` groups its settings by what they configure, so that a chapter reads the
+group it needs (``P.certify.n``, ``P.secondary.images``, ``P.audit.steps``): training
+(:class:`TrainingScale`), the main CERTIFY runs (:class:`CertifyScale`), the secondary
+runs (:class:`SecondaryScale`), data-dependent smoothing (:class:`DataDependentScale`),
+the noise parameter generators (:class:`GeneratorScale`), their audit
+(:class:`AuditScale`) and the Monte Carlo checks against known answers
+(:class:`CheckScale`).
+
+It also hands out what chapters share, so that they cannot drift apart
 and miss each other's cached results: the base models (:meth:`Profile.base_models`),
 the test images (:meth:`Profile.indices`), CERTIFY's settings
 (:meth:`Profile.certify_settings`), sigma ascent (:meth:`Profile.ascent`), the
 fine-tuned variants of chapter 02 (:meth:`Profile.finetune`) and the noise parameter
-generators of chapter 06 (:meth:`Profile.npg`).
+generators of chapter 06 (:meth:`Profile.npg`, :meth:`Profile.npg_methods`, grouped in
+:data:`NPG_GROUPS`).
 """
 
 from __future__ import annotations
@@ -30,8 +39,17 @@ __all__ = [
     "BOOK_SIGMAS",
     "FIG4_PATTERN",
     "FINETUNE_LR",
+    "NPG_GROUPS",
     "PROFILES",
+    "AuditScale",
+    "CertifyScale",
+    "CheckScale",
+    "DataDependentScale",
+    "GeneratorScale",
+    "NoiseMethodGroups",
     "Profile",
+    "SecondaryScale",
+    "TrainingScale",
     "get_profile",
 ]
 
@@ -55,51 +73,177 @@ FINETUNE_LR = 5e-4
 
 
 @dataclass(frozen=True)
-class Profile:
-    """Knobs shared by the chapters. Chapters derive anything else from these."""
+class NoiseMethodGroups:
+    """Chapter 06's noise methods (the display names of :meth:`Profile.npg_methods`) by
+    what they are, and which control each is compared with."""
 
-    name: str
-    n0: int  # CERTIFY selection draws
-    n: int  # CERTIFY estimation draws
-    alpha: float  # failure probability of each certificate
-    num_images: int  # test images certified (every `skip`-th one)
+    #: The isotropic control, at the base model's own noise, fine-tuned for as many steps.
+    control: str = "isotropic"
+    #: The isotropic control at σ ≡ 2, the level the dataset-wise σ reaches. A gain against
+    #: the first control that vanishes against this one comes from more noise, not from
+    #: its shape.
+    control_at_bound: str = "isotropic, σ ≡ 2"
+    #: UCAN's three fixed patterns (p = 1, 2, ∞).
+    patterns: tuple[str, ...] = ("pattern ℓ1", "pattern ℓ2", "pattern ℓ∞")
+    #: The dataset-wise generator, trained for the minimum and for the mean of σ.
+    dataset_wise: tuple[str, ...] = ("dataset-wise, min", "dataset-wise, mean")
+    #: The certification-wise generator.
+    certification_wise: tuple[str, ...] = ("certification-wise",)
+
+    @property
+    def controls(self) -> tuple[str, ...]:
+        """The two isotropic controls."""
+        return (self.control, self.control_at_bound)
+
+    @property
+    def anisotropic(self) -> tuple[str, ...]:
+        """The methods with anisotropic noise (patterns, dataset-wise, certification-wise)."""
+        return (*self.patterns, *self.dataset_wise, *self.certification_wise)
+
+    def comparisons(self) -> list[tuple[str, str]]:
+        """The (method, control) pairs the chapter compares: every anisotropic method
+        against :attr:`control`, then the dataset-wise ones against
+        :attr:`control_at_bound`."""
+        return [(method, self.control) for method in self.anisotropic] + [
+            (method, self.control_at_bound) for method in self.dataset_wise
+        ]
+
+
+#: The groups of :meth:`Profile.npg_methods`.
+NPG_GROUPS = NoiseMethodGroups()
+
+
+@dataclass(frozen=True)
+class TrainingScale:
+    """How the book's base models are trained."""
+
+    #: Training epochs of each base model.
+    epochs: int
+    #: Training images used (``None``: all of them).
+    subset: int | None
+
+
+@dataclass(frozen=True)
+class CertifyScale:
+    """The main CERTIFY and PREDICT runs: draws, level, test images and forward pass."""
+
+    #: CERTIFY's selection draws.
+    n0: int
+    #: CERTIFY's estimation draws.
+    n: int
+    #: The failure probability of each certificate.
+    alpha: float
+    #: Test images certified, ...
+    images: int
+    #: ... every ``skip``-th one (Cohen et al.'s ``--skip``).
     skip: int
-    epochs: int  # training epochs of each base model
-    train_subset: int | None  # training images used (None: all)
-    predict_ns: tuple[int, ...]  # PREDICT sample sizes compared in chapter 01 (d)
-    batch_size: int  # Monte Carlo batch size
-    # Data-dependent smoothing (chapters 02 and 03)
-    ascent_iterations: int  # K of sigma ascent when certifying
-    ascent_draws: int  # M, noise draws per ascent step
-    ablation_ks: tuple[int, ...]  # the K compared in the ablation
-    reduced_images: int  # test images of the secondary experiments ...
-    reduced_skip: int  # ... every `reduced_skip`-th one ...
-    reduced_n: int  # ... certified with this many draws
-    finetune_epochs: int  # epochs of fine-tuning (DS², SmoothAdv, MACER, uniform noise)
-    finetune_subset: int | None  # training images used by fine-tuning (None: all)
-    macer_draws: int  # noise draws per sample in MACER's loss
-    # Noise parameter generators (chapter 06)
-    npg_steps: int  # fine-tuning steps of every method, batch 128
-    npg_subset: int | None  # training images they cycle through (None: all)
-    audit_images: int  # certified images whose regions the soundness audit searches
-    audit_n: int  # draws that confirm a point's class (Clopper-Pearson)
-    audit_steps: int  # projected-gradient steps of the attack
-    audit_draws: int  # noise draws per attack step
-    device: str = "auto"
-    # The base model's numerical mode when certifying, predicting and auditing
-    # (rsutils.core.inference); a mode other than fp32 is a different base classifier
-    # with its own cached logs. Sigma ascent (chapters 02, 03) runs its model in fp32
-    # whatever this says; the CERTIFY that follows it runs in this mode.
+    #: Monte Carlo batch size.
+    batch_size: int
+    #: PREDICT's sample sizes compared in chapter 01 (d).
+    predict_ns: tuple[int, ...]
+    #: The base model's numerical mode when certifying, predicting and auditing
+    #: (:mod:`rsutils.core.inference`); a mode other than fp32 is a different base
+    #: classifier with its own cached logs. Sigma ascent (chapters 02, 03) runs its model
+    #: in fp32 whatever this says; the CERTIFY that follows it runs in this mode.
     inference: str = "fp32"
 
+
+@dataclass(frozen=True)
+class SecondaryScale:
+    """The smaller runs of the secondary experiments (CERTIFY's other settings are the
+    main runs')."""
+
+    #: Test images certified, ...
+    images: int
+    #: ... every ``skip``-th one, ...
+    skip: int
+    #: ... with this many estimation draws.
+    n: int
+
+
+@dataclass(frozen=True)
+class DataDependentScale:
+    """Data-dependent smoothing (chapters 02 and 03): sigma ascent and the fine-tuned
+    training variants."""
+
+    #: K, the steps of sigma ascent when certifying.
+    iterations: int
+    #: M, the noise draws of each ascent step.
+    draws: int
+    #: The K compared in the ablation (0, Cohen's fixed sigma, and ``iterations`` among
+    #: them).
+    ablation_ks: tuple[int, ...]
+    #: Epochs of every fine-tuning run (DS², SmoothAdv, MACER, uniform noise).
+    finetune_epochs: int
+    #: Training images used by fine-tuning (``None``: all of them).
+    finetune_subset: int | None
+    #: Noise draws per sample in MACER's loss.
+    macer_draws: int
+
+
+@dataclass(frozen=True)
+class GeneratorScale:
+    """The noise parameter generators of chapter 06: every method's fine-tuning budget."""
+
+    #: Fine-tuning steps of every method, batches of 128 images.
+    steps: int
+    #: Training images they cycle through (``None``: all of them).
+    subset: int | None
+
+
+@dataclass(frozen=True)
+class AuditScale:
+    """Chapter 06's soundness audit of certification-wise certificates, in the names of
+    :func:`~rsutils.anisotropic.audit.audit_certificate`'s arguments."""
+
+    #: Correct certificates with a region whose regions the audit searches.
+    images: int
+    #: Draws that confirm a point's class (Clopper-Pearson).
+    n_verify: int
+    #: Projected-gradient steps of the attack.
+    steps: int
+    #: Noise draws per attack step.
+    draws: int
+
+
+@dataclass(frozen=True)
+class CheckScale:
+    """Monte Carlo checks against a known answer, which need no data: their draws."""
+
+    #: Draws of each Neyman-Pearson worst-case check of Table I (chapter 04).
+    worst_case_draws: int
+    #: Uniform draws of each volume estimate of a super-ellipsoid (chapter 05).
+    volume_draws: int
+    #: Runs of each coverage check of the fewer-draw procedures (chapter 08).
+    coverage_runs: int
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Knobs shared by the chapters, grouped by what they configure. Chapters derive
+    anything else from these."""
+
+    name: str
+    training: TrainingScale
+    certify: CertifyScale
+    secondary: SecondaryScale
+    ds: DataDependentScale
+    generators: GeneratorScale
+    audit: AuditScale
+    checks: CheckScale
+    #: Where models train, certify and audit (:func:`~rsutils.core.devices.pick_device`).
+    device: str = "auto"
+
     def as_dict(self) -> dict[str, object]:
+        """Every setting, one nested dictionary per group."""
         return asdict(self)
 
     def certify_settings(self, seed: int = 0, *, secondary: bool = False) -> CertifySettings:
-        """CERTIFY's settings at this scale (``reduced_n`` draws for ``secondary``)."""
-        n = self.reduced_n if secondary else self.n
+        """CERTIFY's settings at this scale (the secondary runs' ``n`` for ``secondary``)."""
+        main = self.certify
+        n = self.secondary.n if secondary else main.n
         return CertifySettings(
-            n0=self.n0, n=n, alpha=self.alpha, seed=seed, batch_size=self.batch_size
+            n0=main.n0, n=n, alpha=main.alpha, seed=seed, batch_size=main.batch_size
         )
 
     def indices(self, length: int, *, secondary: bool = False) -> list[int]:
@@ -107,15 +251,15 @@ class Profile:
 
         ``secondary`` gives the smaller set of the secondary experiments.
         """
-        if secondary:
-            return select_indices(length, self.reduced_skip)[: self.reduced_images]
-        return select_indices(length, self.skip)[: self.num_images]
+        scale = self.secondary if secondary else self.certify
+        return select_indices(length, scale.skip)[: scale.images]
 
     def base_models(self, seed: int = 0) -> dict[float, TrainConfig]:
         """The Gaussian-augmentation base models of the book, by sigma."""
+        training = self.training
         return {
             sigma: TrainConfig(
-                scale=sigma, epochs=self.epochs, train_subset=self.train_subset, seed=seed
+                scale=sigma, epochs=training.epochs, train_subset=training.subset, seed=seed
             )
             for sigma in BOOK_SIGMAS
         }
@@ -124,17 +268,15 @@ class Profile:
         """Sigma ascent from ``sigma0`` at this scale (K and M; step and clamp are
         :class:`~rsutils.ddrs.sigma_ascent.SigmaAscent`'s own). ``changes`` override
         fields (e.g. ``iterations=1`` for training, or ``family="uniform"``)."""
-        base = SigmaAscent(
-            sigma0=sigma0, iterations=self.ascent_iterations, draws=self.ascent_draws
-        )
+        base = SigmaAscent(sigma0=sigma0, iterations=self.ds.iterations, draws=self.ds.draws)
         return replace(base, **changes)
 
     def finetune(self, init: TrainConfig, seed: int = 0, **changes: object) -> TrainConfig:
-        """A model fine-tuned from ``init`` for ``finetune_epochs`` epochs at
+        """A model fine-tuned from ``init`` for ``ds.finetune_epochs`` epochs at
         :data:`FINETUNE_LR`; ``changes`` set the method, noise or DS settings."""
         return TrainConfig(
-            epochs=self.finetune_epochs,
-            train_subset=self.finetune_subset,
+            epochs=self.ds.finetune_epochs,
+            train_subset=self.ds.finetune_subset,
             lr=FINETUNE_LR,
             init=init,
             seed=seed,
@@ -142,13 +284,13 @@ class Profile:
         )
 
     def npg(self, base: TrainConfig, method: str, seed: int = 0, **changes: object) -> NPGConfig:
-        """``method``'s noise (UCAN §IV) fine-tuned from ``base`` for ``npg_steps`` steps;
-        ``changes`` set the pattern, the variance term and the like."""
+        """``method``'s noise (UCAN §IV) fine-tuned from ``base`` for ``generators.steps``
+        steps; ``changes`` set the pattern, the variance term and the like."""
         return NPGConfig(
             base=base,
             method=method,
-            steps=self.npg_steps,
-            train_subset=self.npg_subset,
+            steps=self.generators.steps,
+            train_subset=self.generators.subset,
             seed=seed,
             **changes,  # type: ignore[arg-type]
         )
@@ -156,7 +298,9 @@ class Profile:
     def npg_methods(self, base: TrainConfig, seed: int = 0) -> dict[str, NPGConfig]:
         """The noise methods the generator chapter trains from ``base``, by display name:
         two isotropic controls, UCAN's three fixed patterns, the dataset-wise generator
-        with either variance term, and the certification-wise generator."""
+        with either variance term, and the certification-wise generator, in the order and
+        under the names of :data:`NPG_GROUPS` (its controls, then its anisotropic methods).
+        """
         return {
             "isotropic": self.npg(base, "isotropic", seed),
             "isotropic, σ ≡ 2": self.npg(base, "isotropic", seed, isotropic_sigma=2.0),
@@ -172,86 +316,80 @@ class Profile:
 PROFILES: dict[str, Profile] = {
     "smoke": Profile(
         name="smoke",
-        n0=COHEN.n0,
-        n=1000,
-        alpha=COHEN.alpha,
-        num_images=20,
-        skip=500,
-        epochs=1,
-        train_subset=6000,
-        predict_ns=(100, 1000),
-        batch_size=1000,
-        ascent_iterations=5,
-        ascent_draws=2,
-        ablation_ks=(0, 2, 5),
-        reduced_images=10,
-        reduced_skip=1000,
-        reduced_n=200,
-        finetune_epochs=1,
-        finetune_subset=1000,
-        macer_draws=2,
-        npg_steps=4,
-        npg_subset=1000,
-        audit_images=3,
-        audit_n=100,
-        audit_steps=3,
-        audit_draws=4,
-        inference="bf16_channels_last",
+        training=TrainingScale(epochs=1, subset=6000),
+        certify=CertifyScale(
+            n0=COHEN.n0,
+            n=1000,
+            alpha=COHEN.alpha,
+            images=20,
+            skip=500,
+            batch_size=1000,
+            predict_ns=(100, 1000),
+            inference="bf16_channels_last",
+        ),
+        secondary=SecondaryScale(images=10, skip=1000, n=200),
+        ds=DataDependentScale(
+            iterations=5,
+            draws=2,
+            ablation_ks=(0, 2, 5),
+            finetune_epochs=1,
+            finetune_subset=1000,
+            macer_draws=2,
+        ),
+        generators=GeneratorScale(steps=4, subset=1000),
+        audit=AuditScale(images=3, n_verify=100, steps=3, draws=4),
+        checks=CheckScale(worst_case_draws=50_000, volume_draws=100_000, coverage_runs=200),
     ),
     "cpu": Profile(
         name="cpu",
-        n0=COHEN.n0,
-        n=10_000,
-        alpha=COHEN.alpha,
-        num_images=200,
-        skip=50,
-        epochs=6,
-        train_subset=None,
-        predict_ns=(100, 1000, 10_000),
-        batch_size=1000,
-        ascent_iterations=50,
-        ascent_draws=8,
-        ablation_ks=(0, 1, 5, 20, 50),
-        reduced_images=100,
-        reduced_skip=100,
-        reduced_n=1000,
-        finetune_epochs=2,
-        finetune_subset=20_000,
-        macer_draws=4,
-        npg_steps=320,
-        npg_subset=10_000,
-        audit_images=30,
-        audit_n=500,
-        audit_steps=20,
-        audit_draws=16,
-        inference="bf16_channels_last",
+        training=TrainingScale(epochs=6, subset=None),
+        certify=CertifyScale(
+            n0=COHEN.n0,
+            n=10_000,
+            alpha=COHEN.alpha,
+            images=200,
+            skip=50,
+            batch_size=1000,
+            predict_ns=(100, 1000, 10_000),
+            inference="bf16_channels_last",
+        ),
+        secondary=SecondaryScale(images=100, skip=100, n=1000),
+        ds=DataDependentScale(
+            iterations=50,
+            draws=8,
+            ablation_ks=(0, 1, 5, 20, 50),
+            finetune_epochs=2,
+            finetune_subset=20_000,
+            macer_draws=4,
+        ),
+        generators=GeneratorScale(steps=320, subset=10_000),
+        audit=AuditScale(images=30, n_verify=500, steps=20, draws=16),
+        checks=CheckScale(worst_case_draws=200_000, volume_draws=400_000, coverage_runs=2000),
     ),
     "paper": Profile(
         name="paper",
-        n0=COHEN.n0,
-        n=COHEN.n,
-        alpha=COHEN.alpha,
-        num_images=500,
-        skip=20,
-        epochs=30,
-        train_subset=None,
-        predict_ns=(100, 1000, 10_000, 100_000),
-        batch_size=10_000,
-        ascent_iterations=100,
-        ascent_draws=8,
-        ablation_ks=(0, 1, 10, 50, 100),
-        reduced_images=500,
-        reduced_skip=20,
-        reduced_n=COHEN.n,
-        finetune_epochs=10,
-        finetune_subset=None,
-        macer_draws=64,
-        npg_steps=93_750,
-        npg_subset=None,
-        audit_images=500,
-        audit_n=10_000,
-        audit_steps=50,
-        audit_draws=32,
+        training=TrainingScale(epochs=30, subset=None),
+        certify=CertifyScale(
+            n0=COHEN.n0,
+            n=COHEN.n,
+            alpha=COHEN.alpha,
+            images=500,
+            skip=20,
+            batch_size=10_000,
+            predict_ns=(100, 1000, 10_000, 100_000),
+        ),
+        secondary=SecondaryScale(images=500, skip=20, n=COHEN.n),
+        ds=DataDependentScale(
+            iterations=100,
+            draws=8,
+            ablation_ks=(0, 1, 10, 50, 100),
+            finetune_epochs=10,
+            finetune_subset=None,
+            macer_draws=64,
+        ),
+        generators=GeneratorScale(steps=93_750, subset=None),
+        audit=AuditScale(images=500, n_verify=10_000, steps=50, draws=32),
+        checks=CheckScale(worst_case_draws=200_000, volume_draws=400_000, coverage_runs=2000),
     ),
 }
 

@@ -1,9 +1,9 @@
-"""The chapter helper: scale, run-at table, glue."""
+"""The chapter helper: scale and run-at table."""
 
 import pytest
 import torch
 
-from rsutils.book.chapter import Chapter, glue_all, run_at_table
+from rsutils.book.chapter import Chapter, run_at_table
 from rsutils.book.profiles import PROFILES
 
 ENVIRONMENT_ROWS = ["device", "CPU threads (torch)", "torch"]
@@ -49,13 +49,6 @@ def test_a_chapter_shares_the_profiles_images_settings_and_models(fake_fashion_m
         "model": "small_cnn",
         "sigmas": "0.25, 0.5, 1.0",
     }
-
-
-def test_glue_all_glues_each_value_under_its_name(monkeypatch) -> None:
-    glued = {}
-    monkeypatch.setattr("myst_nb.glue", lambda name, value, display: glued.update({name: value}))
-    glue_all(acr=0.5, label="class 1")
-    assert glued == {"acr": 0.5, "label": "class 1"}
 
 
 def test_the_book_style_shows_table_text_whole_and_four_decimals() -> None:

@@ -3,14 +3,15 @@
 import pytest
 
 from rsutils import CertifySettings, SigmaAscent
-from rsutils.book.profiles import FINETUNE_LR, PROFILES, get_profile
+from rsutils.book.profiles import FINETUNE_LR, NPG_GROUPS, PROFILES, get_profile
 
 
 def test_smoke_profile_is_tiny_and_paper_profile_is_the_papers() -> None:
     smoke, paper = PROFILES["smoke"], PROFILES["paper"]
-    assert smoke.n <= 1000 and smoke.num_images <= 20 and smoke.epochs <= 1
-    assert max(smoke.predict_ns) <= 1000
-    assert (paper.n0, paper.n, paper.alpha, paper.num_images, paper.skip) == (
+    assert smoke.certify.n <= 1000 and smoke.certify.images <= 20 and smoke.training.epochs <= 1
+    assert max(smoke.certify.predict_ns) <= 1000
+    main = paper.certify
+    assert (main.n0, main.n, main.alpha, main.images, main.skip) == (
         100,
         100_000,
         0.001,
@@ -18,31 +19,35 @@ def test_smoke_profile_is_tiny_and_paper_profile_is_the_papers() -> None:
         20,
     )
     cpu = PROFILES["cpu"]
-    assert cpu.n >= 10_000 and cpu.num_images >= 200
-    assert smoke.reduced_n <= 1000 and smoke.reduced_images <= 20 and smoke.finetune_epochs <= 1
-    assert paper.macer_draws == 64  # MACER's own setting
+    assert cpu.certify.n >= 10_000 and cpu.certify.images >= 200
+    assert smoke.secondary.n <= 1000 and smoke.secondary.images <= 20
+    assert smoke.ds.finetune_epochs <= 1
+    assert paper.ds.macer_draws == 64  # MACER's own setting
 
 
 def test_chapters_share_base_models_and_scales() -> None:
     cpu = PROFILES["cpu"]
     configs = cpu.base_models(seed=3)
     assert sorted(configs) == [0.25, 0.5, 1.0]
-    assert all(c.scale == s and c.seed == 3 and c.epochs == cpu.epochs for s, c in configs.items())
-    assert cpu.indices(10_000) == list(range(0, 200 * cpu.skip, cpu.skip))
-    assert cpu.indices(10_000, secondary=True)[:2] == [0, cpu.reduced_skip]
-    assert cpu.certify_settings(seed=4) == CertifySettings(
-        n0=cpu.n0, n=cpu.n, alpha=cpu.alpha, seed=4, batch_size=cpu.batch_size
+    assert all(
+        c.scale == s and c.seed == 3 and c.epochs == cpu.training.epochs for s, c in configs.items()
     )
-    assert cpu.certify_settings(secondary=True).n == cpu.reduced_n
+    main = cpu.certify
+    assert cpu.indices(10_000) == list(range(0, 200 * main.skip, main.skip))
+    assert cpu.indices(10_000, secondary=True)[:2] == [0, cpu.secondary.skip]
+    assert cpu.certify_settings(seed=4) == CertifySettings(
+        n0=main.n0, n=main.n, alpha=main.alpha, seed=4, batch_size=main.batch_size
+    )
+    assert cpu.certify_settings(secondary=True).n == cpu.secondary.n
 
 
 def test_ds_profiles_include_their_main_k_in_the_ablation() -> None:
-    # Chapter 02 reuses the ablation's run at K = ascent_iterations as its Cohen-DS row.
+    # Chapter 02 reuses the ablation's run at K = ds.iterations as its Cohen-DS row.
     for profile in PROFILES.values():
-        assert profile.ascent_iterations in profile.ablation_ks and 0 in profile.ablation_ks
+        assert profile.ds.iterations in profile.ds.ablation_ks and 0 in profile.ds.ablation_ks
         ascent = profile.ascent(0.5, family="uniform", iterations=1)
         assert (ascent.sigma0, ascent.family, ascent.iterations) == (0.5, "uniform", 1)
-        assert ascent.draws == profile.ascent_draws
+        assert ascent.draws == profile.ds.draws
 
 
 def test_sigma_ascent_constants_have_one_source() -> None:
@@ -55,7 +60,7 @@ def test_fine_tuning_starts_from_the_given_model_at_a_quarter_of_the_rate() -> N
     base = cpu.base_models()[0.25]
     tuned = cpu.finetune(base, seed=2, method="macer")
     assert (tuned.init, tuned.seed, tuned.method, tuned.lr) == (base, 2, "macer", FINETUNE_LR)
-    assert tuned.epochs == cpu.finetune_epochs and FINETUNE_LR == base.lr / 4
+    assert tuned.epochs == cpu.ds.finetune_epochs and FINETUNE_LR == base.lr / 4
 
 
 def test_unknown_profile() -> None:
@@ -71,6 +76,41 @@ def test_every_method_of_chapter_06_gets_the_same_training_budget() -> None:
         base = P.base_models()[0.5]
         configs = [P.npg(base, m) for m in ("isotropic", "pattern", "dataset", "certification")]
         assert {(c.steps, c.train_subset, c.batch_size, c.draws) for c in configs} == {
-            (P.npg_steps, P.npg_subset, 128, 1)
+            (P.generators.steps, P.generators.subset, 128, 1)
         }
         assert all(c.base == base and c.scale == 0.5 for c in configs)
+
+
+def test_settings_are_grouped_by_what_they_configure() -> None:
+    smoke = PROFILES["smoke"].as_dict()
+    assert set(smoke) == {
+        "name", "training", "certify", "secondary", "ds", "generators", "audit", "checks",
+        "device",
+    }  # fmt: skip
+    assert smoke["certify"]["n"] == PROFILES["smoke"].certify_settings().n
+    assert smoke["audit"] == {"images": 3, "n_verify": 100, "steps": 3, "draws": 4}
+
+
+def test_the_smoke_checks_are_the_cheapest() -> None:
+    smoke, cpu, paper = (PROFILES[name].checks for name in ("smoke", "cpu", "paper"))
+    assert cpu == paper  # a linear model or a density in a few dimensions: cheap anywhere
+    assert smoke.worst_case_draws < cpu.worst_case_draws
+    assert smoke.volume_draws < cpu.volume_draws and smoke.coverage_runs < cpu.coverage_runs
+
+
+def test_chapter_06_names_its_methods_by_group_and_control() -> None:
+    smoke = PROFILES["smoke"]
+    methods = smoke.npg_methods(smoke.base_models()[0.5])
+    assert list(methods) == [*NPG_GROUPS.controls, *NPG_GROUPS.anisotropic]
+    kinds = {name: (config.method, config.isotropic_sigma) for name, config in methods.items()}
+    assert {kinds[name][0] for name in NPG_GROUPS.patterns} == {"pattern"}
+    assert {kinds[name][0] for name in NPG_GROUPS.dataset_wise} == {"dataset"}
+    assert [kinds[name][0] for name in NPG_GROUPS.certification_wise] == ["certification"]
+    assert kinds[NPG_GROUPS.control][0] == kinds[NPG_GROUPS.control_at_bound][0] == "isotropic"
+    assert kinds[NPG_GROUPS.control_at_bound][1] == 2.0 != kinds[NPG_GROUPS.control][1]
+    pairs = NPG_GROUPS.comparisons()
+    assert pairs[:6] == [(name, "isotropic") for name in NPG_GROUPS.anisotropic]
+    assert pairs[6:] == [
+        ("dataset-wise, min", "isotropic, σ ≡ 2"),
+        ("dataset-wise, mean", "isotropic, σ ≡ 2"),
+    ]
