@@ -375,7 +375,7 @@ glue_all(
 # $G$. For the first {glue:text}`n_audited` correctly certified test images we search
 # the claimed region $\{\|\delta\oslash\sigma(x)\|_2 < R\}$, inside the pixel range
 # $[0, 1]$, for points where $G$ answers another class
-# ({func}`~rsutils.anisotropic.audit.audit_certificate`): two random points at 0.99 of
+# ({func}`~rsutils.anisotropic.audit.runs.audit_certificate`): two random points at 0.99 of
 # the boundary and the end of a {glue:text}`audit_steps`-step projected gradient
 # ascent on the noisy cross-entropy through the classifier **and** both generators.
 # A point counts as a contradiction only when {glue:text}`audit_n` fresh draws bound
@@ -390,17 +390,22 @@ glue_all(
 # isotropic control on {glue:text}`rate_iso`.
 
 # %%
-audit = {"alpha": P.alpha, "n_verify": P.audit_n, "boundary": 2, "steps": P.audit_steps}
-audit |= {"draws": P.audit_draws, "seed": seed, "input_range": (0.0, 1.0), "scale": LAMBDA}
+audit = rs.AuditSettings(
+    alpha=P.alpha,
+    n_verify=P.audit_n,
+    boundary=2,
+    steps=P.audit_steps,
+    draws=P.audit_draws,
+    seed=seed,
+    input_range=(0.0, 1.0),
+)
 cw_config = methods["certification-wise"]
 audits = {
-    "certification-wise, deployed G": runs.audit_generated(
-        cw_config, limit=P.audit_images, **audit
-    ),
+    "certification-wise, deployed G": runs.audit_generated(cw_config, audit, limit=P.audit_images),
     "certification-wise, frozen g_x": runs.audit_generated(
-        cw_config, freeze=True, limit=P.audit_images, **audit
+        cw_config, audit, freeze=True, limit=P.audit_images
     ),
-    "isotropic control": runs.audit_generated(methods["isotropic"], limit=P.audit_images, **audit),
+    "isotropic control": runs.audit_generated(methods["isotropic"], audit, limit=P.audit_images),
 }
 summaries = {name: summarize_audits(records) for name, records in audits.items()}
 pd.DataFrame({name: summary.row() for name, summary in summaries.items()}).T
