@@ -38,6 +38,7 @@ class ShiftingParams(nn.Module):
     """
 
     def forward(self, z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(mu(z), sigma(z))``, each of the batch's shape."""
         second = z[:, 1]
         mu = torch.stack([-second, torch.zeros_like(second)], dim=1)
         sigma = torch.stack([torch.ones_like(second), 10.0 + second**2 / 10], dim=1)

@@ -50,8 +50,8 @@ class StreamKey:
     sub_keys: tuple[str, ...] = ()
 
 
-#: The independent noise streams of one input, by name: every draw that certifies,
-#: predicts or audits an input comes from one of them (through :func:`stream_generator`):
+#: The independent noise streams of one input, by name. Every draw that certifies,
+#: predicts or audits an input comes from one of them, through :func:`stream_generator`.
 #:
 #: - ``select`` (0): CERTIFY's ``n0`` selection draws (:class:`~rsutils.core.smooth.Smooth`,
 #:   and the sequential and planned procedures, which select the same way);
