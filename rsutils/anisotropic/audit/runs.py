@@ -79,7 +79,10 @@ def audit_certificate(
     box = settings.input_range
     x = as_model_input(model, x, "x")
     if box is not None and bool((x < box[0]).any() or (x > box[1]).any()):
-        raise ValueError(f"x lies outside input_range {box}")
+        raise ValueError(
+            f"x lies outside input_range {box}; audit an input inside it, or search the "
+            "whole region with settings.replace(input_range=None)"
+        )
     if num_classes is None:
         with torch.inference_mode():
             num_classes = int(model(x.unsqueeze(0)).shape[-1])
