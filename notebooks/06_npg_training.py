@@ -377,7 +377,7 @@ glue_table(ablation, "{column}_{row}", rows=rows, columns=columns)
 # $G$. For the first {glue:text}`n_audited` correctly certified test images we search
 # the claimed region $\{\|\delta\oslash\sigma(x)\|_2 < R\}$, inside the pixel range
 # $[0, 1]$, for points where $G$ answers another class
-# ({func}`~rsutils.anisotropic.audit.audit_certificate`): two random points at 0.99 of
+# ({func}`~rsutils.anisotropic.audit.runs.audit_certificate`): two random points at 0.99 of
 # the boundary and the end of a {glue:text}`audit_steps`-step projected gradient
 # ascent on the noisy cross-entropy through the classifier **and** both generators.
 # A point counts as a contradiction only when {glue:text}`audit_n` fresh draws bound
@@ -392,18 +392,22 @@ glue_table(ablation, "{column}_{row}", rows=rows, columns=columns)
 # isotropic control on {glue:text}`rate_iso`.
 
 # %%
-audit = {"alpha": P.certify.alpha, "n_verify": P.audit.n_verify, "boundary": 2}
-audit |= {"steps": P.audit.steps, "draws": P.audit.draws, "seed": seed}
-audit |= {"input_range": (0.0, 1.0), "scale": LAMBDA}
+audit = rs.AuditSettings(
+    alpha=P.certify.alpha,
+    n_verify=P.audit.n_verify,
+    boundary=2,
+    steps=P.audit.steps,
+    draws=P.audit.draws,
+    seed=seed,
+    input_range=(0.0, 1.0),
+)
 cw_config = methods["certification-wise"]
 audits = {
-    "certification-wise, deployed G": runs.audit_generated(
-        cw_config, limit=P.audit.images, **audit
-    ),
+    "certification-wise, deployed G": runs.audit_generated(cw_config, audit, limit=P.audit.images),
     "certification-wise, frozen g_x": runs.audit_generated(
-        cw_config, freeze=True, limit=P.audit.images, **audit
+        cw_config, audit, freeze=True, limit=P.audit.images
     ),
-    "isotropic control": runs.audit_generated(methods["isotropic"], limit=P.audit.images, **audit),
+    "isotropic control": runs.audit_generated(methods["isotropic"], audit, limit=P.audit.images),
 }
 summaries = {name: summarize_audits(records) for name, records in audits.items()}
 deployed, frozen_control, iso_control = summaries.values()

@@ -16,7 +16,7 @@ Everything a user needs is importable from here:
   ``FixedNoise``, ``DatasetWiseGenerator``, ``CertificationWiseGenerator``
   (``load_generator``), their training (``NPGConfig``, ``train_npg``), certification
   through a generator (``GeneratedSmooth``), its soundness audit
-  (``audit_certificate``) and the certificate memory for anisotropic regions
+  (``audit_certificate``, ``AuditSettings``) and the certificate memory for anisotropic regions
   (``AnisotropicMemory``);
 - datasets and logs: ``load_dataset``, ``Dataset``, ``certify_dataset``,
   ``predict_dataset``, ``certify_dataset_ds``, ``decide_dataset``,
@@ -40,7 +40,7 @@ Cohen et al.),
 :mod:`rsutils.cli`. :mod:`rsutils.book` serves the book only.
 """
 
-from rsutils.anisotropic.audit import audit_certificate
+from rsutils.anisotropic.audit import AuditSettings, audit_certificate
 from rsutils.anisotropic.generated import GeneratedSmooth
 from rsutils.anisotropic.generators import (
     CertificationWiseGenerator,
@@ -99,6 +99,7 @@ __all__ = [
     "ACRDifference",
     "Anisotropic",
     "AnisotropicMemory",
+    "AuditSettings",
     "Certificate",
     "CertificateMemory",
     "CertificationWiseGenerator",

@@ -23,7 +23,14 @@ import pandas as pd
 import torch
 from torch import nn
 
-from rsutils.anisotropic.audit import AuditRecord, audit_log, record_from_dict, record_to_dict
+from rsutils.anisotropic.audit import (
+    AuditRecord,
+    AuditSettings,
+    audit_log,
+    record_from_dict,
+    record_to_dict,
+)
+from rsutils.anisotropic.audit.checks import check_non_negative
 from rsutils.anisotropic.generated import GeneratedSmooth
 from rsutils.anisotropic.generators import NoiseGenerator, WithoutOffset, load_generator
 from rsutils.anisotropic.noise import Anisotropic
@@ -210,20 +217,28 @@ class Experiments:
         return certify_dataset(smooth, self.data, self.indices, path, self.settings, **run)
 
     def audit_generated(
-        self, config: NPGConfig, *, freeze: bool = False, limit: int, **settings: Any
+        self, config: NPGConfig, settings: AuditSettings, *, freeze: bool = False, limit: int
     ) -> list[AuditRecord]:
         """The soundness audit of the certificates of :meth:`certify_generated` (cached).
 
-        Audits the first ``limit`` correct certificates with a region
-        (:func:`~rsutils.anisotropic.audit.audit_log`; ``freeze`` audits ``g_x``);
-        ``settings`` go to :func:`~rsutils.anisotropic.audit.audit_certificate`. The
-        audit attacks and counts with the base model in the mode ``inference`` names, the
-        classifier the certificates are about.
+        Audits the first ``limit`` correct certificates with a region, with ``settings``
+        (:func:`~rsutils.anisotropic.audit.runs.audit_log`; ``freeze`` audits ``g_x``),
+        at the noise's λ of the certificates, ``config.scale``. The audit attacks and
+        counts with the base model in the mode ``inference`` names, the classifier the
+        certificates are about. The cache key holds the certificates' key and
+        ``settings.identity()`` apart, so that neither's ``alpha`` or ``seed`` hides the
+        other's.
         """
+        if not isinstance(settings, AuditSettings):
+            raise TypeError(
+                f"settings must be an AuditSettings (rsutils.AuditSettings(...)), "
+                f"got {type(settings).__name__}"
+            )
+        check_non_negative("limit", limit)
         log = self.certify_generated(config)
         npg = config_key(config.as_dict())
         key = {"npg": npg, "indices": list(self.indices), **self.settings.identity("certify")}
-        key |= {"freeze": freeze, "limit": limit, **settings, **self._mode()}
+        key |= {"freeze": freeze, "limit": limit, "audit": settings.identity(), **self._mode()}
         path = cached_path("audit-npg", key, ".pt")
         if not path.exists():
             model, generator = trained_npg(config, device=self.device, progress=self.progress)
@@ -232,9 +247,10 @@ class Experiments:
                 generator,
                 self.data.images,
                 log,
+                settings,
+                scale=config.scale,
                 freeze=freeze,
                 limit=limit,
-                **settings,
             )
             buffer = io.BytesIO()
             torch.save([record_to_dict(r) for r in records], buffer)

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from rsutils import Gaussian
-from rsutils.anisotropic.audit import audit_certificate
+from rsutils.anisotropic.audit import AuditSettings, audit_certificate
 from rsutils.anisotropic.deployed import admit_log, query_audit_points
 from rsutils.anisotropic.generated import GeneratedSmooth
 from rsutils.anisotropic.generators import NoiseGenerator
@@ -46,9 +46,8 @@ def setting():
 def test_the_memory_corrects_every_contradiction_the_audit_finds(setting) -> None:
     line, smooth, settings, log, cert = setting
     images = X.unsqueeze(0)
-    record = audit_certificate(
-        line, Shifting(), X, 1, cert.region_radius, scale=1.0, n_verify=2000, boundary=4, steps=20
-    )
+    audit = AuditSettings(n_verify=2000, boundary=4, steps=20)
+    record = audit_certificate(line, Shifting(), X, 1, cert.region_radius, audit, scale=1.0)
     assert record.contradicted  # the deployed classifier, alone, contradicts the certificate
     memory = AnisotropicMemory()
     admitted = admit_log(smooth, memory, images, log)
