@@ -105,6 +105,7 @@ class Shape:
     oracle: Callable[[RegionMemory], None]
     radii: st.SearchStrategy[float]  # Monte Carlo radii for the property tests
     examples: int  # hypothesis examples of the invariant
+    apart: int  # hypothesis examples of certificates far apart
 
     def open(self, path: Path | None = None) -> RegionMemory:
         memory_class = CertificateMemory if self.kind == "ball" else AnisotropicMemory
@@ -130,12 +131,12 @@ class Shape:
 _BALL_RADII = st.floats(0, 5, allow_nan=False)
 _ELLIPSOID_RADII = st.one_of(st.just(0.0), st.floats(1e-6, 3))  # the oracle squares them
 SHAPES = [
-    Shape("ball", "l2", _ball_oracle, _BALL_RADII, 200),
-    Shape("ball", "l1", _ball_oracle, _BALL_RADII, 60),
-    Shape("ball", "linf", _ball_oracle, _BALL_RADII, 60),
-    Shape("superellipsoid", "l2", _superellipsoid_oracle, _ELLIPSOID_RADII, 150),
-    Shape("superellipsoid", "l1", _superellipsoid_oracle, _ELLIPSOID_RADII, 150),
-    Shape("superellipsoid", "linf", _superellipsoid_oracle, _ELLIPSOID_RADII, 150),
+    Shape("ball", "l2", _ball_oracle, _BALL_RADII, 200, 100),
+    Shape("ball", "l1", _ball_oracle, _BALL_RADII, 60, 40),
+    Shape("ball", "linf", _ball_oracle, _BALL_RADII, 60, 40),
+    Shape("superellipsoid", "l2", _superellipsoid_oracle, _ELLIPSOID_RADII, 150, 40),
+    Shape("superellipsoid", "l1", _superellipsoid_oracle, _ELLIPSOID_RADII, 150, 40),
+    Shape("superellipsoid", "linf", _superellipsoid_oracle, _ELLIPSOID_RADII, 150, 40),
 ]
 every_shape = pytest.mark.parametrize("shape", SHAPES, ids=str)
 
@@ -196,7 +197,7 @@ def test_no_two_regions_of_different_classes_intersect(shape: Shape) -> None:
 @every_shape
 def test_without_conflicts_the_memory_changes_nothing(shape: Shape) -> None:
     # 2000 units per step; regions reach at most 5 x 100 = 500: the Monte Carlo answers stand.
-    @settings(max_examples=40, deadline=None)
+    @settings(max_examples=shape.apart, deadline=None)
     @given(_certificates(shape.radii))
     def check(sequence) -> None:
         memory = shape.open()
