@@ -37,7 +37,7 @@
 # {func}`rsutils.ddrs.sigma_ascent.optimize_sigma`). The input is then certified by
 # CERTIFY with its own $\sigma^*_x$ ("Cohen-DS"). Because $\sigma^*_x$ depends on $x$,
 # the certificates of two inputs can contradict each other; a memory of past answers
-# ({mod}`rsutils.ddrs.memory`) makes them sound. {ref}`chapter-memory` examines that
+# ({mod}`rsutils.memory`) makes them sound. {ref}`chapter-memory` examines that
 # memory; this chapter measures what the data-dependent $\sigma$ buys.
 
 # %%

@@ -25,7 +25,7 @@
 # input inside a stored region of another class adopts that class (its region shrinks
 # to fit inside), and a new region that would meet a region of another class shrinks to
 # avoid it. This chapter builds a case where the repair is needed, checks the
-# {class}`~rsutils.ddrs.memory.CertificateMemory` on it, and then asks how often the
+# {class}`~rsutils.memory.balls.CertificateMemory` on it, and then asks how often the
 # repair acts on real data, and whether the order of queries matters.
 
 # %%
@@ -39,7 +39,7 @@ import rsutils as rs
 from rsutils.book import BOOK_SIGMAS as SIGMAS
 from rsutils.book import Chapter, glue_all, glue_fields
 from rsutils.checks.classifiers import Disk
-from rsutils.ddrs.memory import closest_conflict, conflicting_pairs, replay
+from rsutils.memory import closest_conflict, conflicting_pairs, replay
 
 # %% tags=["parameters"]
 profile = "cpu"  # smoke | cpu | paper

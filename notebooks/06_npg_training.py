@@ -54,12 +54,12 @@ from rsutils.anisotropic.audit import summarize_audits
 from rsutils.anisotropic.deployed import admit_log, query_audit_points
 from rsutils.anisotropic.generators import parameter_summary
 from rsutils.anisotropic.leakage import different_class_pairs, mu_swap_votes
-from rsutils.anisotropic.memory import anisotropic_conflicting_pairs
 from rsutils.anisotropic.patterns import UCAN_CODE_PATTERN
 from rsutils.book import Chapter, glue_all, glue_fields, glue_table, plot_curves
 from rsutils.book.experiments import trained_npg
 from rsutils.book.profiles import ANISOTROPIC_LAMBDA, NPG_GROUPS
 from rsutils.logs.analysis import acr_comparisons, certified_accuracy_interval
+from rsutils.memory import anisotropic_conflicting_pairs
 
 # %% tags=["parameters"]
 profile = "cpu"  # smoke | cpu | paper
@@ -452,7 +452,7 @@ deployed.table.groupby("search")[list(columns)].median().rename(columns=columns)
 # new certificate only so that no two regions of different classes meet; here the
 # regions are the certification-wise super-ellipsoids
 # $\{z : \|(z - x)\oslash\sigma(x)\|_2 < R\}$, whose shapes differ from input to
-# input ({class}`~rsutils.anisotropic.memory.AnisotropicMemory`). Two regions are
+# input ({class}`~rsutils.memory.superellipsoids.AnisotropicMemory`). Two regions are
 # proved disjoint by a separating hyperplane: a normal $w$ with
 # $w\cdot(c_B - c_A) \ge R_A\|\sigma_A\odot w\|_2 + R_B\|\sigma_B\odot w\|_2$, checked
 # in floating point with a rounding margin ({mod}`~rsutils.geometry.separation`);

@@ -10,7 +10,8 @@ Everything a user needs is importable from here:
   fewer draws: sequential decisions at a radius ``decide`` (``LookSchedule``,
   ``Decision``) and CERTIFY with an input-specific number of draws ``certify_planned``;
 - data-dependent smoothing (Alfarra et al.): ``DataDependentSmooth``, ``SigmaAscent``,
-  ``CertificateMemory`` (and their answers ``DataDependentAnswer``, ``MemoryAnswer``);
+  ``CertificateMemory`` (and their answers ``DataDependentAnswer``, ``MemoryAnswer``;
+  a memory found corrupted raises ``MemoryInconsistencyError``);
 - anisotropic smoothing (UCAN): ``Anisotropic``, ``spatial_pattern``,
   ``certified_region``, ``SuperEllipsoid``; the noise parameter generators
   ``FixedNoise``, ``DatasetWiseGenerator``, ``CertificationWiseGenerator``
@@ -35,7 +36,8 @@ confidence bounds, Monte Carlo sampling and :class:`~rsutils.core.smooth.Smooth`
 Cohen et al.),
 :mod:`rsutils.geometry` (norm balls and super-ellipsoids), :mod:`rsutils.ddrs`
 (data-dependent smoothing, after Alfarra et al.), :mod:`rsutils.anisotropic`
-(anisotropic noise, after UCAN), :mod:`rsutils.training`, :mod:`rsutils.checks`
+(anisotropic noise, after UCAN), :mod:`rsutils.memory` (the certificate memory both
+use: one engine, a shape per kind of region), :mod:`rsutils.training`, :mod:`rsutils.checks`
 (exact oracles), :mod:`rsutils.logs` (dataset runs and their analysis) and
 :mod:`rsutils.cli`. :mod:`rsutils.book` serves the book only.
 """
@@ -48,7 +50,6 @@ from rsutils.anisotropic.generators import (
     FixedNoise,
     load_generator,
 )
-from rsutils.anisotropic.memory import AnisotropicMemory
 from rsutils.anisotropic.noise import Anisotropic, certified_region
 from rsutils.anisotropic.patterns import spatial_pattern
 from rsutils.anisotropic.training import NPGConfig, train_npg
@@ -71,7 +72,6 @@ from rsutils.core.sequential import Decision, LookSchedule, decide
 from rsutils.core.settings import CertifySettings
 from rsutils.core.smooth import ABSTAIN, Certificate, Smooth
 from rsutils.ddrs.data_dependent import DataDependentAnswer, DataDependentSmooth
-from rsutils.ddrs.memory import CertificateMemory, MemoryAnswer
 from rsutils.ddrs.sigma_ascent import SigmaAscent
 from rsutils.geometry.superellipsoid import SuperEllipsoid
 from rsutils.logs.analysis import (
@@ -86,6 +86,12 @@ from rsutils.logs.analysis import (
 )
 from rsutils.logs.runner import certify_dataset, certify_dataset_ds, predict_dataset
 from rsutils.logs.sequential_runs import certify_planned_dataset, decide_dataset
+from rsutils.memory import (
+    AnisotropicMemory,
+    CertificateMemory,
+    MemoryAnswer,
+    MemoryInconsistencyError,
+)
 from rsutils.training.data import Dataset, load_dataset
 from rsutils.training.models import build_model, load_checkpoint, save_checkpoint
 from rsutils.training.train import TrainConfig, train_model
@@ -116,6 +122,7 @@ __all__ = [
     "Laplace",
     "LookSchedule",
     "MemoryAnswer",
+    "MemoryInconsistencyError",
     "NPGConfig",
     "NoiseFamily",
     "PowerLawLinf",

@@ -1,7 +1,8 @@
 """The package's layers, read off its import graph, and its public surface.
 
-``core`` and ``geometry`` import no other part of rsutils, and nothing outside
-``book`` imports ``book``: the library never depends on the book built on it.
+``core`` and ``geometry`` import no other part of rsutils, ``memory`` (the certificate
+memory, shared by ``ddrs`` and ``anisotropic``) imports only those two, and nothing
+outside ``book`` imports ``book``: the library never depends on the book built on it.
 """
 
 import ast
@@ -15,6 +16,8 @@ import rsutils
 PACKAGE = Path(rsutils.__file__).resolve().parent
 REPO = Path(__file__).resolve().parents[1]
 SELF_CONTAINED = ("core", "geometry")
+#: Parts that may import only the parts listed (besides themselves).
+IMPORTS_ONLY = {"memory": {"core", "geometry"}}
 
 
 def imported_parts(source: str) -> set[str]:
@@ -39,6 +42,8 @@ def layering_violations(part: str, source: str) -> list[str]:
     problems = []
     if part in SELF_CONTAINED and imported:
         problems.append(f"{part} imports {sorted(imported)}")
+    if part in IMPORTS_ONLY and imported - IMPORTS_ONLY[part]:
+        problems.append(f"{part} imports {sorted(imported - IMPORTS_ONLY[part])}")
     if part != "book" and "book" in imported:
         problems.append(f"{part or 'rsutils'} imports book")
     return problems
@@ -54,13 +59,27 @@ def modules() -> list[tuple[str, Path]]:
 
 
 def test_the_checker_sees_a_forbidden_import() -> None:
-    assert layering_violations("core", "from rsutils.ddrs.memory import CertificateMemory")
-    assert layering_violations("core", "import rsutils.ddrs.memory")
+    assert layering_violations("core", "from rsutils.memory.balls import CertificateMemory")
+    assert layering_violations("core", "import rsutils.memory.balls")
     assert layering_violations("geometry", "from rsutils import anisotropic")
     assert layering_violations("logs", "from rsutils.book.profiles import PROFILES")
     assert layering_violations("", "from rsutils.book import chapter")
     assert not layering_violations("core", "from rsutils.core.noise import Gaussian\nimport torch")
-    assert not layering_violations("book", "from rsutils.ddrs.memory import replay")
+    assert not layering_violations("book", "from rsutils.memory import replay")
+
+
+def test_the_checker_keeps_the_memory_on_core_and_geometry() -> None:
+    assert layering_violations("memory", "from rsutils.ddrs.sigma_ascent import SigmaAscent")
+    assert layering_violations("memory", "from rsutils import anisotropic")
+    assert layering_violations("memory", "import rsutils.logs.analysis")
+    assert layering_violations("memory", "from rsutils.book import chapter")
+    allowed = [
+        "from rsutils.core.smooth import ABSTAIN",
+        "from rsutils.geometry.balls import norm_ball",
+        "from rsutils.memory.engine import ACTIONS",
+    ]
+    assert not layering_violations("memory", "\n".join(allowed))
+    assert not layering_violations("ddrs", "from rsutils.memory.balls import CertificateMemory")
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ Without a memory, the deployed classifier at an input ``z`` recomputes ``mu(z)``
 ``sigma(z)`` and answers whatever its own Monte Carlo certificate says, which may
 contradict a region certified earlier at another input (see
 :mod:`rsutils.anisotropic.audit`). Behind an
-:class:`~rsutils.anisotropic.memory.AnisotropicMemory` every answer goes through the
+:class:`~rsutils.memory.superellipsoids.AnisotropicMemory` every answer goes through the
 memory: inside a stored region of another class the memory answers that class, and a
 new region is shrunk until it meets no region of another class. So no answer ever
 contradicts a stored region, whatever ``mu`` and ``sigma`` do between inputs.
@@ -17,10 +17,10 @@ import torch
 
 from rsutils.anisotropic.audit import AuditRecord
 from rsutils.anisotropic.generated import GeneratedSmooth
-from rsutils.anisotropic.memory import AnisotropicMemory
 from rsutils.core.settings import CertifySettings
 from rsutils.core.smooth import ABSTAIN, Certificate
-from rsutils.ddrs.memory import MemoryAnswer
+from rsutils.memory.engine import MemoryAnswer
+from rsutils.memory.superellipsoids import AnisotropicMemory
 
 __all__ = ["admit_log", "certify_through_memory", "query_audit_points"]
 

@@ -45,12 +45,12 @@ from rsutils.core.sequential import LookSchedule
 from rsutils.core.settings import CertifySettings
 from rsutils.core.smooth import ABSTAIN, Smooth
 from rsutils.ddrs.data_dependent import DataDependentSmooth
-from rsutils.ddrs.memory import CertificateMemory, copy_memory
 from rsutils.ddrs.sigma_ascent import SigmaAscent
 from rsutils.ddrs.sigma_store import SigmaStore
 from rsutils.logs.analysis import read_log
 from rsutils.logs.runner import certify_dataset, certify_dataset_ds, predict_dataset
 from rsutils.logs.sequential_runs import certify_planned_dataset, decide_dataset, read_decisions
+from rsutils.memory import CertificateMemory, copy_memory
 from rsutils.training.data import Dataset, load_dataset
 from rsutils.training.models import load_checkpoint, save_checkpoint
 from rsutils.training.train import TRAINING_THREADS, TrainConfig, train_model
@@ -311,7 +311,7 @@ class Experiments:
 
         Certificates go through a memory stored next to the log (a SQLite file, whose
         path is in the returned log's ``attrs["memory_path"]``; open it with
-        :class:`~rsutils.ddrs.memory.CertificateMemory` to inspect it).
+        :class:`~rsutils.memory.balls.CertificateMemory` to inspect it).
         """
         extra = {"ascent": ascent.as_dict(), **self._mode()}
         path = self._log_path("certify-ds", config, extra, "certify")

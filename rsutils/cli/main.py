@@ -60,12 +60,12 @@ from rsutils.core.sequential import LookSchedule
 from rsutils.core.settings import CertifySettings
 from rsutils.core.smooth import Smooth
 from rsutils.ddrs.data_dependent import DataDependentSmooth
-from rsutils.ddrs.memory import CertificateMemory
 from rsutils.ddrs.sigma_ascent import SigmaAscent
 from rsutils.geometry.norms import NORM_ORDERS
 from rsutils.logs.distributed import distributed_rank, run_sharded
 from rsutils.logs.runner import certify_dataset, certify_dataset_ds, predict_dataset, select_indices
 from rsutils.logs.sequential_runs import certify_planned_dataset, decide_dataset
+from rsutils.memory.balls import CertificateMemory
 from rsutils.training.data import load_dataset
 from rsutils.training.models import ARCHITECTURES, build_model, load_checkpoint, save_checkpoint
 from rsutils.training.train import TRAINING_THREADS

@@ -2,7 +2,7 @@
 
 :class:`DataDependentSmooth` is DDRS's "Cohen-DS" as one object: for each input,
 sigma ascent (:mod:`rsutils.ddrs.sigma_ascent`) picks the noise level, CERTIFY runs
-at that level, and a :class:`~rsutils.ddrs.memory.CertificateMemory` turns the Monte
+at that level, and a :class:`~rsutils.memory.balls.CertificateMemory` turns the Monte
 Carlo certificate into one consistent with every earlier answer.
 
 >>> from rsutils import CertificateMemory, DataDependentSmooth, SigmaAscent
@@ -31,8 +31,8 @@ from rsutils.core.validation import (
     check_input_range,
     check_model,
 )
-from rsutils.ddrs.memory import CertificateMemory
 from rsutils.ddrs.sigma_ascent import SigmaAscent, optimize_sigma
+from rsutils.memory.balls import CertificateMemory
 
 __all__ = ["DataDependentAnswer", "DataDependentSmooth"]
 
@@ -56,7 +56,7 @@ class DataDependentSmooth:
 
     Without a ``memory`` the answers are CERTIFY's at each input's own noise level:
     each is a true statement about a fixed-sigma smoothed classifier, but together
-    they can contradict each other (see :mod:`rsutils.ddrs.memory`). The memory's
+    they can contradict each other (see :mod:`rsutils.memory`). The memory's
     balls must be those of the certificate (ℓ2 for Gaussian noise, ℓ1 for uniform
     noise). ``input_range`` is that of :class:`~rsutils.core.smooth.Smooth`.
 

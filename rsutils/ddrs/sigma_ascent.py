@@ -16,7 +16,7 @@ above ``min_scale``.
 The model must return logits (the softmax is applied here); a model that returns
 probabilities can be wrapped to return their logarithm. The result is only a choice
 of noise level: the certificate itself comes from CERTIFY at that level, and an
-input-dependent level needs the memory of :mod:`rsutils.ddrs.memory` to be sound.
+input-dependent level needs the memory of :mod:`rsutils.memory` to be sound.
 """
 
 from __future__ import annotations

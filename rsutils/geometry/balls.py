@@ -1,6 +1,6 @@
 """Certified balls as geometric objects, for the certificate memory.
 
-A memory (:mod:`rsutils.ddrs.memory`) needs four questions answered about the region
+A memory (:mod:`rsutils.memory`) needs four questions answered about the region
 certified at an input: does a region contain a point; are two regions disjoint; how
 far must a new region shrink to avoid a stored one; how far to fit inside one. A
 :class:`RegionGeometry` answers them, vectorised over the stored regions. Regions are

@@ -218,7 +218,7 @@ def certify_dataset_ds(
     smooth's memory (its answer is the logged ``predict``/``radius``; the memory is
     keyed by ``key_prefix`` and the index, so a resumed run gets the same answers).
     Without a memory the log holds CERTIFY's answers, which are not sound
-    certificates of the data-dependent classifier (see :mod:`rsutils.ddrs.memory`).
+    certificates of the data-dependent classifier (see :mod:`rsutils.memory`).
     """
     indices = _check_indices(indices, len(data))
     check_count("ascent_batch", ascent_batch)

@@ -11,9 +11,9 @@ from rsutils.anisotropic.audit import AuditSettings, audit_certificate
 from rsutils.anisotropic.deployed import admit_log, query_audit_points
 from rsutils.anisotropic.generated import GeneratedSmooth
 from rsutils.anisotropic.generators import NoiseGenerator
-from rsutils.anisotropic.memory import AnisotropicMemory
 from rsutils.checks.classifiers import LinearClassifier
 from rsutils.core.settings import CertifySettings
+from rsutils.memory import AnisotropicMemory
 
 X = torch.tensor([2.0, 0.0], dtype=torch.float64)
 

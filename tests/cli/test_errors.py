@@ -262,11 +262,12 @@ def test_a_read_only_memory_is_named(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """As root every file is writable, so the permission is simulated (see the next test)."""
-    from rsutils.ddrs import memory as memory_module
+    from rsutils import CertificateMemory
+    from rsutils.memory import storage
 
-    monkeypatch.setattr(memory_module.os, "access", lambda path, mode: False)
+    monkeypatch.setattr(storage.os, "access", lambda path, mode: False)
     with pytest.raises(ValueError, match=r"is read-only, and the certificate memory .* is written"):
-        memory_module.CertificateMemory(tmp_path / "m.sqlite")
+        CertificateMemory(tmp_path / "m.sqlite")
     assert not (tmp_path / "m.sqlite").exists()
 
 
