@@ -3,7 +3,8 @@
 Everything a user needs is importable from here:
 
 - certification (Cohen et al.): ``Smooth``, ``Certificate``, ``ABSTAIN``,
-  ``CertifySettings``; the noise families ``Gaussian``, ``Laplace``, ``UniformCube``,
+  ``CertifySettings``; the interface of every smoothed classifier here,
+  ``SmoothedClassifier``; the noise families ``Gaussian``, ``Laplace``, ``UniformCube``,
   ``ExponentialLinf``, ``PowerLawLinf`` (``NoiseFamily``, ``make_noise``, ``FAMILIES``);
   ``certified_radius``, ``clopper_pearson_lower``, ``max_certifiable_pA``; the base
   model's faster numerical modes ``INFERENCE_MODES`` (``Smooth(..., inference=...)``);
@@ -70,6 +71,7 @@ from rsutils.core.sample_size import certify_planned
 from rsutils.core.sequential import Decision, LookSchedule, decide
 from rsutils.core.settings import CertifySettings
 from rsutils.core.smooth import ABSTAIN, Certificate, Smooth
+from rsutils.core.smoothed import SmoothedClassifier
 from rsutils.ddrs.data_dependent import DataDependentAnswer, DataDependentSmooth
 from rsutils.ddrs.memory import CertificateMemory, MemoryAnswer
 from rsutils.ddrs.sigma_ascent import SigmaAscent
@@ -120,6 +122,7 @@ __all__ = [
     "PowerLawLinf",
     "SigmaAscent",
     "Smooth",
+    "SmoothedClassifier",
     "SuperEllipsoid",
     "TrainConfig",
     "UniformCube",

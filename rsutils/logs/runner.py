@@ -24,7 +24,6 @@ import torch
 from tqdm.auto import tqdm
 
 from rsutils.anisotropic.generated import GeneratedSmooth
-from rsutils.anisotropic.noise import Anisotropic
 from rsutils.core.devices import model_device
 from rsutils.core.environment import describe_environment
 from rsutils.core.settings import CertifySettings, check_count
@@ -151,8 +150,7 @@ def certify_dataset(
             "scale": _scale(smooth),
         }
 
-    anisotropic = isinstance(smooth, GeneratedSmooth) or isinstance(smooth.noise, Anisotropic)
-    columns = ANISOTROPIC_COLUMNS if anisotropic else CERTIFY_COLUMNS
+    columns = ANISOTROPIC_COLUMNS if smooth.anisotropic else CERTIFY_COLUMNS
     environment = describe_environment(smooth.device)
     open_log = partial(ResumableLog, path, columns, recorded, environment=environment)
     return _run(open_log, indices, row, "certify", progress)
@@ -322,7 +320,7 @@ def _certify_args(settings: CertifySettings) -> tuple[int, int, float, int, int]
 
 
 def _noise_description(smooth: Smooth | GeneratedSmooth) -> str:
-    return smooth.description if isinstance(smooth, GeneratedSmooth) else repr(smooth.noise)
+    return smooth.noise_description
 
 
 def _inference(smooth: Smooth | GeneratedSmooth | DataDependentSmooth) -> dict[str, str]:
@@ -334,7 +332,7 @@ def _inference(smooth: Smooth | GeneratedSmooth | DataDependentSmooth) -> dict[s
 
 def _scale(smooth: Smooth | GeneratedSmooth) -> float:
     """The logged ``scale``: the base family's (``λ``) when a generator makes the noise."""
-    return smooth.base.scale if isinstance(smooth, GeneratedSmooth) else smooth.noise.scale
+    return smooth.logged_scale
 
 
 def _data_settings(data: Dataset) -> dict[str, str]:
