@@ -21,7 +21,8 @@ Everything a user needs is importable from here:
   (``AnisotropicMemory``);
 - datasets and logs: ``load_dataset``, ``Dataset``, ``certify_dataset``,
   ``predict_dataset``, ``certify_dataset_ds``, ``decide_dataset``,
-  ``certify_planned_dataset``, ``read_log``, ``certified_accuracy``,
+  ``certify_planned_dataset`` (and the resumable loop they share, ``run_dataset``
+  with ``DatasetRun`` and ``InputGroups``), ``read_log``, ``certified_accuracy``,
   ``certified_accuracy_lower_bound``, ``average_certified_radius``, ``accuracy_table``,
   ``acr_difference`` (``ACRDifference``), ``recertify``;
 - models: ``build_model``, ``load_checkpoint``, ``save_checkpoint``, ``TrainConfig``,
@@ -86,6 +87,7 @@ from rsutils.logs.analysis import (
     read_log,
     recertify,
 )
+from rsutils.logs.dataset_run import DatasetRun, InputGroups, run_dataset
 from rsutils.logs.runner import certify_dataset, certify_dataset_ds, predict_dataset
 from rsutils.logs.sequential_runs import certify_planned_dataset, decide_dataset
 from rsutils.training.data import Dataset, load_dataset
@@ -108,12 +110,14 @@ __all__ = [
     "DataDependentAnswer",
     "DataDependentSmooth",
     "Dataset",
+    "DatasetRun",
     "DatasetWiseGenerator",
     "Decision",
     "ExponentialLinf",
     "FixedNoise",
     "Gaussian",
     "GeneratedSmooth",
+    "InputGroups",
     "Laplace",
     "LookSchedule",
     "MemoryAnswer",
@@ -152,6 +156,7 @@ __all__ = [
     "predict_dataset",
     "read_log",
     "recertify",
+    "run_dataset",
     "save_checkpoint",
     "spatial_pattern",
     "train_model",

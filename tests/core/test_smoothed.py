@@ -9,7 +9,9 @@ import torch
 
 from rsutils import (
     Anisotropic,
+    CertifySettings,
     DataDependentSmooth,
+    Dataset,
     FixedNoise,
     Gaussian,
     GeneratedSmooth,
@@ -17,6 +19,8 @@ from rsutils import (
     Smooth,
     SmoothedClassifier,
     UniformCube,
+    certify_dataset,
+    predict_dataset,
 )
 from rsutils.anisotropic.patterns import spatial_pattern
 from rsutils.core.smoothed import noise_identity
@@ -103,3 +107,13 @@ def test_data_dependent_predict_is_predict_at_the_ascended_scale(cnn) -> None:
     answer = ds.certify(x, 20, 200, 0.01, 64, 4, 2)
     assert answer.scale == scale
     assert answer.certificate == fixed.certify(x, 20, 200, 0.01, 64, 4, 2)
+
+
+@pytest.mark.parametrize("runner", [certify_dataset, predict_dataset])
+def test_a_runner_of_one_scale_refuses_a_data_dependent_classifier(cnn, tmp_path, runner) -> None:
+    data = Dataset("fashion-mnist", "test", torch.rand(2, 1, 28, 28), torch.arange(2), tuple("ab"))
+    ds = DataDependentSmooth(cnn, 10, ASCENT)
+    settings = CertifySettings(n0=10, n=20)
+    with pytest.raises(ValueError, match="one per input; certify it with certify_dataset_ds"):
+        runner(ds, data, [0], tmp_path / "log.tsv", settings, progress=False)
+    assert list(tmp_path.iterdir()) == []
