@@ -98,7 +98,7 @@ class GeneratedSmooth:
 
     @property
     def anisotropic(self) -> bool:
-        """Always true: every certificate is a region ``‖δ ⊘ sigma(x)‖_p < region_radius``."""
+        """Always true, since every certificate is a region ``‖δ ⊘ sigma(x)‖_p < R``."""
         return True
 
     def identity(self, algorithm: str = "certify") -> dict[str, Any]:

@@ -119,7 +119,7 @@ class Smooth:
 
     @property
     def noise_description(self) -> str:
-        """The noise as a log records it: its ``repr`` (an anisotropic one names its
+        """The noise's ``repr``, as a log records it (an anisotropic noise's names its
         content)."""
         return repr(self.noise)
 

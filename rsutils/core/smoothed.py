@@ -71,7 +71,7 @@ class SmoothedClassifier(Protocol):
 
     @property
     def noise_description(self) -> str:
-        """The noise as a log records it: enough to tell two noises apart."""
+        """The noise as a log records it, enough to tell two noises apart."""
         ...
 
     @property

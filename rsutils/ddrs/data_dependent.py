@@ -94,7 +94,7 @@ class DataDependentSmooth:
 
     @property
     def norm(self) -> str:
-        """The threat norm of the certificates: the one sigma ascent's surrogate stands for."""
+        """The threat norm of the certificates, the one sigma ascent's surrogate stands for."""
         return self.ascent.norm
 
     @property
@@ -108,12 +108,12 @@ class DataDependentSmooth:
 
     @property
     def logged_scale(self) -> None:
-        """``None``: each input has its own scale, which its answer carries."""
+        """Always ``None``, since each input has its own scale, which its answer carries."""
         return None
 
     @property
     def anisotropic(self) -> bool:
-        """False: the certificates are balls, at each input's own scale."""
+        """Never true, since the certificates are balls, at each input's own scale."""
         return False
 
     def identity(self, algorithm: str = "certify") -> dict[str, Any]:

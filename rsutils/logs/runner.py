@@ -50,9 +50,11 @@ __all__ = [
     "select_indices",
 ]
 
+#: The columns of a CERTIFY log, Cohen et al.'s first, then the certificate's and settings.
 CERTIFY_COLUMNS = (
     "idx label predict radius correct time selected count n0 n alpha pA_lower scale seed".split()
 )
+#: The columns of a PREDICT log, Cohen et al.'s first, then the settings.
 PREDICT_COLUMNS = "idx label predict correct time n alpha scale seed".split()
 #: Columns of data-dependent certification logs. There ``scale`` is each input's own
 #: sigma*, ``predict`` and ``radius`` are the memory's answer, ``mc_predict`` and
