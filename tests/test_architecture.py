@@ -154,7 +154,6 @@ def test_no_module_outside_anisotropic_switches_on_a_ucan_class() -> None:
     switches = {
         str(path.relative_to(PACKAGE)): found
         for _, path in modules()
-        if UCAN not in path.parents
-        and (found := class_switches(path.read_text(), classes))
+        if UCAN not in path.parents and (found := class_switches(path.read_text(), classes))
     }
     assert switches == {}
