@@ -3,7 +3,8 @@
 Everything a user needs is importable from here:
 
 - certification (Cohen et al.): ``Smooth``, ``Certificate``, ``ABSTAIN``,
-  ``CertifySettings``; the noise families ``Gaussian``, ``Laplace``, ``UniformCube``,
+  ``CertifySettings``; the interface of every smoothed classifier here,
+  ``SmoothedClassifier``; the noise families ``Gaussian``, ``Laplace``, ``UniformCube``,
   ``ExponentialLinf``, ``PowerLawLinf`` (``NoiseFamily``, ``make_noise``, ``FAMILIES``);
   ``certified_radius``, ``clopper_pearson_lower``, ``max_certifiable_pA``; the base
   model's faster numerical modes ``INFERENCE_MODES`` (``Smooth(..., inference=...)``);
@@ -21,7 +22,8 @@ Everything a user needs is importable from here:
   (``AnisotropicMemory``);
 - datasets and logs: ``load_dataset``, ``Dataset``, ``certify_dataset``,
   ``predict_dataset``, ``certify_dataset_ds``, ``decide_dataset``,
-  ``certify_planned_dataset``, ``read_log``, ``certified_accuracy``,
+  ``certify_planned_dataset`` (and the resumable loop they share, ``run_dataset``
+  with ``DatasetRun`` and ``InputGroups``), ``read_log``, ``certified_accuracy``,
   ``certified_accuracy_lower_bound``, ``average_certified_radius``, ``accuracy_table``,
   ``acr_difference`` (``ACRDifference``), ``recertify``;
 - models: ``build_model``, ``load_checkpoint``, ``save_checkpoint``, ``TrainConfig``,
@@ -71,6 +73,7 @@ from rsutils.core.sample_size import certify_planned
 from rsutils.core.sequential import Decision, LookSchedule, decide
 from rsutils.core.settings import CertifySettings
 from rsutils.core.smooth import ABSTAIN, Certificate, Smooth
+from rsutils.core.smoothed import SmoothedClassifier
 from rsutils.ddrs.data_dependent import DataDependentAnswer, DataDependentSmooth
 from rsutils.ddrs.sigma_ascent import SigmaAscent
 from rsutils.geometry.superellipsoid import SuperEllipsoid
@@ -84,6 +87,7 @@ from rsutils.logs.analysis import (
     read_log,
     recertify,
 )
+from rsutils.logs.dataset_run import DatasetRun, InputGroups, run_dataset
 from rsutils.logs.runner import certify_dataset, certify_dataset_ds, predict_dataset
 from rsutils.logs.sequential_runs import certify_planned_dataset, decide_dataset
 from rsutils.memory import (
@@ -113,12 +117,14 @@ __all__ = [
     "DataDependentAnswer",
     "DataDependentSmooth",
     "Dataset",
+    "DatasetRun",
     "DatasetWiseGenerator",
     "Decision",
     "ExponentialLinf",
     "FixedNoise",
     "Gaussian",
     "GeneratedSmooth",
+    "InputGroups",
     "Laplace",
     "LookSchedule",
     "MemoryAnswer",
@@ -128,6 +134,7 @@ __all__ = [
     "PowerLawLinf",
     "SigmaAscent",
     "Smooth",
+    "SmoothedClassifier",
     "SuperEllipsoid",
     "TrainConfig",
     "UniformCube",
@@ -157,6 +164,7 @@ __all__ = [
     "predict_dataset",
     "read_log",
     "recertify",
+    "run_dataset",
     "save_checkpoint",
     "spatial_pattern",
     "train_model",

@@ -110,3 +110,69 @@ def test_the_readme_imports_from_the_top_only() -> None:
 def test_the_package_docstring_lists_the_public_surface() -> None:
     listed = set(re.findall(r"``(\w+)``", rsutils.__doc__))
     assert listed == set(rsutils.__all__) - {"__version__"}
+
+
+UCAN = PACKAGE / "anisotropic"
+
+
+def ucan_classes() -> set[str]:
+    """The names of the classes that ``rsutils/anisotropic`` defines."""
+    return {
+        node.name
+        for path in UCAN.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.ClassDef)
+    }
+
+
+def class_switches(source: str, classes: set[str]) -> list[str]:
+    """The ``isinstance``/``issubclass`` calls and ``type(x) is C`` tests of ``source``
+    on any of ``classes`` (by name, attribute access or in a tuple), as source text."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) in (
+            "isinstance",
+            "issubclass",
+        ):
+            tested = node.args[1:2]
+        elif isinstance(node, ast.Compare) and _is_type_call(node.left):
+            tested = node.comparators
+        else:
+            continue
+        for target in tested:
+            elements = target.elts if isinstance(target, ast.Tuple) else [target]
+            names = {getattr(e, "id", None) or getattr(e, "attr", None) for e in elements}
+            if names & classes:
+                found.append(ast.unparse(node))
+    return found
+
+
+def _is_type_call(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and getattr(node.func, "id", None) == "type"
+
+
+def test_the_switch_checker_sees_a_switch_on_a_ucan_class() -> None:
+    classes = ucan_classes()
+    assert {"Anisotropic", "GeneratedSmooth", "NoiseGenerator", "AnisotropicMemory"} <= classes
+    for source in (
+        "isinstance(noise, Anisotropic)",
+        "isinstance(s, (Smooth, GeneratedSmooth))",
+        "isinstance(s.noise, rsutils.anisotropic.noise.Anisotropic)",
+        "issubclass(kind, FixedNoise)",
+        "type(noise) is Anisotropic",
+    ):
+        assert class_switches(source, classes), source
+    assert not class_switches("isinstance(noise, Gaussian)\nnoise.anisotropic", classes)
+
+
+def test_no_module_outside_anisotropic_switches_on_a_ucan_class() -> None:
+    """Callers ask a smoothed classifier or a noise what they need to know
+    (:class:`~rsutils.core.smoothed.SmoothedClassifier`, ``NoiseFamily.anisotropic``)
+    instead of asking whether it is a UCAN class."""
+    classes = ucan_classes()
+    switches = {
+        str(path.relative_to(PACKAGE)): found
+        for _, path in modules()
+        if UCAN not in path.parents and (found := class_switches(path.read_text(), classes))
+    }
+    assert switches == {}

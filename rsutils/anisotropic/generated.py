@@ -19,7 +19,9 @@ alternative, as the ball memory is for data-dependent sigma.
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -27,6 +29,7 @@ from rsutils.anisotropic.generators import NoiseGenerator
 from rsutils.anisotropic.noise import Anisotropic
 from rsutils.core.noise import NoiseFamily
 from rsutils.core.smooth import Certificate, Smooth
+from rsutils.core.smoothed import noise_identity
 from rsutils.core.validation import DEFAULT_INPUT_RANGE, check_input
 
 __all__ = ["GeneratedSmooth", "generator_fingerprint"]
@@ -43,6 +46,9 @@ def generator_fingerprint(generator: nn.Module) -> str:
 
 class GeneratedSmooth:
     """``Smooth`` with the anisotropic noise that ``generator`` produces at each input.
+
+    A :class:`~rsutils.core.smoothed.SmoothedClassifier`, like
+    :class:`~rsutils.core.smooth.Smooth`.
 
     ``base`` is the isotropic family (its scale ``λ`` multiplies ``sigma``); the
     generator runs on the model's device, in eval mode, once per input, in float32.
@@ -80,10 +86,25 @@ class GeneratedSmooth:
         return self._template.device
 
     @property
-    def description(self) -> str:
+    def noise_description(self) -> str:
         """The noise as a log records it (the base family and the generator's identity)."""
         kind = self.generator.kind
         return f"Generated({self.base!r}, {kind}, id={generator_fingerprint(self.generator)})"
+
+    @property
+    def logged_scale(self) -> float:
+        """The base family's scale ``λ``, which every row of a log records."""
+        return self.base.scale
+
+    @property
+    def anisotropic(self) -> bool:
+        """Always true, since every certificate is a region ``‖δ ⊘ sigma(x)‖_p < R``."""
+        return True
+
+    def identity(self, algorithm: str = "certify") -> dict[str, Any]:
+        """The noise (the generator's identity included), the norm (for CERTIFY) and the
+        inference mode unless fp32 (:func:`~rsutils.core.smoothed.noise_identity`)."""
+        return noise_identity(self.noise_description, self.norm, self.inference, algorithm)
 
     def parameters_at(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``(mu(x), sigma(x))`` for one input, in float64 on the CPU."""
@@ -103,18 +124,50 @@ class GeneratedSmooth:
             self.model, self.num_classes, noise, norm=self.norm, input_range=self.input_range
         )
 
-    def certify(self, x: torch.Tensor, *args, **kwargs) -> Certificate:
+    def certify(
+        self,
+        x: torch.Tensor,
+        n0: int,
+        n: int,
+        alpha: float,
+        batch_size: int = 1000,
+        seed: int | None = None,
+        index: int = 0,
+    ) -> Certificate:
         """UCAN's Algorithm 1: CERTIFY with ``mu(x)``, ``sigma(x)``.
 
         See :meth:`~rsutils.core.smooth.Smooth.certify` for the arguments and the guarantee.
         """
-        return self.smooth_at(x).certify(x, *args, **kwargs)
+        return self.smooth_at(x).certify(x, n0, n, alpha, batch_size, seed, index)
 
-    def predict(self, x: torch.Tensor, *args, **kwargs) -> int:
+    def predict(
+        self,
+        x: torch.Tensor,
+        n: int,
+        alpha: float,
+        batch_size: int = 1000,
+        seed: int | None = None,
+        index: int = 0,
+    ) -> int:
         """PREDICT (see :meth:`~rsutils.core.smooth.Smooth.predict`) with ``mu(x)``, ``sigma(x)``.
 
         Cohen et al.'s test of the top two counts, not the test of ``n_A`` against
         ``n/2`` that UCAN's Algorithm 2 prints: both bound the error by ``alpha``, and
         this one abstains less often.
         """
-        return self.smooth_at(x).predict(x, *args, **kwargs)
+        return self.smooth_at(x).predict(x, n, alpha, batch_size, seed, index)
+
+    def sample_counts(
+        self,
+        x: torch.Tensor,
+        num: int,
+        batch_size: int = 1000,
+        *,
+        seed: int,
+        index: int = 0,
+        phase: str = "estimate",
+    ) -> np.ndarray:
+        """Counts of each class among ``num`` noisy copies of ``x`` with ``mu(x)``,
+        ``sigma(x)`` (see :meth:`~rsutils.core.smooth.Smooth.sample_counts`)."""
+        frozen = self.smooth_at(x)
+        return frozen.sample_counts(x, num, batch_size, seed=seed, index=index, phase=phase)

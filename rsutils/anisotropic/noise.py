@@ -57,6 +57,7 @@ class Anisotropic(NoiseFamily):
     """
 
     density_latex: ClassVar[str] = ""
+    anisotropic: ClassVar[bool] = True
 
     def __init__(
         self,

@@ -33,7 +33,6 @@ from rsutils.anisotropic.audit import (
 from rsutils.anisotropic.audit.checks import check_non_negative
 from rsutils.anisotropic.generated import GeneratedSmooth
 from rsutils.anisotropic.generators import NoiseGenerator, WithoutOffset, load_generator
-from rsutils.anisotropic.noise import Anisotropic
 from rsutils.anisotropic.training import NPGConfig, train_npg
 from rsutils.cache import atomic_write_bytes, cached_path, config_key
 from rsutils.checks.probes import points_inside
@@ -133,7 +132,7 @@ def _noise_key(noise: NoiseFamily, norm: str | None) -> tuple[dict[str, Any], st
     An isotropic family is named by family and scale (its parameters and a norm other
     than its own added only when present); an anisotropic noise by its content.
     """
-    if isinstance(noise, Anisotropic):
+    if noise.anisotropic:
         return {"noise": repr(noise), "norm": norm or noise.default_norm}, "certify-anisotropic"
     key: dict[str, Any] = {"noise": noise.family, "scale": noise.scale, **noise.params}
     if norm not in (None, noise.default_norm):

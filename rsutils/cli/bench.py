@@ -9,10 +9,14 @@ everything else were free the loop would reach :attr:`BenchResult.noise_bound`. 
 fastest round of each (``best``) is the least disturbed by other work. With
 an ``inference`` mode (:mod:`rsutils.core.inference`) both run the model in that mode;
 :func:`benchmark_modes` times every mode in one run, against the fp32 forward.
+
+``python -m rsutils bench`` (:func:`add_parser`, :func:`run`) prints that table for a
+checkpoint or a random network.
 """
 
 from __future__ import annotations
 
+import argparse
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -21,12 +25,17 @@ import numpy as np
 import torch
 from torch import nn
 
-from rsutils.core.devices import model_device
+from rsutils.anisotropic.noise import Anisotropic
+from rsutils.anisotropic.patterns import spatial_pattern
+from rsutils.cli.arguments import HelpFormatter, positive_float, positive_int
+from rsutils.cli.common import DATASETS, noise_from_args
+from rsutils.core.devices import model_device, pick_device
 from rsutils.core.inference import INFERENCE_MODES, check_inference_mode, inference_model
-from rsutils.core.noise import NoiseFamily
+from rsutils.core.noise import FAMILIES, NoiseFamily
 from rsutils.core.sampling import NoiseStream, count_classes, image_generator
+from rsutils.training.models import ARCHITECTURES, build_model, load_checkpoint
 
-__all__ = ["BenchResult", "benchmark", "benchmark_modes"]
+__all__ = ["BenchResult", "add_parser", "benchmark", "benchmark_modes", "run"]
 
 
 @dataclass(frozen=True)
@@ -150,3 +159,91 @@ def benchmark_modes(
     ``options`` are :func:`benchmark`'s (``num_classes``, ``batch_size``, ...)."""
     ordered = ["fp32", *(check_inference_mode(m) for m in modes if m != "fp32")]
     return [benchmark(model, input_shape, noise, inference=m, **options) for m in ordered]
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    """The ``bench`` subcommand."""
+    bench = commands.add_parser(
+        "bench", help="raw forward vs Monte Carlo loop throughput", formatter_class=HelpFormatter
+    )
+    bench.add_argument(
+        "--checkpoint", default=None, help="a checkpoint (else a random --arch network)"
+    )
+    bench.add_argument("--arch", choices=sorted(ARCHITECTURES), default="small_cnn", help="network")
+    bench.add_argument(
+        "--dataset",
+        choices=[*DATASETS, "imagenet"],
+        default="fashion-mnist",
+        help="input shape and classes",
+    )
+    bench.add_argument(
+        "--batch", type=positive_int, default=1000, help="noisy copies per forward pass"
+    )
+    bench.add_argument("--batches", type=positive_int, default=10, help="batches per timing")
+    bench.add_argument("--sigma", type=positive_float, default=0.25, help="noise scale")
+    bench.add_argument("--noise", choices=sorted(FAMILIES), default="gaussian", help="noise family")
+    bench.add_argument(
+        "--power-a", type=positive_float, default=None, help="exponent a of power_law"
+    )
+    bench.add_argument(
+        "--anisotropic",
+        action="store_true",
+        help="time mu + sigma * eps with UCAN's pattern as sigma (and a small mu)",
+    )
+    bench.add_argument(
+        "--inference",
+        nargs="+",
+        choices=INFERENCE_MODES,
+        default=list(INFERENCE_MODES),
+        help="the base model's modes to time (fp32, the reference, is always timed)",
+    )
+    bench.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N")
+    bench.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> None:
+    """Time the command's model in each ``--inference`` mode and print the table."""
+    device = pick_device(args.device)
+    if args.checkpoint:
+        model, info = load_checkpoint(args.checkpoint, dataset=args.dataset, map_location=device)
+        dataset = info["dataset"]
+    else:
+        model, dataset = build_model(args.arch, args.dataset).to(device).eval(), args.dataset
+    shape = {"imagenet": (3, 224, 224), "cifar10": (3, 32, 32)}.get(dataset, (1, 28, 28))
+    num_classes = 1000 if dataset == "imagenet" else 10
+    results = benchmark_modes(
+        model,
+        shape,
+        _bench_noise(args, shape),
+        modes=args.inference,
+        num_classes=num_classes,
+        batch_size=args.batch,
+        num_batches=args.batches,
+    )
+    first = results[0]
+    print(f"model      {args.checkpoint or args.arch} ({dataset}, input {shape}) on {device}")
+    print(f"batch      {first.batch_size}, {first.inputs} inputs per timing, median of 7 rounds")
+    print("raw: forward + argmax; sampling: noise + forward + counting (inputs/s);")
+    print("best: the ratio of the fastest rounds; bound: the best ratio if drawing the")
+    print("noise were the loop's only other cost")
+    header = f"{'mode':<20}{'raw':>12}{'vs fp32':>9}{'sampling':>12}{'ratio':>8}{'best':>7}"
+    header += f"{'bound':>7}"
+    print(f"{header}  rounds")
+    for result in results:
+        low, high = result.ratio_range
+        speedup = result.raw_per_second / first.raw_per_second
+        print(
+            f"{result.inference:<20}{result.raw_per_second:12,.0f}{speedup:8.2f}x"
+            f"{result.sampling_per_second:12,.0f}{result.ratio:8.3f}{result.best_ratio:7.3f}"
+            f"{result.noise_bound:7.3f}"
+            f"  {low:.3f}-{high:.3f}"
+        )
+
+
+def _bench_noise(args: argparse.Namespace, shape: tuple[int, ...]) -> NoiseFamily:
+    """The command's noise; with ``--anisotropic``, over UCAN's spatial pattern."""
+    noise = noise_from_args(args)
+    if args.anisotropic:
+        sigma = spatial_pattern(shape[1], shape[2])
+        noise = Anisotropic(noise, sigma, 0.1 * sigma)
+    return noise

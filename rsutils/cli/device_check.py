@@ -13,23 +13,25 @@
 
 Weights are random: the timings do not depend on them, and the comparison of devices
 only needs the same model on both. On a machine without CUDA it runs its CPU part and
-says what it skipped.
+says what it skipped. :func:`add_parser` and :func:`run` are the subcommand.
 """
 
 from __future__ import annotations
 
+import argparse
 import time
 from collections.abc import Callable
 
 import torch
 
+from rsutils.cli.arguments import HelpFormatter
 from rsutils.cli.bench import BenchResult, benchmark_modes
 from rsutils.core.inference import INFERENCE_MODES
 from rsutils.core.noise import Gaussian
 from rsutils.core.smooth import Smooth
 from rsutils.training.models import build_model
 
-__all__ = ["MODELS", "device_check"]
+__all__ = ["MODELS", "add_parser", "device_check", "run"]
 
 #: The networks timed, each name with its architecture, dataset and input shape.
 MODELS = {
@@ -113,3 +115,18 @@ def device_check(say: Callable[[str], None] = print) -> list[str]:
         _seconds_per_certificate(gpu, "ResNet-110", 100_000, 10_000, say)
         _same_on_both(gpu, say)
     return skipped
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    """The ``device-check`` subcommand (no options)."""
+    check = commands.add_parser(
+        "device-check",
+        help="throughput and seconds per certificate in every inference mode, CPU and GPUs",
+        formatter_class=HelpFormatter,
+    )
+    check.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> None:
+    """Run :func:`device_check`, printing as it goes."""
+    device_check()

@@ -68,6 +68,10 @@ class NoiseFamily(ABC):
     default_norm: ClassVar[str]
     #: The density up to normalisation, in LaTeX, with the scale written ``\lambda``.
     density_latex: ClassVar[str]
+    #: Whether a certificate of this noise is a region ``‖δ ⊘ sigma‖_p < region_radius``
+    #: rather than a ball (true of :class:`~rsutils.anisotropic.noise.Anisotropic` only),
+    #: so that its logs also carry ``region_radius`` and ``alm``.
+    anisotropic: ClassVar[bool] = False
 
     def __init__(self, scale: float) -> None:
         self.scale = _check_scale("scale", scale)

@@ -2,12 +2,14 @@
 
 :meth:`Smooth.predict` is PREDICT and :meth:`Smooth.certify` is CERTIFY from
 Cohen, Rosenfeld and Kolter (2019), for any noise family of :mod:`rsutils.core.noise`
-(anisotropic noise of :mod:`rsutils.anisotropic` included).
+(anisotropic noise of :mod:`rsutils.anisotropic` included). :class:`Smooth` is a
+:class:`~rsutils.core.smoothed.SmoothedClassifier`.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -20,6 +22,7 @@ from rsutils.core.noise import NoiseFamily
 from rsutils.core.radius import get_rule
 from rsutils.core.sampling import PrefixCounter, count_classes, draw_seed, image_generator
 from rsutils.core.settings import check_count
+from rsutils.core.smoothed import noise_identity
 from rsutils.core.validation import DEFAULT_INPUT_RANGE, check_input, check_input_range, check_model
 
 __all__ = ["ABSTAIN", "Certificate", "Smooth"]
@@ -113,6 +116,28 @@ class Smooth:
     @property
     def device(self) -> torch.device:
         return model_device(self.model)
+
+    @property
+    def noise_description(self) -> str:
+        """The noise's ``repr``, as a log records it (an anisotropic noise's names its
+        content)."""
+        return repr(self.noise)
+
+    @property
+    def logged_scale(self) -> float:
+        """The noise's scale, which every row of a log records."""
+        return self.noise.scale
+
+    @property
+    def anisotropic(self) -> bool:
+        """Whether certificates are anisotropic regions, as the noise says
+        (:attr:`~rsutils.core.noise.NoiseFamily.anisotropic`)."""
+        return self.noise.anisotropic
+
+    def identity(self, algorithm: str = "certify") -> dict[str, Any]:
+        """The noise, the norm (for CERTIFY) and the inference mode unless fp32
+        (:func:`~rsutils.core.smoothed.noise_identity`)."""
+        return noise_identity(self.noise_description, self.norm, self.inference, algorithm)
 
     def certify(
         self,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from torch import nn
@@ -25,6 +26,7 @@ from rsutils.core.inference import check_inference_mode, inference_model
 from rsutils.core.noise import make_noise
 from rsutils.core.sampling import draw_seed, image_generator
 from rsutils.core.smooth import Certificate, Smooth
+from rsutils.core.smoothed import check_algorithm, inference_setting
 from rsutils.core.validation import (
     DEFAULT_INPUT_RANGE,
     check_input,
@@ -53,6 +55,9 @@ class DataDependentAnswer:
 
 class DataDependentSmooth:
     """Data-dependent smoothing of ``model`` (in eval mode) with settings ``ascent``.
+
+    A :class:`~rsutils.core.smoothed.SmoothedClassifier` whose answers carry each
+    input's own scale (so its ``logged_scale`` is ``None``).
 
     Without a ``memory`` the answers are CERTIFY's at each input's own noise level:
     each is a true statement about a fixed-sigma smoothed classifier, but together
@@ -86,6 +91,37 @@ class DataDependentSmooth:
         self._certified_model = inference_model(model, inference)  # wrapped once
         self.input_range = check_input_range(input_range)
         self.ascent, self.memory = ascent, memory
+
+    @property
+    def norm(self) -> str:
+        """The threat norm of the certificates, the one sigma ascent's surrogate stands for."""
+        return self.ascent.norm
+
+    @property
+    def device(self) -> torch.device:
+        return model_device(self.model)
+
+    @property
+    def noise_description(self) -> str:
+        """The noise family, with the sigma ascent that chooses each input's scale."""
+        return f"DataDependent({self.ascent!r})"
+
+    @property
+    def logged_scale(self) -> None:
+        """Always ``None``, since each input has its own scale, which its answer carries."""
+        return None
+
+    @property
+    def anisotropic(self) -> bool:
+        """Never true, since the certificates are balls, at each input's own scale."""
+        return False
+
+    def identity(self, algorithm: str = "certify") -> dict[str, Any]:
+        """``method`` (``"ds"``), the sigma ascent's settings and the inference mode
+        unless fp32; the same for CERTIFY and PREDICT (the ascent fixes the norm)."""
+        check_algorithm(algorithm)
+        ascent = {"method": "ds", "ascent": self.ascent.as_dict()}
+        return {**ascent, **inference_setting(self.inference)}
 
     def scales(self, x: torch.Tensor, seed: int, indices: Sequence[int]) -> list[float]:
         """Sigma ascent for a batch ``x`` of inputs with ids ``indices``.
@@ -128,16 +164,44 @@ class DataDependentSmooth:
         seed = draw_seed() if seed is None else seed
         if scale is None:
             (scale,) = self.scales(x[None], seed, [index])
+        smooth = self.smooth_at_scale(scale)
+        cert = smooth.certify(x, n0, n, alpha, batch_size, seed=seed, index=index)
+        if self.memory is None:
+            return DataDependentAnswer(cert.prediction, cert.radius, scale, cert, "none")
+        answer = self.memory.admit(x, cert.prediction, cert.radius, key=key)
+        return DataDependentAnswer(answer.prediction, answer.radius, scale, cert, answer.action)
+
+    def predict(
+        self,
+        x: torch.Tensor,
+        n: int,
+        alpha: float,
+        batch_size: int = 1000,
+        seed: int | None = None,
+        index: int = 0,
+        *,
+        scale: float | None = None,
+    ) -> int:
+        """Sigma ascent (unless ``scale`` is given), then PREDICT at that scale.
+
+        Guarantee: the answer differs from the class of the smoothed classifier at
+        ``x``'s own noise level (the data-dependent classifier without a memory) with
+        probability at most ``alpha``, unless it is ``ABSTAIN``. It does not consult the
+        memory, whose answer only :meth:`certify` gives.
+        """
+        seed = draw_seed() if seed is None else seed
+        if scale is None:
+            (scale,) = self.scales(x[None], seed, [index])
+        return self.smooth_at_scale(scale).predict(x, n, alpha, batch_size, seed, index)
+
+    def smooth_at_scale(self, scale: float) -> Smooth:
+        """The fixed-noise smoothed classifier at ``scale``, whose CERTIFY and PREDICT
+        this classifier runs at an input of that scale (in its inference mode)."""
         noise = make_noise(self.ascent.family, scale)
-        smooth = Smooth(
+        return Smooth(
             self._certified_model,
             self.num_classes,
             noise,
             norm=self.ascent.norm,
             input_range=self.input_range,
         )
-        cert = smooth.certify(x, n0, n, alpha, batch_size, seed=seed, index=index)
-        if self.memory is None:
-            return DataDependentAnswer(cert.prediction, cert.radius, scale, cert, "none")
-        answer = self.memory.admit(x, cert.prediction, cert.radius, key=key)
-        return DataDependentAnswer(answer.prediction, answer.radius, scale, cert, answer.action)

@@ -7,32 +7,24 @@ asked (:func:`decisions_long` turns them into one row per input and radius).
 :func:`~rsutils.core.sample_size.certify_planned`; its log has CERTIFY's columns, with
 each input's own ``n``, so every analysis of CERTIFY logs applies to it. Both logs are
 :class:`~rsutils.logs.resumable.ResumableLog` files (killed runs resume where they
-stopped) and record the settings that determine their rows.
+stopped) and record the settings that determine their rows; both are
+:func:`~rsutils.logs.dataset_run.run_dataset`'s loop with their own columns and rows.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from functools import partial
 from typing import Any
 
 import pandas as pd
 
-from rsutils.core.environment import describe_environment
 from rsutils.core.sample_size import certify_planned, check_radius_loss
 from rsutils.core.sequential import LookSchedule, check_radius, decide_radii
 from rsutils.core.settings import CertifySettings, check_count
 from rsutils.core.smooth import Smooth
-from rsutils.logs.resumable import ResumableLog
-from rsutils.logs.runner import (
-    CERTIFY_COLUMNS,
-    _check_indices,
-    _data_settings,
-    _inference,
-    _noise_description,
-    _run,
-)
+from rsutils.logs.dataset_run import DatasetRun, answer_columns, run_dataset
+from rsutils.logs.runner import CERTIFY_COLUMNS
 from rsutils.training.data import Dataset
 
 __all__ = [
@@ -67,22 +59,16 @@ def decide_dataset(
     ``settings`` give ``n0``, ``seed`` and ``batch_size``; ``schedule`` the looks and
     levels (its ``n_max`` and ``alpha`` replace ``settings.n`` and ``settings.alpha``).
     """
-    indices = _check_indices(indices, len(data))
     radii = [check_radius(r) for r in radii]
     check_count("n0", settings.n0)
     if len({f"{r:g}" for r in radii}) != len(radii):
         raise ValueError(f"the radii must differ (as printed with :g), got {radii}")
     recorded = {
-        "noise": _noise_description(smooth),
-        "norm": smooth.norm,
-        **_inference(smooth),
-        **_data_settings(data),
         "n0": settings.n0,
         "seed": settings.seed,
         "looks": list(schedule.looks),
         "alphas": list(schedule.alphas),
         "radii": radii,
-        **(config or {}),
     }
 
     def row(i: int) -> dict[str, Any]:
@@ -97,10 +83,9 @@ def decide_dataset(
             values[f"draws@{r:g}"] = decision.draws
         return values
 
-    environment = describe_environment(smooth.device)
     columns = decision_columns(radii)
-    open_log = partial(ResumableLog, path, columns, recorded, environment=environment)
-    return _run(open_log, indices, row, "decide", progress, read=read_decisions)
+    run = DatasetRun("decide", "certify", columns, recorded, row, read=read_decisions)
+    return run_dataset(smooth, data, indices, path, run, config=config, progress=progress)
 
 
 def read_decisions(path: str | os.PathLike[str]) -> pd.DataFrame:
@@ -142,19 +127,14 @@ def certify_planned_dataset(
 ) -> pd.DataFrame:
     """:func:`~rsutils.core.sample_size.certify_planned` on each input, with at most
     ``settings.n`` draws; the log's ``n`` is each input's own number of draws."""
-    indices = _check_indices(indices, len(data))
     check_radius_loss(radius_loss)
     check_count("min_draws", min_draws)
     recorded = {
-        "noise": _noise_description(smooth),
-        "norm": smooth.norm,
-        **_inference(smooth),
-        **_data_settings(data),
         **settings.identity("certify"),
         "radius_loss": float(radius_loss),
         "min_draws": min_draws,
-        **(config or {}),
     }
+    scale = smooth.logged_scale
 
     def row(i: int) -> dict[str, Any]:
         s = settings
@@ -163,14 +143,7 @@ def certify_planned_dataset(
             min_draws=min_draws,
         )  # fmt: skip
         label = int(data.labels[i])
-        return {
-            **cert.as_dict(),
-            "label": label,
-            "predict": cert.prediction,
-            "correct": int(cert.prediction == label),
-            "scale": smooth.noise.scale,
-        }
+        return {**cert.as_dict(), **answer_columns(cert.prediction, label), "scale": scale}
 
-    environment = describe_environment(smooth.device)
-    open_log = partial(ResumableLog, path, CERTIFY_COLUMNS, recorded, environment=environment)
-    return _run(open_log, indices, row, "certify (planned)", progress)
+    run = DatasetRun("certify (planned)", "certify", CERTIFY_COLUMNS, recorded, row)
+    return run_dataset(smooth, data, indices, path, run, config=config, progress=progress)

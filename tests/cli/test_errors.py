@@ -359,3 +359,114 @@ def test_data_dependent_certification_records_its_inference_mode(
     argv = certify(fake_fashion_mnist, checkpoint, out, "--ascent-steps", "1")
     assert run([*argv, "--inference", "bf16_channels_last"], capsys)[0] == 0
     assert json.loads((out / "log.tsv.json").read_text())["inference"] == "bf16_channels_last"
+
+
+def _map(folder: Path) -> str:
+    path = folder / "sigma.pt"
+    torch.save(spatial_pattern(28, 28).float(), path)
+    return str(path)
+
+
+# Each case: the extra arguments, given (inputs folder, checkpoint), and the message.
+# The checkpoint has no generator: a --generator that got loaded would fail otherwise.
+CONFLICTS = {
+    "generator-and-sigma-map": (
+        lambda d, c: ["--generator", str(c), "--sigma-map", _map(d)],
+        r"--generator makes mu and sigma itself; drop --sigma-map/--mu-map",
+    ),
+    "mu-map-without-sigma-map": (
+        lambda d, c: ["--mu-map", _map(d)],
+        r"--mu-map needs --sigma-map",
+    ),
+    "generator-and-ascent": (
+        lambda d, c: ["--generator", str(c), "--ascent-steps", "1"],
+        r"--generator and --ascent-steps both choose the noise; pick one",
+    ),
+    "ascent-and-radius-loss": (
+        lambda d, c: ["--ascent-steps", "1", "--radius-loss", "0.1"],
+        r"sigma ascent certifies with all --N draws; drop --radius-loss/--decide",
+    ),
+    "ascent-and-sigma-map": (
+        lambda d, c: ["--ascent-steps", "1", "--sigma-map", _map(d)],
+        r"--ascent-steps tunes an isotropic sigma; drop --sigma-map",
+    ),
+    "ascent-and-another-norm": (
+        lambda d, c: ["--ascent-steps", "1", "--norm", "linf"],
+        r"gaussian sigma ascent certifies l2; drop --norm",
+    ),
+    "ascent-and-a-family-it-cannot-tune": (
+        lambda d, c: ["--ascent-steps", "1", "--noise", "laplace"],
+        r"sigma ascent supports the noise families \['gaussian', 'uniform'\], got 'laplace'",
+    ),
+    "radius-loss-and-sigma-map": (
+        lambda d, c: ["--radius-loss", "0.1", "--sigma-map", _map(d)],
+        r"--radius-loss and --decide take isotropic noise; drop the maps",
+    ),
+    "decide-and-generator": (
+        lambda d, c: ["--decide", "0.1", "--generator", str(c)],
+        r"--radius-loss and --decide take isotropic noise; drop the maps",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CONFLICTS))
+def test_every_conflict_between_certifys_modes_is_refused_before_writing(
+    fake_fashion_mnist: Path,
+    checkpoint: Path,
+    out: Path,
+    capsys: pytest.CaptureFixture[str],
+    case: str,
+) -> None:
+    build, message = CONFLICTS[case]
+    argv = certify(fake_fashion_mnist, checkpoint, out, *build(checkpoint.parent, checkpoint))
+    status, err = run(argv, capsys)
+    assert status == 2 and err.count("\n") == 1 and re.search(message, err), err
+    assert list(out.iterdir()) == []
+
+
+def test_data_dependent_certification_under_torchrun_is_refused_before_writing(
+    fake_fashion_mnist: Path,
+    checkpoint: Path,
+    out: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name, value in {"WORLD_SIZE": "2", "RANK": "0", "LOCAL_RANK": "0"}.items():
+        monkeypatch.setenv(name, value)
+    status, err = run(certify(fake_fashion_mnist, checkpoint, out, "--ascent-steps", "1"), capsys)
+    assert status == 2 and "run it in a single process (without torchrun)" in err, err
+    assert list(out.iterdir()) == []
+
+
+def test_predict_refuses_maps_with_a_generator(
+    fake_fashion_mnist: Path, checkpoint: Path, out: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["predict", *certify(fake_fashion_mnist, checkpoint, out)[1:5], "--quiet"]
+    argv += ["--data-root", str(fake_fashion_mnist), "--generator", str(checkpoint)]
+    status, err = run([*argv, "--sigma-map", _map(checkpoint.parent)], capsys)
+    assert status == 2 and "--generator makes mu and sigma itself" in err, err
+    assert list(out.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("extra", "mode"),
+    [
+        ((), "certify"),
+        (("--radius-loss", "0.1"), "planned"),
+        (("--decide", "0.1", "0.2"), "decide"),
+        (("--ascent-steps", "2", "--noise", "uniform"), "data-dependent"),
+    ],
+)
+def test_the_options_choose_one_mode(extra: tuple[str, ...], mode: str) -> None:
+    from rsutils.cli.certify import certify_mode
+
+    args = build_parser().parse_args(["certify", "mnist", "m.pt", "0.5", "o.tsv", *extra])
+    chosen = certify_mode(args)
+    assert chosen.name == mode
+    assert (chosen.ascent is not None) == (mode == "data-dependent")
+    if chosen.ascent is not None:
+        assert (chosen.ascent.family, chosen.ascent.iterations, chosen.ascent.norm) == (
+            "uniform",
+            2,
+            "l1",
+        )

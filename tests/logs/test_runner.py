@@ -111,9 +111,9 @@ def test_the_data_dependent_progress_bar_counts_the_ascent_too(
     cnn, images, tmp_path, monkeypatch
 ) -> None:
     """The ascent of a group advances the bar before its first row, by its share of the work."""
-    from rsutils.logs import runner
+    from rsutils.logs import dataset_run, runner
 
-    monkeypatch.setattr(runner, "tqdm", _RecordingBar)
+    monkeypatch.setattr(dataset_run, "tqdm", _RecordingBar)
     ascent = SigmaAscent(sigma0=0.25, iterations=3, draws=2)
     smooth = DataDependentSmooth(cnn, 10, ascent)
     runner.certify_dataset_ds(

@@ -1,0 +1,289 @@
+"""What the ``certify`` and ``predict`` commands share.
+
+Cohen et al.'s arguments and ours (:func:`add_run_arguments`), and loading what they
+name: the checkpoint, the dataset, the device, the noise (a family, made anisotropic by
+``--sigma-map``, or made by the generator of ``--generator``) and the smoothed
+classifier (:func:`load_run`), checked with one noisy draw before anything is written.
+:func:`run_log` then runs a dataset runner into the command's log, sharded under
+torchrun.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from rsutils.anisotropic.generated import GeneratedSmooth
+from rsutils.anisotropic.generators import load_generator
+from rsutils.anisotropic.noise import Anisotropic
+from rsutils.cli.arguments import non_negative_int, positive_float, positive_int, probability
+from rsutils.core.devices import pick_device
+from rsutils.core.inference import INFERENCE_MODES
+from rsutils.core.noise import FAMILIES, NoiseFamily, make_noise
+from rsutils.core.settings import CertifySettings
+from rsutils.core.smooth import Smooth
+from rsutils.logs.dataset_run import select_indices
+from rsutils.logs.distributed import distributed_rank, run_sharded
+from rsutils.training.data import Dataset, load_dataset
+from rsutils.training.models import load_checkpoint
+
+__all__ = [
+    "DATASETS",
+    "LoadedRun",
+    "add_run_arguments",
+    "check_noise_sources",
+    "device_from_args",
+    "file_digest",
+    "load_map",
+    "load_run",
+    "noise_from_args",
+    "preflight",
+    "run_log",
+    "settings_from_args",
+]
+
+#: The datasets a checkpoint may be trained on (``bench`` adds ImageNet's input shape).
+DATASETS = ("fashion-mnist", "mnist", "cifar10")
+
+
+def add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments of Cohen et al.'s certify.py and predict.py, and ours."""
+    parser.add_argument("dataset", choices=DATASETS, help="the dataset of the checkpoint")
+    parser.add_argument("base_classifier", help="checkpoint file (ours, or Cohen et al.'s format)")
+    parser.add_argument(
+        "sigma", type=positive_float, help="noise scale (the standard deviation for gaussian)"
+    )
+    parser.add_argument("outfile", help="TSV log to write; an existing log is resumed")
+    parser.add_argument(
+        "--batch",
+        type=positive_int,
+        default=CertifySettings.batch_size,
+        help="noisy copies per forward pass (memory, not results, depends on it)",
+    )
+    parser.add_argument(
+        "--skip", type=positive_int, default=1, help="use every skip-th input of the split"
+    )
+    parser.add_argument(
+        "--max",
+        "--stop",
+        dest="max",
+        type=int,
+        default=-1,
+        help="stop before this index (-1: the whole split); under torchrun write --stop, "
+        "since torchrun reads --max as its own --max-restarts",
+    )
+    parser.add_argument("--split", choices=("train", "test"), default="test", help="data split")
+    parser.add_argument(
+        "--N",
+        type=positive_int,
+        default=CertifySettings.n,
+        help="Monte Carlo samples that estimate the class probability",
+    )
+    parser.add_argument(
+        "--alpha",
+        type=probability,
+        default=CertifySettings.alpha,
+        help="failure probability of each answer",
+    )
+    parser.add_argument(
+        "--seed",
+        type=non_negative_int,
+        default=CertifySettings.seed,
+        help="noise seed; the draws for input idx depend on (seed, idx) only",
+    )
+    _add_noise_arguments(parser)
+    parser.add_argument(
+        "--device", default="auto", help="auto (CUDA if present, else CPU), cpu, cuda, cuda:N"
+    )
+    parser.add_argument(
+        "--inference",
+        choices=INFERENCE_MODES,
+        default="fp32",
+        help="the base model's numerical mode; a faster one (bf16_channels_last on CPUs with "
+        "AMX or AVX512-BF16, and on GPUs) is a different base classifier, which the "
+        "certificates are for; the log records it",
+    )
+    parser.add_argument(
+        "--data-root",
+        default=None,
+        help="dataset folder (else RSUTILS_DATA, Debian's package, or a download)",
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _add_noise_arguments(parser: argparse.ArgumentParser) -> None:
+    """The noise: a family, per-dimension maps, or a generator."""
+    parser.add_argument(
+        "--noise", choices=sorted(FAMILIES), default="gaussian", help="noise family"
+    )
+    parser.add_argument(
+        "--power-a",
+        type=positive_float,
+        default=None,
+        help="exponent a of power_law noise (required for it; a > input size)",
+    )
+    parser.add_argument(
+        "--sigma-map",
+        default=None,
+        help="anisotropic noise: a .pt or .npy file of per-dimension scale multipliers "
+        "(the shape of one input); the noise becomes mu + sigma_map * eps",
+    )
+    parser.add_argument(
+        "--mu-map",
+        default=None,
+        help="with --sigma-map: a .pt or .npy file of per-dimension offsets mu",
+    )
+    parser.add_argument(
+        "--generator",
+        default=None,
+        metavar="CKPT",
+        help="UCAN noise: the checkpoint (often base_classifier itself) holding a noise "
+        "parameter generator; the noise at input x becomes mu(x) + sigma(x) * eps",
+    )
+
+
+def file_digest(path: str) -> str:
+    """The first 16 hex digits of the SHA-256 of the file at ``path``."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()[:16]
+
+
+def load_map(path: str, option: str) -> torch.Tensor:
+    """A tensor saved with torch.save, or a NumPy .npy array, for --sigma-map/--mu-map."""
+    if not os.path.isfile(path):
+        raise ValueError(f"{option} {path}: no such file")
+    try:
+        if path.endswith(".npy"):
+            value = torch.from_numpy(np.load(path, allow_pickle=False))
+        else:
+            value = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as error:  # numpy and torch raise many types for a damaged file
+        raise ValueError(
+            f"{option} {path} is not a readable .npy array or torch-saved tensor "
+            f"({type(error).__name__}); save it with np.save or torch.save(tensor, path)"
+        ) from None
+    if not isinstance(value, torch.Tensor) or not value.is_floating_point():
+        raise ValueError(
+            f"{option} {path} must hold one floating-point tensor (torch.save(sigma, path))"
+        )
+    return value
+
+
+def check_noise_sources(args: argparse.Namespace) -> None:
+    """Refuse two sources of ``mu`` and ``sigma`` at once: maps and a generator."""
+    if args.generator is not None and args.sigma_map:
+        raise ValueError("--generator makes mu and sigma itself; drop --sigma-map/--mu-map")
+
+
+def noise_from_args(args: argparse.Namespace) -> NoiseFamily:
+    """The noise of the command line: a family, made anisotropic by --sigma-map."""
+    if args.noise == "power_law" and args.power_a is None:
+        raise ValueError("power_law noise needs its exponent: pass --power-a A (A > input size)")
+    params = {} if args.power_a is None else {"a": args.power_a}
+    noise = make_noise(args.noise, args.sigma, **params)
+    sigma_map, mu_map = getattr(args, "sigma_map", None), getattr(args, "mu_map", None)
+    if mu_map and not sigma_map:
+        raise ValueError("--mu-map needs --sigma-map (pass a map of ones for offsets only)")
+    if sigma_map:
+        mu = None if mu_map is None else load_map(mu_map, "--mu-map")
+        noise = Anisotropic(noise, load_map(sigma_map, "--sigma-map"), mu)
+    return noise
+
+
+def device_from_args(args: argparse.Namespace) -> torch.device:
+    """The command's device; under torchrun, a CUDA device means this rank's own GPU."""
+    device, where = pick_device(args.device), distributed_rank()
+    if where is not None and device.type == "cuda" and device.index is None:
+        device = torch.device("cuda", where[2])
+    return device
+
+
+def settings_from_args(args: argparse.Namespace) -> CertifySettings:
+    """The Monte Carlo settings of a certify or predict command."""
+    n0 = getattr(args, "N0", CertifySettings.n0)
+    return CertifySettings(n0=n0, n=args.N, alpha=args.alpha, seed=args.seed, batch_size=args.batch)
+
+
+@dataclass(frozen=True)
+class LoadedRun:
+    """What a certify or predict command runs over: the split, the smoothed
+    classifier, the indices of ``--skip``/``--max`` and what the log records of the model."""
+
+    data: Dataset
+    smooth: Smooth | GeneratedSmooth
+    indices: list[int]
+    config: dict[str, Any]
+
+
+def load_run(args: argparse.Namespace, *, inference: str) -> LoadedRun:
+    """Load the checkpoint, the split and the noise, with the base model in ``inference``
+    mode; check them with one noisy draw (:func:`preflight`)."""
+    model, info = load_checkpoint(
+        args.base_classifier, dataset=args.dataset, map_location=device_from_args(args)
+    )
+    if info["dataset"] != args.dataset:
+        raise ValueError(
+            f"{args.base_classifier} was trained on {info['dataset']}, not {args.dataset}; "
+            f"pass {info['dataset']} as the dataset argument"
+        )
+    data = load_dataset(args.dataset, args.split, args.data_root)
+    smooth = _smooth(args, model, data.num_classes, inference)
+    indices = select_indices(len(data), args.skip, args.max)
+    # Rows depend on (checkpoint, settings, idx) only, so a log may be extended with
+    # another --skip/--max; the checkpoint's digest guards against mixing models. An
+    # anisotropic noise is identified by its content in the "noise" setting.
+    config = {"checkpoint": file_digest(args.base_classifier)}
+    preflight(smooth, data, indices)
+    return LoadedRun(data, smooth, indices, config)
+
+
+def _smooth(
+    args: argparse.Namespace, model: nn.Module, num_classes: int, inference: str
+) -> Smooth | GeneratedSmooth:
+    """``Smooth`` with the command line's noise, or with the noise of ``--generator``."""
+    norm, noise = getattr(args, "norm", None), noise_from_args(args)
+    if args.generator is None:
+        return Smooth(model, num_classes, noise, norm=norm, inference=inference)
+    generator = load_generator(args.generator, map_location=device_from_args(args))
+    return GeneratedSmooth(model, num_classes, noise, generator, norm=norm, inference=inference)
+
+
+def preflight(smooth: Smooth | GeneratedSmooth, data: Dataset, indices: list[int]) -> None:
+    """Fail before touching the disk: one noisy draw through the model.
+
+    The draw checks what only shows when sampling (the shape of a sigma map, power_law's
+    exponent against the input size, the model against the input, the input's range);
+    the log checks its own path before writing.
+    """
+    if indices:
+        first = data.images[indices[0]]
+        smooth.sample_counts(first, 1, seed=0, index=indices[0])
+
+
+def run_log(
+    args: argparse.Namespace,
+    runner: Callable[..., object],
+    loaded: LoadedRun,
+    settings: CertifySettings,
+) -> None:
+    """``runner(smooth, data, indices, outfile, settings, config=..., progress=...)``
+    into the command's log, sharded under torchrun
+    (:func:`~rsutils.logs.distributed.run_sharded`)."""
+    options = {"config": loaded.config, "progress": not args.quiet}
+
+    def run(share: list[int], path: Path) -> None:
+        runner(loaded.smooth, loaded.data, share, path, settings, **options)
+
+    run_sharded(run, args.outfile, loaded.indices, loaded.smooth.device)
