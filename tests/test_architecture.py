@@ -153,7 +153,7 @@ def _is_type_call(node: ast.expr) -> bool:
 
 def test_the_switch_checker_sees_a_switch_on_a_ucan_class() -> None:
     classes = ucan_classes()
-    assert {"Anisotropic", "GeneratedSmooth", "NoiseGenerator", "AnisotropicMemory"} <= classes
+    assert {"Anisotropic", "GeneratedSmooth", "NoiseGenerator", "AuditSettings"} <= classes
     for source in (
         "isinstance(noise, Anisotropic)",
         "isinstance(s, (Smooth, GeneratedSmooth))",

@@ -27,6 +27,7 @@ from rsutils.anisotropic.audit import (
     AuditRecord,
     AuditSettings,
     audit_log,
+    check_audit_settings,
     record_from_dict,
     record_to_dict,
 )
@@ -228,11 +229,7 @@ class Experiments:
         ``settings.identity()`` apart, so that neither's ``alpha`` or ``seed`` hides the
         other's.
         """
-        if not isinstance(settings, AuditSettings):
-            raise TypeError(
-                f"settings must be an AuditSettings (rsutils.AuditSettings(...)), "
-                f"got {type(settings).__name__}"
-            )
+        check_audit_settings(settings)
         check_non_negative("limit", limit)
         log = self.certify_generated(config)
         npg = config_key(config.as_dict())

@@ -59,7 +59,7 @@ from rsutils.anisotropic.audit.records import (
     summarize_audits,
 )
 from rsutils.anisotropic.audit.runs import audit_certificate, audit_log
-from rsutils.anisotropic.audit.settings import AuditSettings
+from rsutils.anisotropic.audit.settings import AuditSettings, check_audit_settings
 from rsutils.anisotropic.audit.verification import (
     PointVerdict,
     Verdict,
@@ -82,6 +82,7 @@ __all__ = [
     "audit_certificate",
     "audit_log",
     "boundary_points",
+    "check_audit_settings",
     "classify_counts",
     "deployed_counts",
     "frozen",

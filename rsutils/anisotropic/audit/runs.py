@@ -26,7 +26,7 @@ from rsutils.anisotropic.audit.checks import (
 )
 from rsutils.anisotropic.audit.params import FrozenParams, NoiseParams, frozen, noise_params
 from rsutils.anisotropic.audit.records import AuditPoint, AuditRecord
-from rsutils.anisotropic.audit.settings import AuditSettings
+from rsutils.anisotropic.audit.settings import AuditSettings, check_audit_settings
 from rsutils.anisotropic.audit.verification import deployed_counts, verify_point
 from rsutils.core.noise import Gaussian
 from rsutils.core.sampling import stream_generator
@@ -72,7 +72,7 @@ def audit_certificate(
     is a function of the arguments, and of the device and library versions.
     """
     check_model(model)
-    _check_settings(settings)
+    check_audit_settings(settings)
     check_non_negative("index", index)
     R = check_radius(R, positive=False)
     Gaussian(scale)
@@ -128,7 +128,7 @@ def audit_log(
     of the deployed G. The first ``limit`` such rows in ``idx`` order are audited (all
     of them with ``None``), each with its ``idx`` as ``index`` and with ``settings``.
     """
-    _check_settings(settings)
+    check_audit_settings(settings)
     Gaussian(scale)
     if limit is not None:
         check_non_negative("limit", limit)
@@ -150,14 +150,6 @@ def audit_log(
         )
         records.append(record)
     return records
-
-
-def _check_settings(settings: AuditSettings) -> None:
-    if not isinstance(settings, AuditSettings):
-        raise TypeError(
-            f"settings must be an AuditSettings, e.g. AuditSettings(alpha=0.001, "
-            f"n_verify=10_000), got {type(settings).__name__}"
-        )
 
 
 @dataclass(frozen=True, eq=False)

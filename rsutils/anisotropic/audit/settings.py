@@ -19,7 +19,7 @@ from rsutils.core.confidence import check_alpha
 from rsutils.core.settings import check_count
 from rsutils.core.validation import check_input_range
 
-__all__ = ["AuditSettings"]
+__all__ = ["AuditSettings", "check_audit_settings"]
 
 
 @dataclass(frozen=True)
@@ -86,3 +86,14 @@ class AuditSettings:
     def replace(self, **changes: Any) -> AuditSettings:
         """A copy with some fields changed (checked like the original)."""
         return replace(self, **changes)
+
+
+def check_audit_settings(settings: object) -> AuditSettings:
+    """``settings`` itself if it is an :class:`AuditSettings`; a ``TypeError`` naming the
+    fix otherwise (a dict of settings is the likely mistake)."""
+    if not isinstance(settings, AuditSettings):
+        raise TypeError(
+            f"settings must be an AuditSettings, e.g. AuditSettings(alpha=0.001, "
+            f"n_verify=10_000), got {type(settings).__name__}"
+        )
+    return settings
