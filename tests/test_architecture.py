@@ -176,3 +176,49 @@ def test_no_module_outside_anisotropic_switches_on_a_ucan_class() -> None:
         if UCAN not in path.parents and (found := class_switches(path.read_text(), classes))
     }
     assert switches == {}
+
+
+#: The most lines one module of rsutils may have: past it, a module holds more than one
+#: concept and is split (the audit and the memory were, at 980 and 502 + 445 lines).
+MAX_MODULE_LINES = 600
+
+
+def test_no_module_is_longer_than_one_concept_needs() -> None:
+    long = {
+        str(path.relative_to(PACKAGE)): lines
+        for _, path in modules()
+        if (lines := len(path.read_text().splitlines())) > MAX_MODULE_LINES
+    }
+    assert long == {}, f"split these modules (at most {MAX_MODULE_LINES} lines): {long}"
+
+
+def private_imports(source: str) -> list[str]:
+    """``module.name`` for every ``_private`` name that ``source`` imports from rsutils."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("rsutils"):
+            private = [a.name for a in node.names if a.name.startswith("_")]
+            found += [f"{node.module}.{name}" for name in private if not name.endswith("__")]
+    return found
+
+
+def test_the_private_import_checker_sees_one() -> None:
+    assert private_imports("from rsutils.logs.runner import _run, certify_dataset") == [
+        "rsutils.logs.runner._run"
+    ]
+    assert private_imports("from rsutils.core import radius as _radius") == []
+    assert private_imports("from rsutils import __version__") == []
+
+
+SOURCES = [
+    path
+    for folder in ("rsutils", "notebooks", "book", "tests")
+    for path in sorted((REPO / folder).rglob("*.py"))
+    if "_build" not in path.parts and "_executed" not in path.parts
+]
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=[str(p.relative_to(REPO)) for p in SOURCES])
+def test_no_module_imports_another_modules_private_names(path: Path) -> None:
+    """What two modules share is public and documented in the one that defines it."""
+    assert private_imports(path.read_text()) == [], path.relative_to(REPO)

@@ -32,6 +32,7 @@ from rsutils.training.objectives import OBJECTIVES, ObjectiveSettings
 __all__ = [
     "TRAINING_THREADS",
     "TrainConfig",
+    "batch_loss",
     "evaluate_accuracy",
     "intra_op_threads",
     "train_model",
@@ -164,7 +165,7 @@ def _train(
     schedule = torch.optim.lr_scheduler.CosineAnnealingLR(
         optimizer, config.epochs * steps_per_epoch
     )
-    step = _step_function(config, store, noise_generator)
+    step = batch_loss(config, store, noise_generator)
     model.train()
     bar = tqdm(total=config.epochs * steps_per_epoch, disable=not progress, desc="train")
     for epoch in range(config.epochs):
@@ -183,8 +184,15 @@ def _train(
     return model.eval()
 
 
-def _step_function(config: TrainConfig, store: SigmaStore, generator: torch.Generator):
-    """The loss of one batch, updating the sigma store first when DS is on."""
+def batch_loss(config: TrainConfig, store: SigmaStore, generator: torch.Generator):
+    """The training loss of ``config`` as a function ``step(model, x, y, batch, epoch)``.
+
+    ``batch`` holds the training-set indices of ``x``. With data-dependent training
+    (``config.ds``), from ``config.ds_start_epoch`` on, each sample's sigma is first
+    ascended from its stored value (the model in eval mode meanwhile) and written back
+    to ``store``, so only the samples drawn change; the loss then uses those sigmas.
+    Noise is drawn from ``generator``.
+    """
     if config.method == "gaussian" and config.ds is None:
         noise = make_noise(config.noise, config.scale)
         loss_fn = nn.CrossEntropyLoss()

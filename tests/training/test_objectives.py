@@ -16,7 +16,7 @@ from rsutils.training.objectives import (
     macer_loss,
     smoothadv_attack,
 )
-from rsutils.training.train import TrainConfig, _step_function, evaluate_accuracy, train_model
+from rsutils.training.train import TrainConfig, batch_loss, evaluate_accuracy, train_model
 
 
 class ConstantLogits(nn.Module):
@@ -96,7 +96,7 @@ def test_per_sample_sigma_scales_the_noise() -> None:
 def test_ds_step_updates_only_the_samples_drawn(cnn: nn.Module) -> None:
     config = TrainConfig(ds=SigmaAscent(iterations=2, lr=0.05, draws=1), batch_size=4)
     store = SigmaStore(10, initial=0.25)
-    step = _step_function(config, store, torch.Generator().manual_seed(0))
+    step = batch_loss(config, store, torch.Generator().manual_seed(0))
     drawn = torch.tensor([7, 2, 5])
     x, y = torch.rand(3, 1, 28, 28), torch.tensor([0, 1, 2])
     cnn.train()
