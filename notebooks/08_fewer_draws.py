@@ -43,9 +43,16 @@ import pandas as pd
 
 import rsutils as rs
 from rsutils.book import Chapter, glue_all, plot_curves
-from rsutils.book.fewer_draws import decision_table, mode_agreement, planned_summary
+from rsutils.book.fewer_draws import (
+    decision_table,
+    mode_agreement,
+    planned_summary,
+)
 from rsutils.book.profiles import BOOK_SIGMAS
-from rsutils.checks.coverage import planned_false_rate, sequential_false_rate
+from rsutils.checks.coverage import (
+    planned_false_rate,
+    sequential_false_rate,
+)
 from rsutils.core.confidence import min_samples_for_radius
 from rsutils.logs.sequential_runs import decisions_long
 
@@ -57,14 +64,17 @@ seed = 0
 # %% tags=["hide-input"]
 chapter = Chapter.open(profile, seed=seed, progress=progress)
 P, configs = chapter.profile, chapter.base_models
-RADIUS_LOSS = 0.05  # the planned draws' budget, in ℓ2 units of [0, 1] pixels
-R_OVER_SIGMA = (0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0)  # the decision task's radii
+# the planned draws' budget, in ℓ2 units of [0, 1] pixels
+RADIUS_LOSS = 0.05
+# the decision task's radii
+R_OVER_SIGMA = (0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0)
 COVERAGE_RUNS = P.checks.coverage_runs
 schedule = rs.LookSchedule.geometric(P.certify.n, P.certify.alpha)
 chapter.run_at(
     {
         **chapter.base_model_rows(),
-        "decision radii": "r/σ = " + ", ".join(f"{r:g}" for r in R_OVER_SIGMA),
+        "decision radii": "r/σ = "
+        + ", ".join(f"{r:g}" for r in R_OVER_SIGMA),
         "planned draws' radius loss": RADIUS_LOSS,
         "coverage runs": f"{COVERAGE_RUNS:,} per procedure",
     }
@@ -84,16 +94,30 @@ chapter.run_at(
 glue_all(
     alpha=P.certify.alpha,
     n=P.certify.n,
-    **{f"floor_{k}": min_samples_for_radius(float(k), P.certify.alpha) for k in (1, 2, 3)},
+    **{
+        f"floor_{k}": min_samples_for_radius(float(k), P.certify.alpha)
+        for k in (1, 2, 3)
+    },
 )
 
 # %% tags=["hide-input"]
 grid = np.linspace(0, 3.5, 141)
 floor = {
-    f"α = {a:g}": [min_samples_for_radius(r, a) for r in grid] for a in (0.01, P.certify.alpha)
+    f"α = {a:g}": [min_samples_for_radius(r, a) for r in grid]
+    for a in (0.01, P.certify.alpha)
 }
-ax = plot_curves(floor, grid, xlabel="radius / σ", ylabel="fewest draws, any level-α test")
-ax.axhline(P.certify.n, color="grey", linestyle=":", label=f"CERTIFY's n = {P.certify.n:,}")
+ax = plot_curves(
+    floor,
+    grid,
+    xlabel="radius / σ",
+    ylabel="fewest draws, any level-α test",
+)
+ax.axhline(
+    P.certify.n,
+    color="grey",
+    linestyle=":",
+    label=f"CERTIFY's n = {P.certify.n:,}",
+)
 ax.set_yscale("log")
 ax.legend()
 glue_all(fig_draw_floor=ax.figure)
@@ -123,7 +147,9 @@ plt.close(ax.figure)
 # %%
 looks = range(1, len(schedule.looks) + 1)
 levels = [f"{a:.2e}" for a in schedule.alphas]
-pd.DataFrame({"draws": schedule.looks, "level α_k": levels}, index=looks).rename_axis("look").T
+pd.DataFrame(
+    {"draws": schedule.looks, "level α_k": levels}, index=looks
+).rename_axis("look").T
 
 # %% tags=["remove-cell"]
 glue_all(first_look=schedule.looks[0])
@@ -144,13 +170,19 @@ glue_all(first_look=schedule.looks[0])
 
 # %% tags=["nbval-check-output"]
 coverage_schedule = rs.LookSchedule.geometric(2000, 0.05, first=25)
-naive = rs.LookSchedule(coverage_schedule.looks, (0.05,) * len(coverage_schedule.looks))
+naive = rs.LookSchedule(
+    coverage_schedule.looks, (0.05,) * len(coverage_schedule.looks)
+)
 coverage = {
-    "sequential": sequential_false_rate(coverage_schedule, COVERAGE_RUNS, seed=seed),
+    "sequential": sequential_false_rate(
+        coverage_schedule, COVERAGE_RUNS, seed=seed
+    ),
     "every look at full α": sequential_false_rate(
         naive, COVERAGE_RUNS, seed=seed, claimed_alpha=0.05
     ),
-    "planned draws": planned_false_rate(2000, 0.05, 0.1, COVERAGE_RUNS, seed=seed),
+    "planned draws": planned_false_rate(
+        2000, 0.05, 0.1, COVERAGE_RUNS, seed=seed
+    ),
 }
 pd.DataFrame(
     {
@@ -185,14 +217,27 @@ glue_all(
 # passes it alone would have spent.
 
 # %%
-standard = {s: chapter.main.certify(configs[s], rs.Gaussian(s)) for s in BOOK_SIGMAS}
+standard = {
+    s: chapter.main.certify(configs[s], rs.Gaussian(s))
+    for s in BOOK_SIGMAS
+}
 decisions = {}
 for s in BOOK_SIGMAS:
     radii = [s * k for k in R_OVER_SIGMA]
     log = chapter.main.decide(configs[s], rs.Gaussian(s), radii, schedule)
-    decisions[s] = decision_table(standard[s], decisions_long(log, radii), s, P.certify.alpha)
-decided = pd.concat(decisions, names=["σ"]).reset_index().set_index(["σ", "r/σ"])
-shown = ["CERTIFY acc.", "sequential acc.", "gap (points)", "sequential passes", "fewer by"]
+    decisions[s] = decision_table(
+        standard[s], decisions_long(log, radii), s, P.certify.alpha
+    )
+decided = (
+    pd.concat(decisions, names=["σ"]).reset_index().set_index(["σ", "r/σ"])
+)
+shown = [
+    "CERTIFY acc.",
+    "sequential acc.",
+    "gap (points)",
+    "sequential passes",
+    "fewer by",
+]
 decided[[*shown, "floor"]].round(2)
 
 # %% tags=["remove-cell"]
@@ -222,15 +267,30 @@ glue_all(
 fig, ax = plt.subplots(figsize=(6.4, 4))
 for s in BOOK_SIGMAS:
     rows = decided.loc[s]
-    ax.plot(rows.index, rows["sequential passes"], marker="o", label=f"sequential, σ = {s}")
+    ax.plot(
+        rows.index,
+        rows["sequential passes"],
+        marker="o",
+        label=f"sequential, σ = {s}",
+    )
 ax.plot(
     R_OVER_SIGMA,
-    [P.certify.n0 + min_samples_for_radius(r, P.certify.alpha) for r in R_OVER_SIGMA],
+    [
+        P.certify.n0 + min_samples_for_radius(r, P.certify.alpha)
+        for r in R_OVER_SIGMA
+    ],
     "k--",
     label="floor of one certificate",
 )
-ax.axhline(P.certify.n0 + P.certify.n, color="grey", linestyle=":", label="CERTIFY")
-ax.set(yscale="log", xlabel="radius / σ", ylabel="forward passes per image")
+ax.axhline(
+    P.certify.n0 + P.certify.n,
+    color="grey",
+    linestyle=":",
+    label="CERTIFY",
+)
+ax.set(
+    yscale="log", xlabel="radius / σ", ylabel="forward passes per image"
+)
 ax.legend()
 glue_all(fig_decision_passes=fig)
 plt.close(fig)
@@ -254,12 +314,21 @@ plt.close(fig)
 
 # %%
 planned = {
-    s: chapter.main.certify_planned(configs[s], rs.Gaussian(s), RADIUS_LOSS) for s in BOOK_SIGMAS
+    s: chapter.main.certify_planned(
+        configs[s], rs.Gaussian(s), RADIUS_LOSS
+    )
+    for s in BOOK_SIGMAS
 }
 curve_radii = np.linspace(0, 4, 161)
 summary = pd.DataFrame(
     {
-        s: planned_summary(standard[s], planned[s], curve_radii, sigma=s, radius_loss=RADIUS_LOSS)
+        s: planned_summary(
+            standard[s],
+            planned[s],
+            curve_radii,
+            sigma=s,
+            radius_loss=RADIUS_LOSS,
+        )
         for s in BOOK_SIGMAS
     }
 ).T.rename_axis("σ")
@@ -271,8 +340,12 @@ glue_all(
     planned_min=float(summary["fewer by"].min()),
     planned_max=float(summary["fewer by"].max()),
     planned_gap=float(summary["largest gap (points)"].abs().max()),
-    planned_gap_below=float(summary["largest gap below the band (points)"].abs().max()),
-    acr_loss=float((summary["CERTIFY ACR"] - summary["planned ACR"]).max()),
+    planned_gap_below=float(
+        summary["largest gap below the band (points)"].abs().max()
+    ),
+    acr_loss=float(
+        (summary["CERTIFY ACR"] - summary["planned ACR"]).max()
+    ),
     ceiling_min=float(summary["images at the ceiling"].min()),
     ceiling_max=float(summary["images at the ceiling"].max()),
     ceiling_share_max=float(summary["their share of planned draws"].max()),
@@ -292,7 +365,9 @@ glue_all(
 # {glue:text}`planned_gap_below:.1f` points ({numref}`fig-planned-curves`).
 
 # %% tags=["hide-input"]
-fig, axes = plt.subplots(1, len(BOOK_SIGMAS), figsize=(12, 3.6), sharey=True)
+fig, axes = plt.subplots(
+    1, len(BOOK_SIGMAS), figsize=(12, 3.6), sharey=True
+)
 for ax, s in zip(np.atleast_1d(axes), BOOK_SIGMAS, strict=True):
     curves = {
         "CERTIFY": rs.certified_accuracy(standard[s], curve_radii),
@@ -322,7 +397,9 @@ plt.close(fig)
 
 # %%
 fast_log = chapter.secondary.certify(configs[0.25], rs.Gaussian(0.25))
-fp32_log = replace(chapter.secondary, inference="fp32").certify(configs[0.25], rs.Gaussian(0.25))
+fp32_log = replace(chapter.secondary, inference="fp32").certify(
+    configs[0.25], rs.Gaussian(0.25)
+)
 agreement = mode_agreement(fp32_log, fast_log)
 pd.Series(agreement).to_frame(f"fp32 vs {P.certify.inference}").round(4)
 
