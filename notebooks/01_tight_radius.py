@@ -147,6 +147,11 @@ linear_table.set_index("n")
 # the exact radius $d$, so it reads as the share of the true guarantee that $n$ draws
 # recover.
 #
+# Why the approach is slow: the lower bound trails $p_A$ by an amount that shrinks
+# only like $1/\sqrt n$, and near $p_A = 0.999$ the function $\Phi^{-1}$ is steep,
+# so a small shortfall in probability costs a visible share of the radius. We
+# expect the ratio to close by a smaller step with each tenfold increase of $n$.
+#
 # The certified radius never exceeds the true distance and approaches it as $n$ grows:
 # at $n = $ {glue:text}`linear_n_max:,d` it is {glue:text}`linear_ratio:.1%` of it.
 # Beyond the distance the guarantee must end (Theorem 2). The point $x + 1.05\,d\,u$,
@@ -344,6 +349,11 @@ plt.close(ax.figure)
 # approximate curve of $\sigma = 0.5$, so with this $\alpha$ the approximate curve,
 # which the paper reports, loses little.
 #
+# The envelope takes, at each radius, the best of the three curves. It is what a
+# reader who picks $\sigma$ per radius after seeing the results would report, not
+# the curve of any one smoothed classifier; DDRS report it to compare methods
+# across noise levels {cite:p}`alfarra2022data`.
+#
 # In the paper, $\sigma$ trades accuracy for robustness: a small $\sigma$ is best at
 # small radii, and only a large one certifies large radii. Here $\sigma = $
 # {glue:text}`best_sigma_r0` is best at $r = 0$ and $\sigma = $
@@ -391,7 +401,9 @@ glue_all(
 # abstention rate goes from {glue:text}`abstain_first:.1%` to
 # {glue:text}`abstain_last:.1%` and the accuracy from {glue:text}`accuracy_first:.1%`
 # to {glue:text}`accuracy_last:.1%`, while the time per image grows from
-# {glue:text}`seconds_first:.3f` s to {glue:text}`seconds_last:.3f` s.
+# {glue:text}`seconds_first:.3f` s to {glue:text}`seconds_last:.3f` s. Cohen et al.
+# observe that most abstentions at small $n$ fall on inputs where $g$ itself is
+# wrong, so abstaining there costs little accuracy {cite:p}`cohen2019certified`.
 #
 # Why a two-sided test against the runner-up, rather than CERTIFY's bound: PREDICT
 # only has to say *which* class wins, not by how much, so it may answer wherever the
@@ -579,6 +591,10 @@ plt.close(ax.figure)
 #
 # ## (g) Re-analysis of the released logs
 #
+# A published certified accuracy can be checked only if the certificates behind it
+# are available; Cohen et al. released theirs, one line per image, which lets this
+# section recompute their tables instead of trusting them.
+#
 # The authors released one log line per certified test image (their repository,
 # `data/certify`). Recomputing the approximate certified accuracy from the ImageNet
 # logs gives the table below next to Table 1 of the paper; every one of the
@@ -677,3 +693,7 @@ table4.rename(
 #   counts, and $\alpha$ can be made very small at a modest cost.
 # - The released ImageNet logs reproduce Table 1 exactly; the CIFAR-10 logs are a
 #   500-image subsample consistent with Table 3.
+#
+# The next chapter keeps these base models and changes one thing: instead of one
+# $\sigma$ for every input, each input gets the $\sigma$ that maximises its own
+# radius, and Theorem 1 is applied to that.

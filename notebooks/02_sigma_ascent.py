@@ -121,6 +121,12 @@ chapter.run_at(
 # {glue:text}`band_gap:.2%` for three inputs
 # at different distances from the band's edge ({numref}`fig-band-ascent`); the test
 # suite checks the same to 1% for Gaussian and uniform noise.
+#
+# The temperature $\tau$ makes the base classifier soft, as a softmax is: it gives
+# class 0 a probability between 0 and 1 that falls off smoothly near the band's
+# edges. That is what lets Gaussian noise of scale $\sigma$ simply add to it
+# ($s^2 = \tau^2 + \sigma^2$), and what makes the objective, and the ascent's
+# gradient, smooth in $\sigma$.
 
 # %%
 band = ProbitBand(
@@ -269,6 +275,13 @@ plt.close(fig)
 # $\sigma$ (0.25, 0.5, 1), and the envelopes over $\sigma$ (bottom right), as in DDRS's
 # certified-accuracy figures.
 # ```
+#
+# What to look at: within each panel, where the two curves part. Near radius 0 they
+# describe nearly the same answers, since the ascent keeps the class predicted at
+# $\sigma_0$ and only moves the level; at larger radii a fixed-$\sigma$ curve must
+# end at its ceiling, while inputs whose level grew can be certified beyond it. The
+# bottom-right panel takes, at each radius, the best of the three models for each
+# method, which is how DDRS compare methods across noise levels.
 #
 # With the data-dependent $\sigma$ the ACR goes from {glue:text}`acr_cohen_025:.3f` to
 # {glue:text}`acr_ds_025:.3f` at $\sigma_0 = 0.25$, from {glue:text}`acr_cohen_050:.3f`
@@ -542,6 +555,11 @@ plt.close(ax.figure)
 #
 # ## (e) Training: Cohen-DS², SmoothAdv and MACER, with and without DS
 #
+# Sections (b) to (d) kept the base model fixed and changed only how it is
+# certified. A model trained for the noise levels that the ascent will choose might
+# certify more; this section trains such models, and models from two other training
+# methods, and certifies each both ways.
+#
 # DDRS also trains with the data-dependent $\sigma$ (their Algorithm 2): every training
 # image keeps its own $\sigma$ across epochs, refined by $K = 1$ ascent step (towards
 # the radius of its true class) each time it is drawn
@@ -624,6 +642,11 @@ for name, config in trained.items():
 # {glue:text}`train_sigma_clamped:.0%` of the training images end exactly at
 # $0.25 + E \cdot 0.05 \cdot \Phi^{-1}(0.98) = $ {glue:text}`train_sigma_step_value:.4f`
 # after the $E = $ {glue:text}`finetune_epochs` epochs.
+#
+# For those images the level is set by the number of epochs, the step and the clamp,
+# not by the image: each visit adds the same amount, and a longer training would
+# only add more of it. The clamp, a numerical safeguard of the ascent, thus decides
+# how much noise the most confident training images are trained with.
 
 # %%
 models_e = {
@@ -698,6 +721,10 @@ glue_all(reduced_se=float(0.5 / np.sqrt(len(secondary.indices))))
 
 # %% [markdown]
 # ## (f) The ℓ1 certificate with uniform noise
+#
+# DDRS's idea is not tied to the Gaussian: any noise family whose certificate is a
+# function of $\underline{p_A}$ and a scale can have its scale chosen per input.
+# The one other family they try is the uniform cube against ℓ1.
 #
 # For uniform noise on $[-\lambda, \lambda]^d$, {cite:t}`yang2020randomized` certify
 # the ℓ1 ball of radius $2\lambda(\underline{p_A} - \tfrac12)$; DDRS replace the

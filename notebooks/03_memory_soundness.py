@@ -89,6 +89,13 @@ chapter.run_at(
 # made them, $g_{\sigma^*_A}$ and $g_{\sigma^*_B}$. Together they are contradictory:
 # the data-dependent classifier answers {glue:text}`label_a` at $x_A$, inside a ball
 # certified to be class 0.
+#
+# The two inputs are placed so that the contradiction is as plain as possible: $x_A$
+# at the centre of the disk, where class 1 is certain at small $\sigma$, and $x_B$
+# just outside it, where class 0 wins at small $\sigma$ and the radius it certifies
+# keeps growing once the noise is much wider than the disk. Every input outside the
+# disk shares that last property, so the contradiction is not a matter of a lucky
+# choice of point.
 
 # %%
 disk = Disk(radius=1.0)
@@ -183,6 +190,10 @@ plt.close(fig)
 #
 # ## (b) The memory repairs it, and the order of queries matters
 #
+# The memory cannot know which of two contradicting certificates is right; it can
+# only refuse to hold both. Here are the two orders in which it can meet $x_A$ and
+# $x_B$, each starting from an empty memory.
+#
 # Admitted in the order $x_A, x_B$, the memory keeps $A$'s certificate and shrinks $B$'s
 # ball to {glue:text}`shrunk_b:.3f`, the distance to $A$'s ball. Admitted as $x_B, x_A$,
 # it keeps $B$'s ball, and $x_A$, which lies inside it, adopts class 0 with radius
@@ -254,6 +265,10 @@ assert orders.loc[("B then A", "A"), "memory class"] == 0
 # two images to the sum of their radii (below 1 is an overlap). DDRS report no overlap
 # on CIFAR-10 and ImageNet. Here {glue:text}`overlap_verdict`, and the memory
 # {glue:text}`memory_verdict`.
+#
+# A memory that only keeps answers exactly as CERTIFY alone would, so the certified
+# accuracy of the data-dependent classifier is then the Monte Carlo one; a shrink or
+# an adoption changes it, for better or worse.
 #
 # DDRS found that the memory's radius equals the Monte Carlo radius for every input
 # of their experiments, and therefore use the memory-based and the plain
@@ -416,6 +431,12 @@ glue_all(num_orders=num_orders, order_changes=changed)
 # certified ball, where the certificate promises the original class. In the probes'
 # log, `label` is the class certified at the original input, not the image's true
 # label, so a probe is judged against the certificate it lies in.
+#
+# Each probe is certified through a copy of the run's memory, so that probing
+# leaves the memory of section (c) as it was, and each probe is judged only against
+# the certificates of test images, not against other probes. A random direction is
+# a mild attacker, far weaker than a search for the worst point; a contradiction
+# found this way is therefore a floor on how often one exists.
 
 # %%
 probes = secondary.probe_ds(configs[0.25], P.ascent(0.25), fraction=0.9)

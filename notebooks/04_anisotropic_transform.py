@@ -108,6 +108,11 @@ chapter.run_at(
 # $\delta \oslash \sigma \propto \sigma \odot w$ and scaled norm exactly $R$
 # ({meth}`~rsutils.checks.classifiers.LinearClassifier.anisotropic_worst_perturbation`).
 #
+# The scales differ by a factor of three so that the region is a true ellipse and
+# the worst direction, along $\sigma\odot\sigma\odot w$, differs from $w$: with
+# equal scales every check below would reduce to the isotropic one of
+# {ref}`chapter-tight-radius`.
+#
 # In the plane with $\sigma = (0.4, 1.2)$ and $\mu = 0$, the Monte Carlo estimate of
 # $p_A'$ from {glue:text}`n_check` draws is {glue:text}`pA_mc:.4f` against the exact
 # {glue:text}`pA_exact:.4f` ({glue:text}`pA_z:.1f` standard errors apart). CERTIFY
@@ -217,6 +222,10 @@ assert keeps_inside and flips_outside and cert.radius < true_l2
 # argument behind the region: for every offset below, the exact region ends exactly
 # where the smoothed class flips, and CERTIFY's region stays inside it. Offsets along
 # $+w$ raise $p_A'$ from {glue:text}`pA_mu_low:.3f` to {glue:text}`pA_mu_high:.3f`.
+#
+# Why only offsets along $w$: for a linear classifier the noisy score depends on
+# $\mu$ only through $w\cdot\mu$, so an offset orthogonal to $w$ changes nothing,
+# and the offsets along $w$ already cover every $p_A'$ an offset can produce.
 #
 # For each offset the table gives the exact $p_A'$ and $R$, CERTIFY's $R$ from the
 # same draws, and two checks: *sound* when CERTIFY's $R$ does not exceed the exact
@@ -418,6 +427,9 @@ assert checks["verdict"].iloc[0] == "tight"
 
 # %% [markdown]
 # ## (d) The regions in the plane
+#
+# The checks above are numbers; the picture below shows what they are about, in
+# the plane, where a region can be drawn whole.
 #
 # With $\sigma_1 < \sigma_2$ the region {eq}`eq-anisotropic-region` is a rhombus, an
 # ellipse or a rectangle for $p = 1, 2, \infty$, stretched along the axis with more

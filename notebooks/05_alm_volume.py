@@ -136,6 +136,10 @@ volumes.round(4)
 # formula gives values of $z$ that look like draws of a standard normal, mostly
 # between $-2$ and $2$; a wrong constant would give the same sign of $z$, far from
 # zero, in every row of one norm.
+#
+# The standard error is that of a binomial proportion, the share of points inside,
+# times the box's volume. The number of draws per case is the only setting of this
+# section that the profile changes; a smaller profile only widens the errors.
 
 # %% tags=["remove-cell"]
 glue_all(max_z=float(volumes["z"].abs().max()))
@@ -187,6 +191,11 @@ pd.DataFrame(
     index=["∏ σ_i", "ALM (R = 1)", "volume"],
 )
 
+# %% [markdown]
+# The naive product is a double's 0 or infinity; its $d$-th root then returns 0 or
+# infinity for ALM too, and the naive volume the same. In log space the product is
+# the exponential of a finite sum, and the volume is known to the power of ten.
+
 # %% tags=["remove-cell"]
 glue_all(
     d_imagenet=f"{pattern_224.size:,}",
@@ -203,7 +212,18 @@ assert np.isfinite(region_224.log_volume())
 assert abs(region_224.alm() - geometric_mean(pattern_224)) < 1e-12
 
 # %% [markdown]
+# The same holds, less dramatically, on Fashion-MNIST's 784 pixels: a product of
+# hundreds of factors away from 1 can leave the range of a double long before a
+# volume means anything. So every volume, ALM and geometric mean in `rsutils` is
+# computed from sums of logarithms
+# ({func}`~rsutils.geometry.superellipsoid.geometric_mean`), and the checks above
+# hold the log-space ALM to the geometric mean of the pattern.
+#
 # ## (c) Fashion-MNIST certificates, measured by radius and by ALM
+#
+# Sections (a) and (b) checked the formulas; this section applies them to real
+# certificates. Its question is how much the choice of measure, and not the noise,
+# changes what a table of certified accuracies says.
 #
 # We certify the base model of {ref}`chapter-tight-radius` trained with Gaussian noise
 # $\sigma = 0.5$, once with that isotropic noise and once with the anisotropic
@@ -238,6 +258,11 @@ iso_log = chapter.main.certify(config, rs.Gaussian(LAMBDA))
 ani_log = chapter.main.certify(config, noise)
 
 # %% [markdown]
+# An anisotropic log has, for each image, the region's $R$ (`region_radius`), the
+# inscribed radius $\min_i\sigma_i R$ (`radius`, the column every accuracy curve of
+# the book reads by default) and the ALM (`alm`). All three come from the same
+# $\underline{p_A}$, so for this fixed pattern they are proportional to one another.
+#
 # Both runs use the same images, seeds and settings, and the same base model, which
 # was trained for the isotropic noise. Only the noise at certification differs, so
 # any difference below is the pattern's.
@@ -356,7 +381,16 @@ plt.close(fig)
 # radius $\min_i\sigma_i R$ and against ALM (dashed), next to the isotropic baseline.
 # ```
 #
+# What to look at: each curve ends at its own ceiling, the largest value that $n$
+# draws can certify, so the right end of the figure compares ceilings as much as
+# certificates. Whatever the dashed curve gains over the solid anisotropic one is the
+# stretch by the pattern's ratio, not better answers: at radius 0, where only the
+# answers count, the two anisotropic curves start at the same height.
+#
 # ## (d) What ALM does not guarantee
+#
+# Sections (a) to (c) measured regions; this one asks what a measured region promises
+# an attacker, with a classifier built so that the answer is exact.
 #
 # UCAN report "certified accuracy w.r.t. ALM" as the fraction of inputs whose ALM
 # exceeds $r$, and define it as if every $\|\delta\|_p \le \mathrm{ALM}$ left the
@@ -377,6 +411,12 @@ plt.close(fig)
 # {glue:text}`sharp_ratio:.1f` times the inscribed radius, so on the same linear
 # classifier an attack along the thinnest axis succeeds with a norm of about
 # {glue:text}`sharp_fraction:.2f` times the ALM.
+#
+# Why this classifier: it puts all of its sensitivity on the one pixel where the
+# pattern puts the least noise, so the region's thinnest axis is exactly the
+# direction that matters. Real classifiers are less extreme, and we expect the gap
+# between what ALM suggests and what holds to be smaller for them; but a guarantee
+# has to hold for every classifier, and this one shows that ALM does not.
 
 # %%
 centre = int(np.argmin(pattern.reshape(-1).numpy()))

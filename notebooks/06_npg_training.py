@@ -151,6 +151,15 @@ chapter.run_at(
 # version runs from {glue:text}`code_min:.3f` to {glue:text}`code_max:.3f`, a contrast
 # of {glue:text}`code_contrast:.3f`, against {glue:text}`text_contrast:.2f` for the
 # pattern the paper describes.
+#
+# Why follow the text: the paper's claims are about the method it describes, and a
+# reader checks them against that description. Where the text is silent (the weight
+# of $V$, the draws per step) or self-contradictory, we had to choose; each such
+# choice is a row of the table, so that a reader who prefers the other reading knows
+# what to change. Two rows matter for soundness rather than accuracy: the code's
+# $\sigma = \lvert\gamma\tanh\rvert$ can reach 0, which would make a pixel noiseless
+# and the region infinitely thin along it, so we add a small floor; and the bound on
+# $\mu$ decides how much the offset can write into the input (section (c)).
 
 # %% tags=["remove-cell"]
 code_pattern = rs.spatial_pattern(28, 28, norm="l2", **UCAN_CODE_PATTERN)
@@ -168,6 +177,12 @@ glue_all(
 # The noise of each method on the certified test images: the factors $\min_i\sigma_i$
 # and $(\prod_i\sigma_i)^{1/d}$ that turn the region's $R$ into the radius and the ALM,
 # and the size of the offset. The fixed patterns keep their shape by construction.
+#
+# The dataset-wise generator is trained twice, once for each choice of $V$ in
+# {eq}`eq-npg-loss`: "min" rewards raising the smallest scale, which is the radius'
+# factor, and "mean" rewards raising the average, which favours the ALM. Comparing
+# the two shows whether the objective, rather than the data, decides what a
+# generator learns.
 #
 # {func}`~rsutils.book.experiments.trained_npg` returns the fine-tuned classifier and
 # its generator, trained once and then read from the cache; a generator maps a batch
@@ -268,6 +283,12 @@ glue_all(
 # the first image, and the dataset-wise offset (the same for every input).
 # ```
 #
+# What to look at: the fixed patterns differ only by the norm in
+# {eq}`eq-npg-pattern`, which shapes their level sets (diamonds, circles, squares);
+# a learned map that is one flat colour has learned a single level, not a shape; and
+# the offsets of the three images, if they differ from image to image in a way that
+# follows the object, are the "large mean offsets" that section (c) asks about.
+#
 # The dataset-wise generator trained for the minimum ends with
 # $\min_i\sigma_i =$ {glue:text}`ds_min:.2f` and geometric mean
 # {glue:text}`ds_gmean:.2f`; {glue:text}`ds_at_bound:.0%` of its pixels lie within 1% of
@@ -289,6 +310,13 @@ glue_all(
 # Each pair (classifier, generator) is certified with Cohen et al.'s CERTIFY (UCAN's
 # Algorithm 1) on the same images. For every certificate, $\mathrm{ALM} \ge
 # \min_i\sigma_i R$ (checked below for each image).
+#
+# The generator is evaluated once per image, on the clean image, before any draw;
+# CERTIFY then draws from the fixed noise $\mu(x) + \sigma(x)\odot\lambda\varepsilon$
+# exactly as it would from any anisotropic noise. That is why its certificate is a
+# statement about the classifier $g_x$ whose noise is frozen at $x$, Theorem 7's
+# object, and why section (d) has to ask separately about the classifier that
+# recomputes the noise at each input it receives.
 
 # %%
 logs = {
@@ -312,6 +340,12 @@ for name, log in logs.items():
         rows[(name, measure)] = [*accuracy, acr]
 table = pd.DataFrame(rows, index=[*(f"r = {r:g}" for r in radii), "ACR"]).T
 table.round(3)
+
+# %% [markdown]
+# The isotropic controls' two rows repeat each other, since an isotropic certificate's
+# ALM is its radius; for every other method the ALM row lies at or above the radius
+# row, by the factor between its scales' geometric mean and minimum. The ACR column
+# summarises each row in one number, which the comparisons below use.
 
 # %% tags=["remove-cell"]
 for name, log in logs.items():
@@ -411,7 +445,16 @@ plt.close(fig)
 # isotropic control, dataset-wise (min) and certification-wise noise.
 # ```
 #
+# The bands are drawn for three methods only, to keep the figure readable; the table
+# of verdicts above is the complete comparison. Two methods whose bands overlap over
+# a range of radii are not told apart there by these images, whatever the order of
+# their curves.
+#
 # ## (c) How much does the offset decide?
+#
+# Section (b) measured how much each method certifies; this section asks *why* the
+# certification-wise method certifies what it does, through the one part of its
+# noise that the other methods lack, the input-dependent offset.
 #
 # The certification-wise offset $\mu(x)$ may carry up to $\lambda =$
 # {glue:text}`lam` per pixel. Two probes measure what it carries. First, classify
@@ -483,6 +526,15 @@ columns = {"certified accuracy at r = 0": "acc", "ACR": "acr"}
 glue_table(ablation, "{column}_{row}", rows=rows, columns=columns)
 
 # %% [markdown]
+# Read together, the two probes bound what the offset does. A swap that moves many
+# votes towards the other image's class means $\mu(x_j)$ alone carries class
+# information; an ablation that costs much certified accuracy means the classifier
+# relies on it. Either makes the certified accuracy partly a property of the
+# generator's reading of $x$, which the certificate (a statement about
+# perturbations of the input) does not capture; section (d) asks the sharper
+# question of whether the certificates still hold once the generator sees the
+# perturbed input.
+#
 # ## (d) Soundness audit: do the certificates hold for the deployed classifier?
 #
 # A certification-wise certificate at $x$ is computed with $\mu(x)$ and $\sigma(x)$.

@@ -87,6 +87,11 @@ chapter.run_at(
 )
 
 # %% [markdown]
+# How the chapter is laid out: sections (a) to (d) audit the printed tables and the
+# numbers quoted from them, section (e) the logs Cohen et al. released, and sections
+# (f) and (g) set this book's own runs beside the papers. Every finding is a number
+# computed by the cell above it, and the summary at the end collects them.
+#
 # Why the chapter computes nothing of its own: its rows are meant to be the very
 # certificates that chapters 01 to 06 show, so it reads them from the cache under the
 # same settings; run alone at a profile whose cache is empty, it would certify them
@@ -226,6 +231,11 @@ glue_all(
 #   {glue:text}`n_alm_below` columns: the two rows cannot come from the same model and
 #   certificates, which the tables do not say.
 #
+# The ceiling rule needs one fact about each row, the largest noise scale it may
+# have used. For UCAN's rows that is $\lambda\gamma$: their generators bound every
+# $\sigma_i$ by $\gamma$, so the inscribed radius $\min_i\sigma_i R$ can never
+# exceed $\gamma R$, and $R$ itself is capped like any Gaussian certificate's.
+#
 # Each rule needs only the printed numbers, so it applies to every row of every table
 # whatever model produced it. A violation is not a matter of scale or luck: a table
 # that breaks one of them cannot be a table of approximate certified accuracies
@@ -354,6 +364,9 @@ glue_all(
 # %% [markdown]
 # ## (d) The numbers in the text
 #
+# A reader remembers a paper by the numbers in its abstract and prose more than by
+# its tables, so those numbers are checked as carefully as the tables they cite.
+#
 # Each number the papers state in their prose, quoted verbatim, against the tables it
 # cites ({func}`~rsutils.book.table_audit.claim_check`). Of {glue:text}`n_claims`,
 # {glue:text}`n_hold` hold, {glue:text}`n_fail` does not and {glue:text}`n_unprinted`
@@ -449,6 +462,12 @@ shown.drop(columns=limits)
 # %%
 shown[limits]
 
+# %% [markdown]
+# Read the first two columns together: a largest radius above its ceiling is a
+# certificate that the stated $n$ and $\alpha$ cannot produce, whatever the model.
+# The next two say what would produce it, a larger $\alpha$ at the stated $n$ or
+# more draws at the stated $\alpha$.
+
 # %% tags=["remove-cell"]
 # allowing for the printed digits
 beyond = released[released["α it needs"] > 0.001]
@@ -507,8 +526,19 @@ glue_all(
 # {glue:text}`recertified_cells` of {glue:text}`recertified_total` cells), so the
 # tables' numbers stand, but each of those certificates holds with probability 0.99,
 # not 0.999. One log is short: {glue:text}`short_log`. A certificate took {glue:text}`seconds_imagenet:.0f` s
-# on ImageNet and {glue:text}`seconds_cifar:.0f` s on CIFAR-10. The PREDICT logs against
-# Table 4 ({func}`~rsutils.book.released.reanalyse_released_predict`):
+# on ImageNet and {glue:text}`seconds_cifar:.0f` s on CIFAR-10.
+#
+# How a printed radius pins a count: at a known $n$ and level, the radius is
+# $\sigma\Phi^{-1}$ of the Clopper–Pearson bound on $k$ successes out of $n$, which
+# rises with $k$, so the radius, printed to three significant digits, leaves only a
+# few counts $k$ possible. Each is recertified at the stated level, and the least and
+# greatest resulting accuracy bracket what the paper would have printed
+# ({func}`~rsutils.book.released.recertify_released_logs`). The bracket is what the
+# recertified change above is measured against, so that the digits the logs
+# round away cannot create a difference.
+#
+# The PREDICT logs against Table 4
+# ({func}`~rsutils.book.released.reanalyse_released_predict`):
 
 # %%
 predict = reanalyse_released_predict(root=reference_root)
@@ -530,6 +560,11 @@ glue_all(n_predict=len(predict))
 
 # %% [markdown]
 # ## (f) Our rows beside theirs
+#
+# Putting our measurements in the papers' layouts is a way to make them checkable by
+# the same rules, and to make the comparison honest: a reader sees at once which
+# radii our models reach and which they do not, instead of a curve chosen to
+# flatter them.
 #
 # The same layouts filled with this book's own certificates
 # ({func}`~rsutils.book.measured.measured_table`), read from the cache of chapters
@@ -800,6 +835,8 @@ glue_all(
 
 # %% [markdown]
 # ## What holds up
+#
+# The findings of sections (a) to (g), each with the number that supports it:
 #
 # - UCAN's headline improvements ({glue:text}`headline` on MNIST, CIFAR10 and
 #   ImageNet) are the largest entries of their tables' improvement rows, and
