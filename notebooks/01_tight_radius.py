@@ -249,6 +249,11 @@ plt.close(ax.figure)
 # probability is cheap; a larger radius is not, since $\Phi^{-1}$ grows only like
 # $\sqrt{2\ln n}$.
 #
+# The same cap explains where every accuracy curve of this book ends. A profile's
+# CERTIFY draws $n =$ {glue:text}`n:,d` times per image, so no certificate it returns
+# can exceed $\sigma\Phi^{-1}(\alpha^{1/n})$, however good the model; a curve that
+# drops to zero at that radius has met the cap, not the limits of the classifier.
+#
 # ## (c) Certified accuracy on Fashion-MNIST
 #
 # Following the paper, each base model is trained with Gaussian data augmentation at
@@ -467,6 +472,11 @@ glue_all(
 # Fig. 8 left), they give an ACR of {glue:text}`acr_li:.3f` (Li et al.) and
 # {glue:text}`acr_lecuyer:.3f` (Lecuyer et al.) against {glue:text}`acr_cohen:.3f` for
 # Theorem 1.
+#
+# Why apply them to one log: all three guarantees are functions of the same
+# $\underline{p_A}$ (and of $\sigma$), so reading one set of counts three ways
+# separates the guarantee from everything else, the model, the images and the
+# draws. Any difference between the curves on the right is the theory's.
 
 # %%
 base = logs[0.25]
@@ -520,6 +530,11 @@ plt.close(fig)
 # accuracy of the $\sigma = 0.25$ smoothed classifier under each guarantee.
 # ```
 #
+# What to look at on the left: all three radii start at zero at $p_A = 1/2$, where no
+# guarantee is possible, and part as $p_A$ grows; the ratio between them at the
+# $p_A$ values that real images reach is what the right panel turns into certified
+# accuracy.
+#
 # Why the older radii are smaller: Lecuyer et al. bound how much noise can change each
 # class's probability through a differential-privacy inequality, and Li et al.
 # through a Rényi divergence; both bounds hold for every base classifier at once and
@@ -540,6 +555,12 @@ plt.close(fig)
 # $\sigma\Phi^{-1}(\alpha^{1/n})$ on what $n$ draws can certify range from
 # {glue:text}`cap_last:.2f` ($\alpha = 10^{-5}$) to {glue:text}`cap_first:.2f`
 # ($\alpha = 0.1$) ({numref}`fig-alpha`; the paper's Fig. 8, right).
+#
+# What $\alpha$ means for a reader: each certificate may be wrong with probability
+# $\alpha$, independently of the others, so a table of many certificates contains
+# about a fraction $\alpha$ of wrong ones; the lower bound of section (c) accounts
+# for exactly that. Lowering $\alpha$ costs radius, as measured here, but no new
+# draws.
 
 # %%
 alphas = (0.1, 0.01, 0.001, 0.0001, 0.00001)

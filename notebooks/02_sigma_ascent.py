@@ -39,6 +39,12 @@
 # the certificates of two inputs can contradict each other; a memory of past answers
 # ({mod}`rsutils.ddrs.memory`) makes them sound. {ref}`chapter-memory` examines that
 # memory; this chapter measures what the data-dependent $\sigma$ buys.
+#
+# It does so in steps: first where the optimum is known exactly (section (a)), then
+# on the base models of chapter 01 with everything but the noise level held fixed
+# (b), then what levels the ascent chooses and why (c), how the number of ascent
+# steps matters (d), whether training with the data-dependent level helps (e), the
+# same idea for ℓ1 (f), and what the memory did along the way (g).
 
 # %%
 import matplotlib.pyplot as plt
@@ -321,7 +327,9 @@ glue_table(main_best, "env_{row}_{column}", rows=rows, columns=columns)
 # %% [markdown]
 # How firm are these changes? Each gain is a mean over the same
 # {glue:text}`num_images` images, so it has a sampling error: the table gives a 95%
-# bootstrap interval over the images (resampled in pairs, Cohen and Cohen-DS together).
+# bootstrap interval over the images (resampled in pairs, Cohen and Cohen-DS together:
+# an image drawn into a resample brings both of its certificates, so the interval
+# reflects how the *difference* varies from image to image).
 # On these images the ACR {glue:text}`acr_verdict`. The interval covers only the
 # choice of test images. A base model trained again, even with another thread count,
 # moves the data-dependent ACRs further than the fixed-sigma ones. Sigma ascent takes the
@@ -345,6 +353,11 @@ pd.DataFrame(
     index=pd.Index([f"σ0 = {s}" for s in SIGMAS], name="base model"),
 ).round(3)
 
+# %% [markdown]
+# An interval that excludes zero says the gain is larger than what another draw of
+# test images of this size would undo; it says nothing about other models or other
+# datasets, and nothing about gains too small for this many images to resolve.
+
 # %% tags=["remove-cell"]
 phrases = {"rises": "rises", "falls": "falls"}
 phrases["no clear change"] = "shows no clear change"
@@ -365,6 +378,11 @@ glue_all(
 
 # %% [markdown]
 # ## (c) What sigma each input gets
+#
+# Section (b) measured the effect of the data-dependent level; this section looks at
+# the levels themselves, because they say where the effect comes from: an ascent
+# that barely moves $\sigma$ cannot change much, and one that moves it far on a few
+# inputs changes the large radii and little else.
 #
 # The optimised levels spread widely around the starting one
 # ({numref}`fig-sigma-star`): from $\sigma_0 = 0.25$, the middle half of $\sigma^*_x$
@@ -481,6 +499,11 @@ plt.close(fig)
 # which is why the prose above counts it instead.
 #
 # ## (d) More ascent steps, larger radii
+#
+# The ascent is stochastic and stops after $K$ steps, so it returns an approximation
+# of $\sigma^*_x$. DDRS ask whether better approximations certify more
+# {cite:p}`alfarra2022data`: if they do, the optimiser, not the idea, limits the
+# method, and a larger budget of steps buys radius.
 #
 # DDRS's Fig. 3 varies the number of steps $K$. On the $\sigma_0 = 0.25$ model at the
 # secondary scale ({glue:text}`reduced_images` images, $n = $
@@ -666,6 +689,13 @@ pd.DataFrame(
     index=list(models_e),
 ).round(3)
 
+# %% [markdown]
+# The first row is the base model before any fine-tuning; every other row started
+# from it. Accuracy under noise is the one that smoothing builds on, and a method
+# that raises it at the training level makes more of the smoothed classifier's votes
+# correct; Cohen-DS² was trained at per-image levels that moved away from 0.25 during
+# training (above), so its accuracy under exactly 0.25 need not be its best.
+
 # %% tags=["remove-cell"]
 store = training_sigmas(trained["Cohen-DS²"], device=P.device)
 ds_settings = trained["Cohen-DS²"].ds
@@ -781,6 +811,11 @@ plt.close(ax.figure)
 #
 # ## (g) Did the memory change anything?
 #
+# Every certificate in this chapter was admitted to a memory before it was counted,
+# so the curves and tables above are those of the sound, memory-based classifier.
+# What remains to ask is how far they differ from the plain Monte Carlo answers,
+# those CERTIFY alone gave at each $\sigma^*_x$.
+#
 # Every data-dependent answer above went through a memory. DDRS never found an overlap
 # between certificates of different classes; we count what the memory did: of the
 # {glue:text}`memory_total` answers of this chapter it kept {glue:text}`memory_kept`,
@@ -805,6 +840,10 @@ glue_fields(actions, "memory_", ["kept", "shrunk", "adopted"], default=0)
 
 # %% [markdown]
 # ## What we measured, in DDRS's layout
+#
+# The sections above each answer one question; this table puts their rows in the
+# layout a reader of DDRS knows, so that chapter 07 can set them beside the paper's
+# claims, and a reader can compare the shape of our results with theirs at a glance.
 #
 # DDRS's tables give, per method, the best certified accuracy at each radius over the
 # training $\sigma$ values, and the ACR. Our counterpart on Fashion-MNIST (small CNN)

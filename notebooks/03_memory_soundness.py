@@ -209,6 +209,11 @@ plt.close(fig)
 # stored region, and returns the answer it will stand by, with the action it took.
 # Each order starts from an empty memory, and after each the memory checks that no
 # two stored regions of different classes meet.
+#
+# The memory stores each input with its class, radius and action. Here it lives in
+# RAM; the book's runs give it a file, so that a deployed classifier keeps its past
+# answers across restarts, which soundness requires: a memory that forgets lets a
+# contradicting certificate in again.
 
 # %% tags=["nbval-check-output"]
 rows = []
@@ -257,6 +262,10 @@ assert orders.loc[("B then A", "A"), "memory class"] == 0
 # inside $B$'s ball.
 #
 # ## (c) On the test set: how often does the memory act?
+#
+# Section (a) built a contradiction on purpose. Whether real certificates ever come
+# close to one is an empirical question, and the answer decides whether the memory is
+# a formality or a part of the method that changes its results.
 #
 # The Cohen-DS certificates of {ref}`chapter-sigma-ascent` ({glue:text}`num_images`
 # test images per starting $\sigma_0$) went through a memory. Before it, we can count
@@ -361,7 +370,8 @@ glue_all(
 #
 # Why scale decides: a Fashion-MNIST image has 784 pixels in $[0, 1]$, and two images
 # of different classes differ in many of them, so their ℓ2 distance adds up over
-# hundreds of pixels, while a certified radius is at most a few times $\sigma$. We
+# hundreds of pixels, while a certified radius is at most a few times the noise level
+# it was certified with. We
 # expect overlaps only where two images of different classes nearly coincide, which
 # the median gap says is far from the typical case.
 #
@@ -445,7 +455,10 @@ abstained = answered == rs.ABSTAIN
 
 # %% [markdown]
 # One row: how the data-dependent classifier alone answered the probes (the Monte
-# Carlo columns), and how the memory answered them.
+# Carlo columns), and how the memory answered them. The three Monte Carlo columns
+# add up to the number of probes; the last column counts the probes where the
+# memory's answer is the class of the certificate the probe lies in, which the
+# memory guarantees.
 
 # %%
 probe_table = pd.DataFrame(

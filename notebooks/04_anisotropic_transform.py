@@ -99,6 +99,11 @@ chapter.run_at(
 # %% [markdown]
 # ## (a) Theorem 2 on a linear classifier
 #
+# The theorem says two things: the region is certified (soundness), and, for the
+# Gaussian, nothing larger of the same shape is (tightness). A linear classifier lets
+# both be checked exactly, the first by sampling points inside the region, the
+# second by the one perturbation that reaches the boundary soonest.
+#
 # For $f(x) = \mathbb{1}[w\cdot x + b > 0]$ and Gaussian noise $\mu + \sigma\odot
 # \varepsilon$, $\varepsilon \sim \mathcal{N}(0, I)$, the score $w\cdot(x + \mu +
 # \sigma\odot\varepsilon) + b$ is normal with standard deviation $\|\sigma \odot w\|_2$,
@@ -108,7 +113,7 @@ chapter.run_at(
 # $\delta \oslash \sigma \propto \sigma \odot w$ and scaled norm exactly $R$
 # ({meth}`~rsutils.checks.classifiers.LinearClassifier.anisotropic_worst_perturbation`).
 #
-# The scales differ by a factor of three so that the region is a true ellipse and
+# The two scales are far apart so that the region is a true ellipse and
 # the worst direction, along $\sigma\odot\sigma\odot w$, differs from $w$: with
 # equal scales every check below would reduce to the isotropic one of
 # {ref}`chapter-tight-radius`.
@@ -257,6 +262,12 @@ for shift in (-0.3, -0.15, 0.0, 0.15, 0.3):
 offsets = pd.DataFrame(rows).set_index("μ along w")
 offsets.round(4)
 
+# %% [markdown]
+# What to look at: down the rows, $p_A'$ rises and the exact $R$ with it, since $R$ is
+# $\Phi^{-1}(p_A')$; CERTIFY's $R$ follows a little below, as a lower confidence
+# bound must. The last two columns are the same in every row: moving the noise moved
+# the numbers, not the theorem.
+
 # %% tags=["remove-cell"]
 glue_all(
     pA_mu_low=float(offsets["exact p_A'"].iloc[0]),
@@ -298,6 +309,13 @@ registry = ("distribution", "density", "adversary", "isotropic radius R")
 Markdown(table_one_markdown(columns=(*registry, "needs")))
 
 # %% [markdown]
+# Each row pairs a noise family, by its density, with the norm of the attacker it
+# certifies against, and gives the isotropic radius as a function of
+# $\underline{p_A}$ and the scale $\lambda$. The same family appears in several rows
+# because one noise certifies balls of several norms, with different radii; a norm
+# appears in several rows because several families certify against it, and which
+# is best depends on the data.
+#
 # Then each rule is checked: its radius at $\underline{p_A} = 0.8$ in $d = 3$, and
 # the worst case on the boundary for the isotropic noise and for the anisotropic
 # noise. Both searches of a row use the same seed, so they see the same draws and
@@ -338,8 +356,8 @@ checks = pd.DataFrame(checks)
 # The checks row by row, in the registry's order, with the paper that derived each
 # row: the smallest worst-case $p_A$ found on the boundary (with its standard error
 # over the draws), the same for the anisotropic noise, and the verdict: "tight"
-# within four standard errors of $1/2$, "valid (slack)" further above, "fails"
-# further below ({func}`~rsutils.checks.worst_case.verdict`).
+# within a few standard errors of $1/2$, "valid (slack)" further above, "fails"
+# further below ({func}`~rsutils.checks.worst_case.verdict` says how many).
 
 # %%
 shown = checks.drop(columns=["_iso", "_ani"])
@@ -366,6 +384,11 @@ assert theorem2_gap < 1e-9
 assert (checks["verdict"] != "fails").all()
 
 # %% [markdown]
+# What to look at: the column "anisotropic" repeats the isotropic estimate digit for
+# digit in every row. That is Theorem 2's change of variables at work: with the same
+# draws, the shifted and stretched noise on the stretched boundary is the isotropic
+# problem in other coordinates.
+#
 # All {glue:text}`n_rows` rows hold against the worst classifier; {glue:text}`n_tight`
 # are tight at the boundary along one of the tested directions, and the others
 # ({glue:text}`slack_rows`) hold with room to spare at $d = 3$. Each row follows from a
@@ -379,7 +402,8 @@ assert (checks["verdict"] != "fails").all()
 # ### What the printed table gets wrong
 #
 # Our table differs from UCAN's Table I (and its ALM version, Table VI) in four places,
-# each of which we checked:
+# each of which we checked. Each would change a number that a reader computes from
+# the printed table; CERTIFY reads the registry, which has none of them:
 #
 # 1. **The Gaussian density.** UCAN print it as $\propto e^{-\|z/\lambda\|_2^2}$, whose
 #    standard deviation is $\lambda/\sqrt2$, next to the radius $\lambda\Phi^{-1}(p_A)$
@@ -471,8 +495,8 @@ plt.close(fig)
 # $R = 1$, and the inscribed $\ell_p$ balls of radius $\min(\sigma)R = 0.5$ (blue).
 # ```
 #
-# What to look at: the green region reaches three times further along $\delta_2$
-# than along $\delta_1$, the ratio of the two scales, in all three norms. The blue
+# What to look at: the green region reaches further along $\delta_2$ than along
+# $\delta_1$, in the ratio of the two scales, in all three norms. The blue
 # ball is what the certificate promises in every direction, and it covers only the
 # part of the region near the thin axis; the region promises more, but only in the
 # directions where the noise was large.

@@ -35,6 +35,10 @@
 # $$ (eq-alm)
 #
 # the geometric mean of the semi-axes, with equality exactly when $\sigma$ is constant.
+# UCAN's argument for a measure of the whole region is that two regions with the same
+# inscribed radius can differ enormously in extent, and that the inscribed radius
+# gives anisotropic noise no credit for the directions where it is large
+# {cite:p}`ucan2025`. Section (d) shows what that credit does and does not buy.
 # The $d$-th root turns a volume, which scales like a length to the power $d$, back
 # into a length that can stand beside a radius; dropping the constants makes ALM equal
 # to the radius when $\sigma \equiv 1$, so that an isotropic certificate measures
@@ -101,6 +105,10 @@ chapter.run_at(
 # Draw points uniformly in a box $1.25$ times wider than the region along each axis and
 # count how many land inside ({func}`~rsutils.geometry.superellipsoid.monte_carlo_volume`); the
 # box volume times the fraction inside estimates $V(S)$ with a binomial standard error.
+# The scales are unequal on purpose: with equal scales $\prod_i\sigma_i$ would be a
+# power of one number, and a formula that confused the product with that power
+# would still pass.
+#
 # For $\sigma$ evenly spaced in $[0.4, 1.7]$ and $R = 0.9$, every estimate lies within
 # {glue:text}`max_z:.1f` standard errors of {eq}`eq-superellipsoid-volume`.
 #
@@ -147,6 +155,12 @@ assert (volumes["z"].abs() < 4).all()
 
 # %% [markdown]
 # ## (b) High dimension: log space
+#
+# The formula of section (a) is a product over all $d$ axes, and $d$ is the number of
+# pixels. What is harmless in five dimensions is not in hundreds of thousands.
+#
+# UCAN apply their noise to ImageNet, and their pattern is defined for any image
+# size, so the numerical problem is real and at its worst there.
 #
 # On an ImageNet-sized input ($d = 3\times224\times224 =$ {glue:text}`d_imagenet`) with
 # UCAN's pattern-wise $\sigma$ ({func}`~rsutils.anisotropic.patterns.spatial_pattern`: $\sigma(a,b)
@@ -295,6 +309,11 @@ table.round(3)
 # are one set of anisotropic certificates measured twice. Comparing those two rows
 # shows what the choice of measure does; comparing either with the first row mixes
 # the noise and the measure, which is why the prose below keeps them apart.
+#
+# The radii of the columns run to the same values for every row, so a row measured
+# by ALM is read against the same thresholds as a row measured by radius, as UCAN's
+# tables do. That is the comparison section (d) questions: a threshold on ALM and a
+# threshold on the radius are not promises of the same kind.
 
 # %% tags=["remove-cell"]
 acr = table["ACR"].to_numpy()
@@ -392,6 +411,11 @@ plt.close(fig)
 # Sections (a) to (c) measured regions; this one asks what a measured region promises
 # an attacker, with a classifier built so that the answer is exact.
 #
+# A certificate is a promise to an attacker: whatever perturbation of a given size
+# they choose, the answer stays. The question for ALM is therefore not whether it
+# measures the region well, which it does, but whether it is a size of perturbation
+# that no attacker can exceed.
+#
 # UCAN report "certified accuracy w.r.t. ALM" as the fraction of inputs whose ALM
 # exceeds $r$, and define it as if every $\|\delta\|_p \le \mathrm{ALM}$ left the
 # prediction unchanged. That is not what the region says. Take a linear classifier on
@@ -430,6 +454,9 @@ run = (P.certify.n0, P.certify.n, P.certify.alpha, P.certify.batch_size)
 example = rs.Smooth(linear, 2, noise).certify(x_example, *run, seed=seed)
 
 # %% [markdown]
+# The certificate at $x$ comes from CERTIFY with the profile's $n$ and $\alpha$, like
+# every certificate of section (c); only the classifier is made up.
+#
 # The attack moves the centre pixel just past the threshold. Its norm, and its norm
 # measured in the region's own coordinates, against the certificate:
 

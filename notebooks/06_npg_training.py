@@ -43,6 +43,12 @@
 # on the same images, asks how much of the certification-wise decision the offset
 # $\mu$ makes, and audits whether its certificates hold for the classifier a user
 # would deploy, which recomputes $\mu$ and $\sigma$ at the perturbed input.
+#
+# Why the last question matters: Theorem 7 is a statement about one input at a time.
+# A user who queries the classifier at $x + \delta$ gets noise computed at
+# $x + \delta$, not at $x$, so the certificate issued at $x$ describes a classifier
+# that the user never runs. Chapter 03 met the same gap for a data-dependent noise
+# level; here the noise's whole shape moves with the input.
 
 # %%
 import matplotlib.pyplot as plt
@@ -93,7 +99,8 @@ seed = 0
 # and the certification-wise one. Fine-tuning one base model, rather than training
 # each method from scratch, keeps the comparison within this book's budget; it also
 # means every method starts from a classifier that already works under isotropic
-# noise.
+# noise. The last rows of the table set the audit of section (d): how many images it
+# searches and how many fresh draws verify each point it finds.
 
 # %% tags=["hide-input"]
 chapter = Chapter.open(profile, seed=seed, progress=progress)
@@ -147,10 +154,22 @@ chapter.run_at(
 # code's pattern coordinates come from `a/(S-1)/2`, which divides by $2(S-1)$ instead
 # of the half-width $(S-1)/2$.
 #
+# The sign of Eq. 13 shows why the text cannot always be read literally: as printed,
+# its loss rewards a *larger* cross-entropy, that is a worse classifier, which no
+# training would want; the code's $\mathrm{CE} - V$, as in {eq}`eq-npg-loss`, trains
+# the classifier to be right and the noise to be large. The optimiser row takes the
+# text's Adam and its rate for the generators, and the code's smaller rate for the
+# classifier, which starts out trained.
+#
 # The code's pattern is nearly isotropic: over a $28\times28$ image its $\ell_2$
 # version runs from {glue:text}`code_min:.3f` to {glue:text}`code_max:.3f`, a contrast
 # of {glue:text}`code_contrast:.3f`, against {glue:text}`text_contrast:.2f` for the
 # pattern the paper describes.
+#
+# That contrast is what makes a pattern anisotropic at all. With the code's values
+# the pattern-wise noise would differ little from isotropic noise, and any
+# difference between the two in section (b) would be hard to attribute to its
+# shape; with the text's, the shape is pronounced, and so is its cost to the radius.
 #
 # Why follow the text: the paper's claims are about the method it describes, and a
 # reader checks them against that description. Where the text is silent (the weight
@@ -307,6 +326,10 @@ glue_all(
 #
 # ## (b) Certified accuracy by radius and by ALM
 #
+# Section (a) showed what each generator learned; this section asks what that buys,
+# measured both ways, since UCAN's claims are made in ALM and the guarantee against
+# an attacker is the radius.
+#
 # Each pair (classifier, generator) is certified with Cohen et al.'s CERTIFY (UCAN's
 # Algorithm 1) on the same images. For every certificate, $\mathrm{ALM} \ge
 # \min_i\sigma_i R$ (checked below for each image).
@@ -352,6 +375,10 @@ for name, log in logs.items():
     assert (log["alm"] >= log["radius"] * (1 - 1e-12)).all(), name
 
 # %% [markdown]
+# The table gives levels, not comparisons; a difference between two rows may be no
+# larger than the sampling error of these few images. The comparisons below put an
+# interval on each difference that matters for UCAN's claims.
+#
 # UCAN's claim is that anisotropic noise certifies more than isotropic noise. The
 # paired bootstrap of the ACR difference
 # ({func}`~rsutils.logs.analysis.acr_difference`) against an isotropic control
@@ -416,6 +443,11 @@ glue_all(
 # The curves with their 95% Clopper–Pearson bands over the test images
 # ({func}`~rsutils.logs.analysis.certified_accuracy_interval`): where two bands overlap,
 # these images do not tell the methods apart.
+#
+# A band is an exact binomial interval on the certified accuracy at each radius, from
+# the number of test images certified there; it is widest near 50% and narrows
+# towards 0 and 100%. It accounts for the choice of images, not for a retrained
+# model, which would move the curves as well.
 
 # %% tags=["hide-input"]
 grid = np.linspace(0.0, 1.5, 151)

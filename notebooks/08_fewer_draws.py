@@ -182,7 +182,7 @@ assert abs(sum(schedule.alphas) - P.certify.alpha) < 1e-12
 # {glue:text}`planned_rate:.2%`.
 #
 # The check uses a larger $\alpha$ and fewer draws than the book's CERTIFY on
-# purpose: at $\alpha = 0.05$ a false rate is measurable from a few thousand runs,
+# purpose: at $\alpha = 0.05$ a false rate is measurable from a modest number of runs,
 # while at the book's $\alpha$ almost no run would ever be false and the check
 # could not tell a sound procedure from an unsound one.
 
@@ -236,7 +236,9 @@ glue_all(
 # ### On the book's models
 #
 # The base models of {ref}`chapter-tight-radius`, its test images and its CERTIFY logs
-# (same seed: each sequential run reads a prefix of the draws its CERTIFY read). One
+# (same seed: each sequential run reads a prefix of the draws its CERTIFY read, so on
+# each image the two procedures are compared on the same draws, and a difference in
+# their answers comes from the procedure, not from the luck of the draws). One
 # pass per image answers every radius at once
 # ({func}`~rsutils.core.sequential.decide_radii`); each answer counts the forward
 # passes it alone would have spent.
@@ -289,6 +291,12 @@ glue_all(
 )
 
 # %% [markdown]
+# Read the "fewer by" column beside the accuracies: where many images are certified
+# at a radius, each of them needs at least the floor's draws, and the saving shrinks
+# as the floor grows; where few are, most answers are "not certified" and come at an
+# early look, so the saving can grow with the radius instead. The gap column shows
+# what the savings cost in accuracy.
+#
 # CERTIFY spends $n_0 + n = $ {glue:text}`certify_passes:,d` forward passes on every
 # image. Up to $r = 2\sigma$ the sequential answers cost {glue:text}`decide_min_upto2:.1f` to
 # {glue:text}`decide_max_upto2:.1f` times fewer forward passes than CERTIFY; at
@@ -345,6 +353,13 @@ plt.close(fig)
 # within {glue:text}`radius_loss` of what $n$ draws would give. Those draws then certify
 # at the full $\alpha$; since $n(x)$ depends on the selection draws only, the
 # certificate is CERTIFY's at level $\alpha$ (the coverage check above).
+#
+# The idea is that CERTIFY's $n_0$ selection draws, spent only to pick the class,
+# already say roughly how large $p_A$ is, and so roughly how many estimation draws
+# the radius will need: an input whose selection draws all agree needs many to reach
+# its ceiling, one near the boundary needs few before more stop paying. Using that
+# estimate costs nothing in soundness, because it fixes $n(x)$ before any
+# estimation draw is seen.
 
 # %%
 planned = {
@@ -475,6 +490,12 @@ glue_all(
 # {glue:text}`mode` certified {glue:text}`mode_faster:.1f` times as fast on this
 # machine. `python -m rsutils bench` times every mode's forward pass and the Monte Carlo
 # loop on a model of your own.
+#
+# The speed-up is the one number of this chapter measured with a clock: it changes
+# from run to run with the machine's load, while the answers and radii, computed
+# from seeded draws, do not. A speed-up near 1 on a busy shared machine says little
+# about the mode itself; the bench command reports the fastest of several rounds for
+# that reason.
 #
 # ## What holds up
 #
