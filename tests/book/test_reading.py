@@ -19,7 +19,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 CHAPTERS = sorted((REPO / "notebooks").glob("[0-9][0-9]_*.py"))
 #: The fewest lines of prose per line of code that a chapter may have.
-PROSE_FLOOR = 0.8
+PROSE_FLOOR = 0.85
 #: The widest code line a code cell shows without scrolling at 1280 px.
 LINE_LENGTH = tomllib.loads((REPO / "notebooks" / "ruff.toml").read_text())["line-length"]
 
