@@ -351,8 +351,9 @@ plt.close(ax.figure)
 # The dashed lower bound is what a reader who wants a guarantee on the *true*
 # certified accuracy should quote: it accounts for the chance that some of the
 # certificates are wrong. At radius 0 it lies {glue:text}`bound_gap_r0:.1%` below the
-# approximate curve of $\sigma = 0.5$, so with this $\alpha$ the approximate curve,
-# which the paper reports, loses little.
+# approximate curve of $\sigma = 0.5$, the curve the paper reports; with more
+# images the gap shrinks towards $\alpha$, since it allows for a binomial number of
+# wrong certificates among them.
 #
 # The envelope takes, at each radius, the best of the three curves. It is what a
 # reader who picks $\sigma$ per radius after seeing the results would report, not
@@ -537,10 +538,10 @@ plt.close(fig)
 #
 # Why the older radii are smaller: Lecuyer et al. bound how much noise can change each
 # class's probability through a differential-privacy inequality, and Li et al.
-# through a Rényi divergence; both bounds hold for every base classifier at once and
-# so are loose for most of them. Theorem 1 instead finds, by the Neyman–Pearson lemma,
-# the one base classifier that loses $c_A$ soonest, which is why it is tight
-# {cite:p}`cohen2019certified`. On the right, the three curves describe the same
+# through a Rényi divergence; both are valid for every base classifier, but no base
+# classifier reaches them. Theorem 1 instead finds, by the Neyman–Pearson lemma, the
+# one base classifier that loses $c_A$ soonest, and its radius is where that
+# classifier changes class, which is why it is tight {cite:p}`cohen2019certified`. On the right, the three curves describe the same
 # counts: only the guarantee read from them differs.
 #
 # ## (f) What a smaller failure probability costs
@@ -558,7 +559,7 @@ plt.close(fig)
 #
 # What $\alpha$ means for a reader: each certificate may be wrong with probability
 # $\alpha$, independently of the others, so a table of many certificates contains
-# about a fraction $\alpha$ of wrong ones; the lower bound of section (c) accounts
+# on average at most a fraction $\alpha$ of wrong ones; the lower bound of section (c) accounts
 # for exactly that. Lowering $\alpha$ costs radius, as measured here, but no new
 # draws.
 

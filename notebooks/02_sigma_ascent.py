@@ -216,8 +216,7 @@ plt.close(fig)
 # off the maximiser loses little radius, which is the quantity that matters. On the
 # right, each step sees a new estimate from {glue:text}`band_draws` draws; the ascent
 # follows a noisy gradient whose average is the true one, so the curves climb while
-# they jitter. The input nearest the edge has the smallest optimal $\sigma$, as
-# DDRS's Figure 1 argues: more noise there sends more draws across the boundary.
+# they jitter.
 #
 # ## (b) Cohen against Cohen-DS on the same base models
 #
@@ -766,9 +765,9 @@ glue_all(reduced_se=float(0.5 / np.sqrt(len(secondary.indices))))
 #
 # The uniform cube is the ℓ1 counterpart of the Gaussian: its certificate is linear in
 # $\underline{p_A}$ instead of passing through $\Phi^{-1}$, so the ascent's objective
-# is a difference of expectations and the clamp plays no role. The model is
-# fine-tuned with the same uniform noise it is certified with, as for the Gaussian
-# models, because a base model trained on Gaussian noise has not seen cube noise.
+# is a difference of expectations. The model is fine-tuned with the same uniform
+# noise it is certified with, as the Gaussian models were, since we expect a model
+# trained on Gaussian noise to do worse on cube noise it has never seen.
 
 # %%
 uniform_config = P.finetune(base, seed, noise="uniform", scale=0.5)

@@ -211,7 +211,7 @@ plt.close(fig)
 # two stored regions of different classes meet.
 #
 # The memory stores each input with its class, radius and action. Here it lives in
-# RAM; the book's runs give it a file, so that a deployed classifier keeps its past
+# RAM; given a path it is a file, so that a deployed classifier can keep its past
 # answers across restarts, which soundness requires: a memory that forgets lets a
 # contradicting certificate in again.
 
@@ -275,9 +275,9 @@ assert orders.loc[("B then A", "A"), "memory class"] == 0
 # on CIFAR-10 and ImageNet. Here {glue:text}`overlap_verdict`, and the memory
 # {glue:text}`memory_verdict`.
 #
-# A memory that only keeps answers exactly as CERTIFY alone would, so the certified
-# accuracy of the data-dependent classifier is then the Monte Carlo one; a shrink or
-# an adoption changes it, for better or worse.
+# When the memory only keeps, it answers exactly as CERTIFY alone would, and the
+# certified accuracy of the data-dependent classifier is the Monte Carlo one; a
+# shrink or an adoption changes it, for better or worse.
 #
 # DDRS found that the memory's radius equals the Monte Carlo radius for every input
 # of their experiments, and therefore use the memory-based and the plain
@@ -442,9 +442,8 @@ glue_all(num_orders=num_orders, order_changes=changed)
 # log, `label` is the class certified at the original input, not the image's true
 # label, so a probe is judged against the certificate it lies in.
 #
-# Each probe is certified through a copy of the run's memory, so that probing
-# leaves the memory of section (c) as it was, and each probe is judged only against
-# the certificates of test images, not against other probes. A random direction is
+# The probes are certified through a copy of the run's memory, so that probing
+# leaves the memory of section (c) as it was. A random direction is
 # a mild attacker, far weaker than a search for the worst point; a contradiction
 # found this way is therefore a floor on how often one exists.
 

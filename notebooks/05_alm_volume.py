@@ -228,8 +228,8 @@ assert abs(region_224.alm() - geometric_mean(pattern_224)) < 1e-12
 # %% [markdown]
 # The same holds, less dramatically, on Fashion-MNIST's 784 pixels: a product of
 # hundreds of factors away from 1 can leave the range of a double long before a
-# volume means anything. So every volume, ALM and geometric mean in `rsutils` is
-# computed from sums of logarithms
+# volume means anything. {mod}`rsutils.geometry.superellipsoid` therefore computes
+# every volume, ALM and geometric mean from sums of logarithms
 # ({func}`~rsutils.geometry.superellipsoid.geometric_mean`), and the checks above
 # hold the log-space ALM to the geometric mean of the pattern.
 #

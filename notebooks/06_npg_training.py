@@ -175,7 +175,7 @@ chapter.run_at(
 # reader checks them against that description. Where the text is silent (the weight
 # of $V$, the draws per step) or self-contradictory, we had to choose; each such
 # choice is a row of the table, so that a reader who prefers the other reading knows
-# what to change. Two rows matter for soundness rather than accuracy: the code's
+# what to change. Two rows matter for more than accuracy: the code's
 # $\sigma = \lvert\gamma\tanh\rvert$ can reach 0, which would make a pixel noiseless
 # and the region infinitely thin along it, so we add a small floor; and the bound on
 # $\mu$ decides how much the offset can write into the input (section (c)).

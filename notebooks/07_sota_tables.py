@@ -93,9 +93,9 @@ chapter.run_at(
 # computed by the cell above it, and the summary at the end collects them.
 #
 # Why the chapter computes nothing of its own: its rows are meant to be the very
-# certificates that chapters 01 to 06 show, so it reads them from the cache under the
-# same settings; run alone at a profile whose cache is empty, it would certify them
-# first. The papers' tables and the released logs are fixed files, the same at every
+# certificates that chapters 01 to 06 show, so it only reads them from the cache under
+# the same settings; run at a profile whose cache lacks them, it stops and names the
+# chapter to run first. The papers' tables and the released logs are fixed files, the same at every
 # profile; only section (f) and (g) change with it.
 #
 # ## (a) The tables as data
@@ -559,9 +559,9 @@ glue_all(
 # rises with $k$, so the radius, printed to three significant digits, leaves only a
 # few counts $k$ possible. Each is recertified at the stated level, and the least and
 # greatest resulting accuracy bracket what the paper would have printed
-# ({func}`~rsutils.book.released.recertify_released_logs`). The bracket is what the
-# recertified change above is measured against, so that the digits the logs
-# round away cannot create a difference.
+# ({func}`~rsutils.book.released.recertify_released_logs`). The change above is the
+# larger of the two distances from the accuracy as released to the ends of that
+# bracket, so it allows for every count that the printed radius leaves open.
 #
 # The PREDICT logs against Table 4
 # ({func}`~rsutils.book.released.reanalyse_released_predict`):

@@ -491,9 +491,9 @@ glue_all(
 # machine. `python -m rsutils bench` times every mode's forward pass and the Monte Carlo
 # loop on a model of your own.
 #
-# The speed-up is the one number of this chapter measured with a clock: it changes
-# from run to run with the machine's load, while the answers and radii, computed
-# from seeded draws, do not. A speed-up near 1 on a busy shared machine says little
+# The times, and the speed-up computed from them, are the only numbers of this
+# chapter measured with a clock: they change from run to run with the machine's
+# load, while the answers and radii, computed from seeded draws, do not. A speed-up near 1 on a busy shared machine says little
 # about the mode itself; the bench command reports the fastest of several rounds for
 # that reason.
 #
