@@ -51,12 +51,14 @@ VISIBLE_TEXT = """() => {
 }"""
 RAW_TEX = re.compile(r"\\\(|\\\[|\\(frac|sigma|alpha|mathrm|lambda|Phi)\b|\$[^$\s][^$]*\$")
 
-#: The narrowest common desktop width. There sphinx-book-theme shows both sidebars
-#: (the book's contents and the page's), so the text column is at its narrowest: a code
-#: cell holds 77 characters, the line length of notebooks/ruff.toml. Below 1200 px the
-#: theme folds the page's contents into a button and the column widens; below 960 px it
-#: folds the book's contents too and the column is the window itself, so a narrower
-#: window checks nothing that 1280 px does not, until phone widths where no code fits.
+#: The narrowest common desktop width, with both of sphinx-book-theme's sidebars shown
+#: (the book's contents and the page's): a code cell holds 77 characters, a folded one
+#: (hide-input) 75, the line length of notebooks/ruff.toml. The column grows with the
+#: window and jumps wider where the theme folds a sidebar away (below 1200 px, then
+#: below 960 px: at 1100 px a cell holds 92 characters, at 800 px 83), so a narrower
+#: window would only find more in the bands just above those two widths (69 characters
+#: at 1200 px, 73 at 960 px), which are not the width of any common screen, or at phone
+#: widths, where no code of any book fits.
 DESKTOP = {"width": 1280, "height": 900}
 #: Everything in the text column that scrolls sideways: code cells, their outputs,
 #: tables and display math, each by its kind, section and first words. Folded cells
