@@ -27,8 +27,8 @@ FAMILY_NAMES = {
 }
 NORM_LATEX = {"l1": r"\ell_1", "l2": r"\ell_2", "linf": r"\ell_\infty"}
 _NORM_SUB = {"l1": "1", "l2": "2", "linf": r"\infty"}
-#: The columns of UCAN's Table I, in its order: what :func:`table_one_markdown` shows
-#: unless a chapter picks fewer (a page holds about six of them).
+#: UCAN's Table I column by column, in its order. :func:`table_one_markdown` shows
+#: them all unless a chapter picks fewer (a page holds about five of them).
 COLUMNS = (
     "distribution",
     "density",
