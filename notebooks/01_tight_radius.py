@@ -50,23 +50,40 @@ from scipy.stats import norm
 
 import rsutils as rs
 from rsutils.book import BOOK_SIGMAS as SIGMAS
-from rsutils.book import Chapter, glue_all, glue_fields, glue_table, plot_curves
-from rsutils.book.released import reanalyse_certify_table, reanalyse_predict_table
+from rsutils.book import (
+    Chapter,
+    glue_all,
+    glue_fields,
+    glue_table,
+    plot_curves,
+)
+from rsutils.book.released import (
+    reanalyse_certify_table,
+    reanalyse_predict_table,
+)
 from rsutils.checks.classifiers import LinearClassifier
-from rsutils.checks.prior_radii import guarantees_compared, lecuyer_radius, li_radius
+from rsutils.checks.prior_radii import (
+    guarantees_compared,
+    lecuyer_radius,
+    li_radius,
+)
 from rsutils.logs.analysis import envelope
 from rsutils.training.train import evaluate_accuracy
 
 # %% tags=["parameters"]
 profile = "cpu"  # smoke | cpu | paper
-reference_root = None  # folder holding cohen2019/ (default: $RSUTILS_REFERENCE)
+# folder holding cohen2019/ (default: $RSUTILS_REFERENCE)
+reference_root = None
 progress = True  # progress bars (papermill runs pass False)
 seed = 0
 
 # %% [markdown]
 # The chapter ran at the scale below (the `profile` parameter chooses it; see
 # {doc}`../reproduce`). It certifies every `skip`-th test image, as Cohen et al.'s
-# `--skip` does.
+# `--skip` does: CERTIFY costs $n_0 + n$ forward passes per image, so the number of
+# images, not the size of the model, sets the chapter's run time. Every accuracy
+# below is a proportion over these images and carries their sampling error; the
+# reproduce page says how much a retrained model moves it.
 
 # %% tags=["hide-input"]
 chapter = Chapter.open(profile, seed=seed, progress=progress)
@@ -92,9 +109,23 @@ line = LinearClassifier(torch.randn(784), b=0.1)
 sigma_line = 0.5
 x_line = line.point_at_distance(sigma_line * norm.ppf(0.999), side=1)
 smooth_line = rs.Smooth(line, 2, rs.Gaussian(sigma_line), input_range=None)
+
+# %% [markdown]
+# The point lies at distance $d =$ {glue:text}`line_distance:.4f` from the boundary,
+# which is both its exact certified radius and the largest radius any procedure may
+# claim for it. CERTIFY does not see $p_A$, only counts of noisy draws; it replaces
+# $p_A$ by a lower confidence bound that holds with probability $1 - \alpha$, and the
+# fewer the draws, the lower that bound must be. So we run it at every power of ten
+# from $10^2$ to ten times the profile's $n$, each run with the same seed.
+
+# %% tags=["remove-cell"]
+glue_all(line_distance=float(line.distance(x_line)))
+
+# %% tags=["nbval-check-output"]
+n0, alpha = P.certify.n0, P.certify.alpha
 ns = [10**k for k in range(2, int(np.log10(P.certify.n)) + 2)]
 certs = [
-    smooth_line.certify(x_line, P.certify.n0, n, P.certify.alpha, batch_size=10_000, seed=seed)
+    smooth_line.certify(x_line, n0, n, alpha, batch_size=10_000, seed=seed)
     for n in ns
 ]
 linear_table = pd.DataFrame(
@@ -105,10 +136,22 @@ linear_table = pd.DataFrame(
         "true distance": line.distance(x_line),
     }
 )
-linear_table["radius / distance"] = linear_table["certified radius"] / linear_table["true distance"]
+linear_table["radius / distance"] = (
+    linear_table["certified radius"] / linear_table["true distance"]
+)
 linear_table.set_index("n")
 
 # %% [markdown]
+# Each row is one run: `pA_lower` is the one-sided Clopper–Pearson bound on $p_A$,
+# the certified radius is $\sigma\Phi^{-1}$ of it, and the last column divides it by
+# the exact radius $d$, so it reads as the share of the true guarantee that $n$ draws
+# recover.
+#
+# Why the approach is slow: the lower bound trails $p_A$ by an amount that shrinks
+# only like $1/\sqrt n$, and near $p_A = 0.999$ the function $\Phi^{-1}$ is steep,
+# so a small shortfall in probability costs a visible share of the radius. We
+# expect the ratio to close by a smaller step with each tenfold increase of $n$.
+#
 # The certified radius never exceeds the true distance and approaches it as $n$ grows:
 # at $n = $ {glue:text}`linear_n_max:,d` it is {glue:text}`linear_ratio:.1%` of it.
 # Beyond the distance the guarantee must end (Theorem 2). The point $x + 1.05\,d\,u$,
@@ -119,13 +162,27 @@ linear_table.set_index("n")
 # number of draws at the moved point returns {glue:text}`moved_answer`.
 
 # %% tags=["remove-cell"]
-glue_all(linear_n_max=ns[-1], linear_ratio=float(linear_table["radius / distance"].iloc[-1]))
+glue_all(
+    linear_n_max=ns[-1],
+    linear_ratio=float(linear_table["radius / distance"].iloc[-1]),
+)
 
 # %% tags=["nbval-check-output"]
-moved = x_line + 1.05 * line.distance(x_line) * line.worst_direction(x_line)
-at_moved = smooth_line.certify(
-    moved, P.certify.n0, ns[-1], P.certify.alpha, batch_size=10_000, seed=seed + 1
+moved = x_line + 1.05 * line.distance(x_line) * line.worst_direction(
+    x_line
 )
+at_moved = smooth_line.certify(
+    moved, n0, ns[-1], alpha, batch_size=10_000, seed=seed + 1
+)
+
+# %% [markdown]
+# The two points side by side. The column `f = g` is the base classifier's label,
+# which for a linear classifier is also the smoothed classifier's, and the exact
+# probability of class 1 is that of a noisy copy of the point landing on class 1's
+# side, $\Phi$ of the signed distance over $\sigma$. The last two columns are what CERTIFY
+# answers from {glue:text}`linear_n_max:,d` draws.
+
+# %%
 pd.DataFrame(
     {
         "point": ["x", "x + 1.05 d u"],
@@ -142,7 +199,8 @@ pd.DataFrame(
 # %% tags=["remove-cell"]
 glue_all(
     moved_pB=1 - line.smoothed_pA(moved, sigma_line),
-    moved_answer="abstain (the point is too close to the boundary for this n)"
+    moved_answer="abstain (the point is too close to the boundary for "
+    "this n)"
     if at_moved.abstained
     else f"class {at_moved.prediction} with radius {at_moved.radius:.3f}",
 )
@@ -157,12 +215,20 @@ glue_all(
 # ({numref}`fig-sample-complexity`; the paper's Fig. 5, right).
 
 # %% tags=["remove-cell"]
-glue_all(rmax_1e5=float(norm.ppf(rs.max_certifiable_pA(100_000, 0.001))[()]))
+glue_all(
+    rmax_1e5=float(norm.ppf(rs.max_certifiable_pA(100_000, 0.001))[()]),
+    alpha_draw_factor=float(np.log(1e4) / np.log(1e3)),
+)
 
 # %% tags=["hide-input"]
 n_grid = np.unique(np.logspace(1, 7, 200).astype(int))
-curves = {f"α = {a:g}": norm.ppf(rs.max_certifiable_pA(n_grid, a)) for a in (0.01, 0.001, 0.0001)}
-ax = plot_curves(curves, n_grid, xlabel="number of draws n", ylabel="largest radius / σ")
+curves = {
+    f"α = {a:g}": norm.ppf(rs.max_certifiable_pA(n_grid, a))
+    for a in (0.01, 0.001, 0.0001)
+}
+ax = plot_curves(
+    curves, n_grid, xlabel="number of draws n", ylabel="largest radius / σ"
+)
 ax.set_xscale("log")
 glue_all(fig_sample_complexity=ax.figure)
 plt.close(ax.figure)
@@ -174,6 +240,20 @@ plt.close(ax.figure)
 # The largest certifiable radius, in units of $\sigma$, when all $n$ draws agree.
 # ```
 #
+# Read the figure along a horizontal line: to certify a radius of $k\sigma$ at level
+# $\alpha$, $n$ must reach the point where the curve for $\alpha$ crosses $k$. The
+# three curves are one curve shifted: $\alpha^{1/n} = e^{-\ln(1/\alpha)/n}$ depends on
+# $n$ and $\alpha$ only through $n / \ln(1/\alpha)$, so going from $\alpha = 10^{-3}$
+# to $10^{-4}$ multiplies the draws needed for any radius by
+# $\ln 10^4 / \ln 10^3 =$ {glue:text}`alpha_draw_factor:.3f`. A smaller failure
+# probability is cheap; a larger radius is not, since $\Phi^{-1}$ grows only like
+# $\sqrt{2\ln n}$.
+#
+# The same cap explains where every accuracy curve of this book ends. A profile's
+# CERTIFY draws $n =$ {glue:text}`n:,d` times per image, so no certificate it returns
+# can exceed $\sigma\Phi^{-1}(\alpha^{1/n})$, however good the model; a curve that
+# drops to zero at that radius has met the cap, not the limits of the classifier.
+#
 # ## (c) Certified accuracy on Fashion-MNIST
 #
 # Following the paper, each base model is trained with Gaussian data augmentation at
@@ -184,15 +264,30 @@ plt.close(ax.figure)
 # %%
 configs = chapter.base_models
 models = {s: chapter.model(c) for s, c in configs.items()}
-pd.DataFrame(
+base_accuracy = pd.DataFrame(
     {
         "σ": SIGMAS,
-        "clean accuracy": [evaluate_accuracy(models[s], test) for s in SIGMAS],
-        "accuracy under noise": [evaluate_accuracy(models[s], test, noise_scale=s) for s in SIGMAS],
+        "clean accuracy": [
+            evaluate_accuracy(models[s], test) for s in SIGMAS
+        ],
+        "accuracy under noise": [
+            evaluate_accuracy(models[s], test, noise_scale=s)
+            for s in SIGMAS
+        ],
     }
 ).set_index("σ")
+base_accuracy
 
 # %% [markdown]
+# Why train with noise at all: in high dimensions, natural images and their noisy
+# copies barely overlap, so a model trained on clean images has never seen the inputs
+# that smoothing feeds it {cite:p}`cohen2019certified`. The second column is the
+# quantity that matters for smoothing, since the smoothed classifier is a majority
+# vote over such noisy copies. Here it is {glue:text}`noisy_acc_0_25:.3f` at
+# $\sigma = 0.25$ and {glue:text}`noisy_acc_1_0:.3f` at $\sigma = 1$; we expect the
+# certified accuracy at radius 0 below to be of the same order, since a clear
+# majority can be right even where single draws often err.
+#
 # CERTIFY then runs on one test image in {glue:text}`skip`
 # ({glue:text}`num_images` images) with $n_0 = $ {glue:text}`n0`,
 # $n = $ {glue:text}`n:,d` and $\alpha = $ {glue:text}`alpha`. The approximate certified
@@ -200,13 +295,26 @@ pd.DataFrame(
 # with radius at least $r$ ({numref}`fig-certified-accuracy`, the paper's Fig. 6).
 
 # %% tags=["remove-cell"]
+glue_table(
+    base_accuracy,
+    "noisy_acc_{row}",
+    rows={0.25: "0_25", 1.0: "1_0"},
+    columns={"accuracy under noise": ""},
+)
 glue_fields(P.certify, "", ["skip", "n0", "n", "alpha"])
 glue_all(num_images=len(chapter.main.indices))
 
 # %%
-logs = {s: chapter.main.certify(configs[s], rs.Gaussian(s)) for s in SIGMAS}
+logs = {
+    s: chapter.main.certify(configs[s], rs.Gaussian(s)) for s in SIGMAS
+}
 
 # %% [markdown]
+# A log has one row per image: its true label, CERTIFY's class (or abstention), the
+# lower bound $\underline{p_A}$, the radius and the time it took. Logs are cached by
+# their settings, so the later chapters that certify the same models at the same
+# scale read these rows instead of drawing again.
+#
 # Each log becomes a curve: the fraction of images certified correctly at radius $r$ or
 # more, for every $r$ on a grid.
 
@@ -214,11 +322,20 @@ logs = {s: chapter.main.certify(configs[s], rs.Gaussian(s)) for s in SIGMAS}
 radii = np.linspace(0, 4, 161)
 acc = {f"σ = {s}": rs.certified_accuracy(logs[s], radii) for s in SIGMAS}
 acc["envelope"] = envelope(acc)
-acc["σ = 0.5, bound holding w.p. 0.999"] = rs.certified_accuracy_lower_bound(
-    logs[0.5], radii, P.certify.alpha
+acc["σ = 0.5, bound holding w.p. 0.999"] = (
+    rs.certified_accuracy_lower_bound(logs[0.5], radii, P.certify.alpha)
 )
-ax = plot_curves(acc, radii, dashes={"envelope": True, "σ = 0.5, bound holding w.p. 0.999": True})
-glue_all(fig_certified_accuracy=ax.figure)
+ax = plot_curves(
+    acc,
+    radii,
+    dashes={"envelope": True, "σ = 0.5, bound holding w.p. 0.999": True},
+)
+glue_all(
+    fig_certified_accuracy=ax.figure,
+    bound_gap_r0=float(
+        acc["σ = 0.5"][0] - acc["σ = 0.5, bound holding w.p. 0.999"][0]
+    ),
+)
 plt.close(ax.figure)
 
 # %% [markdown]
@@ -230,6 +347,18 @@ plt.close(ax.figure)
 # holds with probability 0.999 (each certificate may be wrong with probability
 # $\alpha$; the number of wrong ones is at most a Binomial$(m, \alpha)$ quantile).
 # ```
+#
+# The dashed lower bound is what a reader who wants a guarantee on the *true*
+# certified accuracy should quote: it accounts for the chance that some of the
+# certificates are wrong. At radius 0 it lies {glue:text}`bound_gap_r0:.1%` below the
+# approximate curve of $\sigma = 0.5$, the curve the paper reports; with more
+# images the gap shrinks towards $\alpha$, since it allows for a binomial number of
+# wrong certificates among them.
+#
+# The envelope takes, at each radius, the best of the three curves. It is what a
+# reader who picks $\sigma$ per radius after seeing the results would report, not
+# the curve of any one smoothed classifier; DDRS report it to compare methods
+# across noise levels {cite:p}`alfarra2022data`.
 #
 # In the paper, $\sigma$ trades accuracy for robustness: a small $\sigma$ is best at
 # small radii, and only a large one certifies large radii. Here $\sigma = $
@@ -243,8 +372,17 @@ plt.close(ax.figure)
 # another kind of machine, and the reproduce page measures how far a retraining moves
 # this table's numbers.
 
+# %% [markdown]
+# Each column gives the approximate certified accuracy at one radius; ACR is the
+# average certified radius, the mean over images of the radius, counting 0 for a
+# wrong answer or an abstention. ACR rewards large radii on a few images as much as
+# small radii on many, so the $\sigma$ with the best ACR need not be the one with the
+# best accuracy at any single radius.
+
 # %% tags=["nbval-check-output"]
-table_c = rs.accuracy_table({s: logs[s] for s in SIGMAS}, [0, 0.25, 0.5, 0.75, 1, 1.5, 2, 2.5])
+table_c = rs.accuracy_table(
+    {s: logs[s] for s in SIGMAS}, [0, 0.25, 0.5, 0.75, 1, 1.5, 2, 2.5]
+)
 table_c.rename_axis("σ").round(3)
 
 # %% tags=["remove-cell"]
@@ -253,7 +391,9 @@ glue_all(
     best_sigma_acr=float(table_c["ACR"].idxmax()),
     best_sigma_r0=float(table_c["r = 0"].idxmax()),
     best_sigma_r1=float(table_c["r = 1"].idxmax()),
-    max_radius_half=float(max(logs[0.25]["radius"].max(), logs[0.5]["radius"].max())),
+    max_radius_half=float(
+        max(logs[0.25]["radius"].max(), logs[0.5]["radius"].max())
+    ),
 )
 
 # %% [markdown]
@@ -267,12 +407,22 @@ glue_all(
 # abstention rate goes from {glue:text}`abstain_first:.1%` to
 # {glue:text}`abstain_last:.1%` and the accuracy from {glue:text}`accuracy_first:.1%`
 # to {glue:text}`accuracy_last:.1%`, while the time per image grows from
-# {glue:text}`seconds_first:.3f` s to {glue:text}`seconds_last:.3f` s.
+# {glue:text}`seconds_first:.3f` s to {glue:text}`seconds_last:.3f` s. Cohen et al.
+# observe that most abstentions at small $n$ fall on inputs where $g$ itself is
+# wrong, so abstaining there costs little accuracy {cite:p}`cohen2019certified`.
+#
+# Why a two-sided test against the runner-up, rather than CERTIFY's bound: PREDICT
+# only has to say *which* class wins, not by how much, so it may answer wherever the
+# two counts are clearly apart. Its guarantee is weaker in kind: with probability at
+# least $1 - \alpha$ it returns $g(x)$ or abstains, with no radius attached
+# {cite:p}`cohen2019certified`. Each $n$ below draws afresh on the same images.
 
 # %%
 predict_rows = []
 for n_predict in P.certify.predict_ns:
-    log = chapter.main.at(n=n_predict).predict(configs[0.25], rs.Gaussian(0.25))
+    log = chapter.main.at(n=n_predict).predict(
+        configs[0.25], rs.Gaussian(0.25)
+    )
     predict_rows.append(
         {
             "n": n_predict,
@@ -286,8 +436,30 @@ table_d
 
 # %% tags=["remove-cell"]
 ends = table_d.reset_index().iloc[[0, -1]].set_axis(["first", "last"])
-names = {"n": "predict_n", "accuracy": "accuracy", "abstention rate": "abstain"}
-glue_table(ends, "{column}_{row}", columns={**names, "seconds per image": "seconds"})
+names = {
+    "n": "predict_n",
+    "accuracy": "accuracy",
+    "abstention rate": "abstain",
+}
+glue_table(
+    ends,
+    "{column}_{row}",
+    columns={**names, "seconds per image": "seconds"},
+)
+glue_all(
+    predict_n_factor=float(table_d.index[-1] / table_d.index[0]),
+    predict_time_factor=float(
+        table_d["seconds per image"].iloc[-1]
+        / table_d["seconds per image"].iloc[0]
+    ),
+)
+
+# %% [markdown]
+# The time column is the cost that matters at deployment. With
+# {glue:text}`predict_n_factor:.0f` times the draws, PREDICT took
+# {glue:text}`predict_time_factor:.1f` times as long per image: every draw is one
+# forward pass, so we expect the time to grow in proportion to $n$ once the fixed cost
+# of a call is small beside the draws.
 
 # %% [markdown]
 # ## (e) Theorem 1 against the guarantees it replaced
@@ -301,11 +473,21 @@ glue_table(ends, "{column}_{row}", columns={**names, "seconds per image": "secon
 # Fig. 8 left), they give an ACR of {glue:text}`acr_li:.3f` (Li et al.) and
 # {glue:text}`acr_lecuyer:.3f` (Lecuyer et al.) against {glue:text}`acr_cohen:.3f` for
 # Theorem 1.
+#
+# Why apply them to one log: all three guarantees are functions of the same
+# $\underline{p_A}$ (and of $\sigma$), so reading one set of counts three ways
+# separates the guarantee from everything else, the model, the images and the
+# draws. Any difference between the curves on the right is the theory's.
 
 # %%
 base = logs[0.25]
-bounds = guarantees_compared(base["pA_lower"], base["predict"] != rs.ABSTAIN, sigma=0.25)
-acr = {k: rs.average_certified_radius(base.assign(radius=v)) for k, v in bounds.items()}
+bounds = guarantees_compared(
+    base["pA_lower"], base["predict"] != rs.ABSTAIN, sigma=0.25
+)
+acr = {
+    k: rs.average_certified_radius(base.assign(radius=v))
+    for k, v in bounds.items()
+}
 
 # %% tags=["remove-cell"]
 glue_all(
@@ -330,7 +512,10 @@ plot_curves(
 )
 radii_e = np.linspace(0, 1.2, 121)
 plot_curves(
-    {k: rs.certified_accuracy(base.assign(radius=v), radii_e) for k, v in bounds.items()},
+    {
+        k: rs.certified_accuracy(base.assign(radius=v), radii_e)
+        for k, v in bounds.items()
+    },
     radii_e,
     ax=right,
 )
@@ -346,6 +531,19 @@ plt.close(fig)
 # accuracy of the $\sigma = 0.25$ smoothed classifier under each guarantee.
 # ```
 #
+# What to look at on the left: all three radii start at zero at $p_A = 1/2$, where no
+# guarantee is possible, and part as $p_A$ grows; the ratio between them at the
+# $p_A$ values that real images reach is what the right panel turns into certified
+# accuracy.
+#
+# Why the older radii are smaller: Lecuyer et al. bound how much noise can change each
+# class's probability through a differential-privacy inequality, and Li et al.
+# through a Rényi divergence; both are valid for every base classifier, but no base
+# classifier reaches them. Theorem 1 instead finds, by the Neyman–Pearson lemma, the
+# one base classifier that loses $c_A$ soonest, and its radius is where that
+# classifier changes class, which is why it is tight {cite:p}`cohen2019certified`. On the right, the three curves describe the same
+# counts: only the guarantee read from them differs.
+#
 # ## (f) What a smaller failure probability costs
 #
 # CERTIFY's counts do not depend on $\alpha$, only the Clopper–Pearson bound does, so
@@ -358,13 +556,27 @@ plt.close(fig)
 # $\sigma\Phi^{-1}(\alpha^{1/n})$ on what $n$ draws can certify range from
 # {glue:text}`cap_last:.2f` ($\alpha = 10^{-5}$) to {glue:text}`cap_first:.2f`
 # ($\alpha = 0.1$) ({numref}`fig-alpha`; the paper's Fig. 8, right).
+#
+# What $\alpha$ means for a reader: each certificate may be wrong with probability
+# $\alpha$, independently of the others, so a table of many certificates contains
+# on average at most a fraction $\alpha$ of wrong ones; the lower bound of section (c) accounts
+# for exactly that. Lowering $\alpha$ costs radius, as measured here, but no new
+# draws.
 
 # %%
 alphas = (0.1, 0.01, 0.001, 0.0001, 0.00001)
-recertified = {a: rs.recertify(logs[0.5], a, rs.Gaussian(0.5)) for a in alphas}
-radii_f = np.linspace(0, 2.5, 126)  # 5σ: above σΦ⁻¹(α^(1/n)) for these α and n <= 10^6
-by_alpha = {f"α = {a:g}": rs.certified_accuracy(df, radii_f) for a, df in recertified.items()}
-acr_alpha = [rs.average_certified_radius(df) for df in recertified.values()]
+recertified = {
+    a: rs.recertify(logs[0.5], a, rs.Gaussian(0.5)) for a in alphas
+}
+# 5σ: above σΦ⁻¹(α^(1/n)) for these α and n <= 10^6
+radii_f = np.linspace(0, 2.5, 126)
+by_alpha = {
+    f"α = {a:g}": rs.certified_accuracy(df, radii_f)
+    for a, df in recertified.items()
+}
+acr_alpha = [
+    rs.average_certified_radius(df) for df in recertified.values()
+]
 
 # %% tags=["remove-cell"]
 spread = np.ptp(np.vstack(list(by_alpha.values())), axis=0)
@@ -394,13 +606,27 @@ plt.close(ax.figure)
 # $\alpha$ from the same counts.
 # ```
 #
+# What to look at: the curves stay together at small radii, where $\underline{p_A}$
+# is far from the threshold that $\alpha$ moves, and part only near each curve's end,
+# the cap above. This is section (b)'s shift in another form: dividing $\alpha$ by ten
+# thousand costs a constant factor in $n$, and at fixed $n$ a small step in radius.
+#
 # ## (g) Re-analysis of the released logs
+#
+# A published certified accuracy can be checked only if the certificates behind it
+# are available; Cohen et al. released theirs, one line per image, which lets this
+# section recompute their tables instead of trusting them.
 #
 # The authors released one log line per certified test image (their repository,
 # `data/certify`). Recomputing the approximate certified accuracy from the ImageNet
 # logs gives the table below next to Table 1 of the paper; every one of the
 # {glue:text}`table1_entries` published entries is reproduced to two decimals
 # ({glue:text}`table1_matches` match).
+#
+# The table puts each printed value ("Table 1") above the one recomputed from the
+# log, for each noise level (rows) and radius (columns). The recomputation uses the
+# same rule as section (c): an image counts at radius $r$ when the log's prediction is
+# correct and its radius is at least $r$.
 
 # %% tags=["nbval-check-output"]
 table1 = reanalyse_certify_table(1, root=reference_root)
@@ -424,14 +650,22 @@ glue_all(
 #
 # The released CIFAR-10 logs are a different matter. They hold every 20th test image
 # (500 images), whereas Table 3 of the paper reports the full test set of 10,000; the
-# numbers need not agree, and some do not:
+# numbers need not agree, and some do not. The last column divides each difference by
+# the standard error of a proportion estimated from the released images,
+# $\sqrt{p(1-p)/m}$, so that a value of 2 or more would be surprising if the two came
+# from the same evaluation:
 
 # %% tags=["nbval-check-output"]
 table3 = reanalyse_certify_table(3, root=reference_root)
 table3["difference"] = table3["recomputed"] - table3["value"]
-table3["difference / standard error"] = table3["difference"] / table3["standard_error"]
+table3["difference / standard error"] = (
+    table3["difference"] / table3["standard_error"]
+)
 table3.rename(
-    columns={"value": "Table 3 (full test set)", "recomputed": "released logs (500 images)"}
+    columns={
+        "value": "Table 3 (full test set)",
+        "recomputed": "released logs (500 images)",
+    }
 ).set_index(["sigma", "radius"])[
     [
         "Table 3 (full test set)",
@@ -460,9 +694,9 @@ glue_all(
 
 # %% tags=["nbval-check-output"]
 table4 = reanalyse_predict_table(root=reference_root)
-table4.rename(columns={"value": "Table 4", "recomputed": "released logs"}).set_index(
-    ["n", "quantity"]
-)[["Table 4", "released logs"]].round(3)
+table4.rename(
+    columns={"value": "Table 4", "recomputed": "released logs"}
+).set_index(["n", "quantity"])[["Table 4", "released logs"]].round(3)
 
 # %% [markdown]
 # Accuracy agrees to two decimals at $n = 1000$ and $10{,}000$, and abstention at
@@ -481,3 +715,7 @@ table4.rename(columns={"value": "Table 4", "recomputed": "released logs"}).set_i
 #   counts, and $\alpha$ can be made very small at a modest cost.
 # - The released ImageNet logs reproduce Table 1 exactly; the CIFAR-10 logs are a
 #   500-image subsample consistent with Table 3.
+#
+# The next chapter keeps these base models and changes one thing: instead of one
+# $\sigma$ for every input, each input gets the $\sigma$ that maximises its own
+# radius, and Theorem 1 is applied to that.

@@ -56,7 +56,11 @@ from IPython.display import Markdown
 
 import rsutils as rs
 from rsutils.book import Chapter, glue_all
-from rsutils.book.table_one import FAMILY_NAMES, table_one, table_one_markdown
+from rsutils.book.table_one import (
+    FAMILY_NAMES,
+    table_one,
+    table_one_markdown,
+)
 from rsutils.checks.classifiers import LinearClassifier
 from rsutils.checks.worst_case import verdict, worst_case_on_boundary
 from rsutils.core.radius import rules
@@ -69,18 +73,24 @@ seed = 0
 # %% [markdown]
 # This chapter needs no data: its classifiers are linear and its noise densities live in
 # two and three dimensions, so every check runs at the same size in every profile,
-# except the number of draws of the worst-case checks.
+# except the number of draws of the worst-case checks. A linear classifier is the
+# right test bed because its smoothed probability is known in closed form under any
+# Gaussian noise, so every Monte Carlo number below has an exact value to meet.
 
 # %% tags=["hide-input"]
 chapter = Chapter.open(profile, seed=seed, progress=progress)
 P = chapter.profile
-N_CHECK = 100_000  # draws for the closed-form checks (a linear model: cheap at any profile)
+# draws for the closed-form checks (a linear model: cheap at any profile)
+N_CHECK = 100_000
 NP_DRAWS = P.checks.worst_case_draws  # draws per Neyman–Pearson check
 CHECK_DIM, CHECK_PA = 3, 0.8
 chapter.run_at(
     {
-        "dataset": "none (linear classifiers and noise densities in 2 and 3 dimensions)",
-        "n (CERTIFY's estimation draws, closed-form checks)": f"{N_CHECK:,}",
+        "dataset": "none (linear classifiers and noise densities in 2 and "
+        "3 dimensions)",
+        "n (CERTIFY's estimation draws, closed-form checks)": (
+            f"{N_CHECK:,}"
+        ),
         "draws per worst-case check": f"{NP_DRAWS:,}",
     },
     standard=("n0", "alpha"),
@@ -88,6 +98,11 @@ chapter.run_at(
 
 # %% [markdown]
 # ## (a) Theorem 2 on a linear classifier
+#
+# The theorem says two things: the region is certified (soundness), and, for the
+# Gaussian, nothing larger of the same shape is (tightness). A linear classifier lets
+# both be checked exactly, the first by sampling points inside the region, the
+# second by the one perturbation that reaches the boundary soonest.
 #
 # For $f(x) = \mathbb{1}[w\cdot x + b > 0]$ and Gaussian noise $\mu + \sigma\odot
 # \varepsilon$, $\varepsilon \sim \mathcal{N}(0, I)$, the score $w\cdot(x + \mu +
@@ -97,6 +112,11 @@ chapter.run_at(
 # that reaches the decision boundary with the smallest $\|\delta\oslash\sigma\|_2$ has
 # $\delta \oslash \sigma \propto \sigma \odot w$ and scaled norm exactly $R$
 # ({meth}`~rsutils.checks.classifiers.LinearClassifier.anisotropic_worst_perturbation`).
+#
+# The two scales are far apart so that the region is a true ellipse and
+# the worst direction, along $\sigma\odot\sigma\odot w$, differs from $w$: with
+# equal scales every check below would reduce to the isotropic one of
+# {ref}`chapter-tight-radius`.
 #
 # In the plane with $\sigma = (0.4, 1.2)$ and $\mu = 0$, the Monte Carlo estimate of
 # $p_A'$ from {glue:text}`n_check` draws is {glue:text}`pA_mc:.4f` against the exact
@@ -119,11 +139,19 @@ sigma = torch.tensor([0.4, 1.2])
 noise = rs.Anisotropic(rs.Gaussian(1.0), sigma)
 smooth = rs.Smooth(model, 2, noise)
 
+# %% [markdown]
+# The wrapper takes a base family of scale 1 and the per-axis scales $\sigma$; the
+# smoothed classifier is built as for isotropic noise. First the raw counts, to
+# compare the estimated $p_A'$ with the exact one, then CERTIFY itself, whose
+# certificate carries the region's $R$ and the inscribed radius.
+
+# %%
 counts = smooth.sample_counts(x, N_CHECK, 10_000, seed=seed)
 pA_exact = model.anisotropic_probability(x, sigma)
 pA_mc = counts[1] / N_CHECK
 pA_z = abs(pA_mc - pA_exact) / np.sqrt(pA_exact * (1 - pA_exact) / N_CHECK)
-cert = smooth.certify(x, P.certify.n0, N_CHECK, P.certify.alpha, 10_000, seed=seed)
+n0, alpha = P.certify.n0, P.certify.alpha
+cert = smooth.certify(x, n0, N_CHECK, alpha, 10_000, seed=seed)
 R_exact = model.anisotropic_region_radius(x, sigma)
 pd.DataFrame(
     {
@@ -134,22 +162,39 @@ pd.DataFrame(
 ).round(4)
 
 # %% [markdown]
+# The first row checks the estimate, the second CERTIFY's region against the exact
+# one: the certified $R$ must lie below the exact value, since it is computed from a
+# lower confidence bound on $p_A'$. The third is the guarantee in every direction,
+# Corollary 4's inscribed radius.
+#
 # The region itself is checked against the exact class of $g'$, read off the closed
 # form: perturbations drawn uniformly inside it, and the worst perturbation scaled just
-# inside and just outside its boundary.
+# inside and just outside its boundary. Uniform points test that the region holds
+# everywhere; the worst perturbation tests that it cannot be larger, which no number
+# of random points could show.
 
 
 # %%
-def smoothed_class(delta: torch.Tensor, mu: torch.Tensor | None = None) -> int:
+def smoothed_class(
+    delta: torch.Tensor, mu: torch.Tensor | None = None
+) -> int:
     """The exact class of g' at x + delta (closed form)."""
     return int(model.anisotropic_probability(x + delta, sigma, mu) > 0.5)
 
 
+# %% [markdown]
+# A point uniform in the unit disk has a uniform direction and a length whose square
+# is uniform; scaling each axis by $\sigma_i R$ maps the disk onto the region, and
+# keeps the points uniform in it.
+
+# %%
 rng = np.random.default_rng(seed)
 directions = rng.standard_normal((5000, 2))
 directions /= np.linalg.norm(directions, axis=1, keepdims=True)
-lengths = cert.region_radius * np.sqrt(rng.uniform(size=(5000, 1)))  # uniform in the disk
-probes = torch.as_tensor(directions * lengths * sigma.numpy(), dtype=torch.float32)
+# uniform in the disk
+lengths = cert.region_radius * np.sqrt(rng.uniform(size=(5000, 1)))
+inside = directions * lengths * sigma.numpy()
+probes = torch.as_tensor(inside, dtype=torch.float32)
 n_flips = sum(smoothed_class(delta) != cert.prediction for delta in probes)
 worst = model.anisotropic_worst_perturbation(x, sigma)
 keeps_inside = smoothed_class(worst * (1 - 1e-6)) == cert.prediction
@@ -182,29 +227,46 @@ assert keeps_inside and flips_outside and cert.radius < true_l2
 # argument behind the region: for every offset below, the exact region ends exactly
 # where the smoothed class flips, and CERTIFY's region stays inside it. Offsets along
 # $+w$ raise $p_A'$ from {glue:text}`pA_mu_low:.3f` to {glue:text}`pA_mu_high:.3f`.
+#
+# Why only offsets along $w$: for a linear classifier the noisy score depends on
+# $\mu$ only through $w\cdot\mu$, so an offset orthogonal to $w$ changes nothing,
+# and the offsets along $w$ already cover every $p_A'$ an offset can produce.
+#
+# For each offset the table gives the exact $p_A'$ and $R$, CERTIFY's $R$ from the
+# same draws, and two checks: *sound* when CERTIFY's $R$ does not exceed the exact
+# one, *tight* when the worst perturbation keeps the class just inside the exact
+# region and flips it just outside, as in section (a).
 
 # %% tags=["nbval-check-output"]
 rows = []
 unit = w / w.norm()
 for shift in (-0.3, -0.15, 0.0, 0.15, 0.3):
     mu = shift * unit
-    cert_mu = rs.Smooth(model, 2, rs.Anisotropic(rs.Gaussian(1.0), sigma, mu)).certify(
-        x, P.certify.n0, N_CHECK, P.certify.alpha, 10_000, seed=seed
-    )
+    noise_mu = rs.Anisotropic(rs.Gaussian(1.0), sigma, mu)
+    smooth_mu = rs.Smooth(model, 2, noise_mu)
+    cert_mu = smooth_mu.certify(x, n0, N_CHECK, alpha, 10_000, seed=seed)
     worst_mu = model.anisotropic_worst_perturbation(x, sigma, mu)
+    exact_R = model.anisotropic_region_radius(x, sigma, mu)
+    answer = cert_mu.prediction
     rows.append(
         {
             "μ along w": shift,
             "exact p_A'": model.anisotropic_probability(x, sigma, mu),
-            "exact R": model.anisotropic_region_radius(x, sigma, mu),
+            "exact R": exact_R,
             "CERTIFY's R": cert_mu.region_radius,
-            "sound": cert_mu.region_radius <= model.anisotropic_region_radius(x, sigma, mu),
-            "tight": smoothed_class(worst_mu * (1 - 1e-6), mu) == cert_mu.prediction
-            and smoothed_class(worst_mu * (1 + 1e-6), mu) != cert_mu.prediction,
+            "sound": cert_mu.region_radius <= exact_R,
+            "tight": smoothed_class(worst_mu * (1 - 1e-6), mu) == answer
+            and smoothed_class(worst_mu * (1 + 1e-6), mu) != answer,
         }
     )
 offsets = pd.DataFrame(rows).set_index("μ along w")
 offsets.round(4)
+
+# %% [markdown]
+# What to look at: down the rows, $p_A'$ rises and the exact $R$ with it, since $R$ is
+# $\Phi^{-1}(p_A')$; CERTIFY's $R$ follows a little below, as a lower confidence
+# bound must. The last two columns are the same in every row: moving the noise moved
+# the numbers, not the theorem.
 
 # %% tags=["remove-cell"]
 glue_all(
@@ -232,6 +294,33 @@ assert offsets["exact p_A'"].is_monotonic_increasing
 # {eq}`eq-anisotropic-region`: Theorem 2 predicts the same numbers, and with the same
 # draws the largest difference is {glue:text}`theorem2_gap:.1e`. The power law is checked at
 # $a = d + 3$.
+#
+# First the registry's rows, in Table I's layout. Theorem 2 turns every row into its
+# anisotropic form by one rule, so the printed table's last columns are the same for
+# each row and we state them once: the region is $\|\delta\oslash\sigma\|_p < R$
+# with $p$ the adversary's norm, its inscribed radius is $\min_i\sigma_i R$ and its
+# ALM is $(\prod_i\sigma_i)^{1/d} R$ ({mod}`rsutils.book.table_one` renders them all).
+# "Needs" names what a radius depends on besides $\underline{p_A}$ and $\lambda$:
+# the dimension $d$ or the power law's exponent $a$. The second table names the
+# source of each row.
+
+# %%
+registry = ("distribution", "density", "adversary", "isotropic radius R")
+Markdown(table_one_markdown(columns=(*registry, "needs")))
+
+# %% [markdown]
+# Each row pairs a noise family, by its density, with the norm of the attacker it
+# certifies against, and gives the isotropic radius as a function of
+# $\underline{p_A}$ and the scale $\lambda$. The same family appears in several rows
+# because one noise certifies balls of several norms, with different radii; a norm
+# appears in several rows because several families certify against it, and which
+# is best depends on the data.
+#
+# Then each rule is checked: its radius at $\underline{p_A} = 0.8$ in $d = 3$, and
+# the worst case on the boundary for the isotropic noise and for the anisotropic
+# noise. Both searches of a row use the same seed, so they see the same draws and
+# Theorem 2's prediction of equal numbers can be checked to rounding, not merely
+# to a standard error.
 
 # %%
 SIGMA_3 = np.array([0.5, 1.0, 2.0])
@@ -240,17 +329,21 @@ checks = []
 for i, rule in enumerate(rules()):
     params = {"a": CHECK_DIM + 3.0} if rule.params else {}
     base = rs.make_noise(rule.family, 1.0, **params)
-    R = float(
-        rs.certified_radius(rule.family, rule.norm, CHECK_PA, scale=1.0, dim=CHECK_DIM, **params)
-    )
     where = {"dim": CHECK_DIM, "draws": NP_DRAWS, "seed": seed + 10 * i}
+    rule_args = (rule.family, rule.norm, CHECK_PA)
+    R = float(
+        rs.certified_radius(*rule_args, scale=1.0, dim=CHECK_DIM, **params)
+    )
     iso = worst_case_on_boundary(base, rule.norm, CHECK_PA, R, **where)
+    shifted = rs.Anisotropic(base, SIGMA_3, MU_3)
     ani = worst_case_on_boundary(
-        rs.Anisotropic(base, SIGMA_3, MU_3), rule.norm, CHECK_PA, R, scale_by=SIGMA_3, **where
+        shifted, rule.norm, CHECK_PA, R, scale_by=SIGMA_3, **where
     )
     checks.append(
         {
-            "worst p_A at the boundary": f"{iso.pA_shifted:.4f} ± {iso.stderr:.4f}",
+            "worst p_A at the boundary": (
+                f"{iso.pA_shifted:.4f} ± {iso.stderr:.4f}"
+            ),
             "anisotropic": f"{ani.pA_shifted:.4f}",
             "verdict": verdict(iso),
             "_iso": iso.pA_shifted,
@@ -258,7 +351,18 @@ for i, rule in enumerate(rules()):
         }
     )
 checks = pd.DataFrame(checks)
-Markdown(table_one_markdown(checks.drop(columns=["_iso", "_ani"])))
+
+# %% [markdown]
+# The checks row by row, in the registry's order, with the paper that derived each
+# row: the smallest worst-case $p_A$ found on the boundary (with its standard error
+# over the draws), the same for the anisotropic noise, and the verdict: "tight"
+# within a few standard errors of $1/2$, "valid (slack)" further above, "fails"
+# further below ({func}`~rsutils.checks.worst_case.verdict` says how many).
+
+# %%
+shown = checks.drop(columns=["_iso", "_ani"])
+rows = ("distribution", "adversary", "source")
+Markdown(table_one_markdown(shown, columns=rows))
 
 # %% tags=["remove-cell"]
 theorem2_gap = float((checks["_iso"] - checks["_ani"]).abs().max())
@@ -267,7 +371,8 @@ tight = table.loc[checks["verdict"] == "tight", ["family", "norm"]]
 slack = table.loc[checks["verdict"] == "valid (slack)", ["family", "norm"]]
 NORM_NAMES = {"l1": "ℓ1", "l2": "ℓ2", "linf": "ℓ∞"}
 slack_names = [
-    f"{FAMILY_NAMES[f]} against {NORM_NAMES[n]}" for f, n in slack.itertuples(index=False)
+    f"{FAMILY_NAMES[f]} against {NORM_NAMES[n]}"
+    for f, n in slack.itertuples(index=False)
 ]
 glue_all(
     theorem2_gap=theorem2_gap,
@@ -279,6 +384,11 @@ assert theorem2_gap < 1e-9
 assert (checks["verdict"] != "fails").all()
 
 # %% [markdown]
+# What to look at: the column "anisotropic" repeats the isotropic estimate digit for
+# digit in every row. That is Theorem 2's change of variables at work: with the same
+# draws, the shifted and stretched noise on the stretched boundary is the isotropic
+# problem in other coordinates.
+#
 # All {glue:text}`n_rows` rows hold against the worst classifier; {glue:text}`n_tight`
 # are tight at the boundary along one of the tested directions, and the others
 # ({glue:text}`slack_rows`) hold with room to spare at $d = 3$. Each row follows from a
@@ -292,7 +402,8 @@ assert (checks["verdict"] != "fails").all()
 # ### What the printed table gets wrong
 #
 # Our table differs from UCAN's Table I (and its ALM version, Table VI) in four places,
-# each of which we checked:
+# each of which we checked. Each would change a number that a reader computes from
+# the printed table; CERTIFY reads the registry, which has none of them:
 #
 # 1. **The Gaussian density.** UCAN print it as $\propto e^{-\|z/\lambda\|_2^2}$, whose
 #    standard deviation is $\lambda/\sqrt2$, next to the radius $\lambda\Phi^{-1}(p_A)$
@@ -319,9 +430,13 @@ assert (checks["verdict"] != "fails").all()
 # standard deviation $\lambda/\sqrt2$, at 0.9 times the printed radius.
 
 # %%
-R_printed = float(rs.certified_radius("gaussian", "l2", CHECK_PA, scale=1.0))
+R_printed = float(
+    rs.certified_radius("gaussian", "l2", CHECK_PA, scale=1.0)
+)
+printed = rs.Gaussian(1 / np.sqrt(2))
+draws = {"dim": CHECK_DIM, "draws": NP_DRAWS}
 misprint = worst_case_on_boundary(
-    rs.Gaussian(1 / np.sqrt(2)), "l2", CHECK_PA, 0.9 * R_printed, dim=CHECK_DIM, draws=NP_DRAWS
+    printed, "l2", CHECK_PA, 0.9 * R_printed, **draws
 )
 
 # %% tags=["remove-cell"]
@@ -337,6 +452,9 @@ assert checks["verdict"].iloc[0] == "tight"
 # %% [markdown]
 # ## (d) The regions in the plane
 #
+# The checks above are numbers; the picture below shows what they are about, in
+# the plane, where a region can be drawn whole.
+#
 # With $\sigma_1 < \sigma_2$ the region {eq}`eq-anisotropic-region` is a rhombus, an
 # ellipse or a rectangle for $p = 1, 2, \infty$, stretched along the axis with more
 # noise; the inscribed $\ell_p$ ball {eq}`eq-inscribed-radius` touches it only along
@@ -344,24 +462,26 @@ assert checks["verdict"].iloc[0] == "tight"
 
 # %% tags=["hide-input"]
 sigma_2d = np.array([0.5, 1.5])
+TITLES = {"l1": r"$\ell_1$", "l2": r"$\ell_2$", "linf": r"$\ell_\infty$"}
 grid = np.linspace(-1.8, 1.8, 401)
 points = np.stack(np.meshgrid(grid, grid), axis=-1).reshape(-1, 2)
 fig, axes = plt.subplots(1, 3, figsize=(10, 3.6), sharey=True)
 for ax, norm_name in zip(axes, ("l1", "l2", "linf"), strict=True):
     region = rs.SuperEllipsoid(sigma_2d, 1.0, norm_name)
-    ball = rs.SuperEllipsoid(np.ones(2), region.inscribed_radius(), norm_name)
-    ax.contourf(
-        grid, grid, region.contains(points).reshape(401, 401), levels=[0.5, 1.5], colors=["#a1d99b"]
-    )
+    inscribed = region.inscribed_radius()
+    ball = rs.SuperEllipsoid(np.ones(2), inscribed, norm_name)
+    inside = region.contains(points).reshape(401, 401)
+    ax.contourf(grid, grid, inside, levels=[0.5, 1.5], colors=["#a1d99b"])
+    ball_norm = ball.scaled_norm(points).reshape(401, 401)
     ax.contour(
         grid,
         grid,
-        ball.scaled_norm(points).reshape(401, 401),
+        ball_norm,
         levels=[ball.radius],
         colors=["#3182bd"],
         linewidths=2,
     )
-    title = {"l1": r"$\ell_1$", "l2": r"$\ell_2$", "linf": r"$\ell_\infty$"}[norm_name]
+    title = TITLES[norm_name]
     ax.set(title=title, aspect="equal", xlabel=r"$\delta_1$")
 axes[0].set_ylabel(r"$\delta_2$")
 glue_all(fig_regions=fig)
@@ -374,5 +494,11 @@ plt.close(fig)
 # Certified regions $\|\delta\oslash\sigma\|_p < R$ (green) for $\sigma = (0.5, 1.5)$,
 # $R = 1$, and the inscribed $\ell_p$ balls of radius $\min(\sigma)R = 0.5$ (blue).
 # ```
+#
+# What to look at: the green region reaches further along $\delta_2$ than along
+# $\delta_1$, in the ratio of the two scales, in all three norms. The blue
+# ball is what the certificate promises in every direction, and it covers only the
+# part of the region near the thin axis; the region promises more, but only in the
+# directions where the noise was large.
 #
 # The next chapter measures these regions by their volume.

@@ -33,15 +33,22 @@
 #
 # $$
 # \mathcal{L} = \mathrm{CE}\bigl(f(x + \mu + \sigma\odot\lambda\varepsilon), y\bigr)
-#   - w\cdot V(\sigma), \qquad V(\sigma) \in \{\min_i \sigma_i,\ \mathrm{mean}_i\,\sigma_i\},
+#   - w\cdot V(\sigma),
 # $$ (eq-npg-loss)
 #
-# the minimum aiming at the radius $\min_i\sigma_i R$ and the mean at the ALM. The
+# with $V(\sigma)$ either $\min_i \sigma_i$ or $\mathrm{mean}_i\,\sigma_i$: the
+# minimum aiming at the radius $\min_i\sigma_i R$ and the mean at the ALM. The
 # certificate at $x$ then holds for the noise computed at $x$ (Theorem 7). This chapter
 # trains all of them from one base classifier, shows what each learned, certifies them
 # on the same images, asks how much of the certification-wise decision the offset
 # $\mu$ makes, and audits whether its certificates hold for the classifier a user
 # would deploy, which recomputes $\mu$ and $\sigma$ at the perturbed input.
+#
+# Why the last question matters: Theorem 7 is a statement about one input at a time.
+# A user who queries the classifier at $x + \delta$ gets noise computed at
+# $x + \delta$, not at $x$, so the certificate issued at $x$ describes a classifier
+# that the user never runs. Chapter 03 met the same gap for a data-dependent noise
+# level; here the noise's whole shape moves with the input.
 
 # %%
 import matplotlib.pyplot as plt
@@ -53,12 +60,24 @@ import rsutils as rs
 from rsutils.anisotropic.audit import summarize_audits
 from rsutils.anisotropic.deployed import admit_log, query_audit_points
 from rsutils.anisotropic.generators import parameter_summary
-from rsutils.anisotropic.leakage import different_class_pairs, mu_swap_votes
+from rsutils.anisotropic.leakage import (
+    different_class_pairs,
+    mu_swap_votes,
+)
 from rsutils.anisotropic.patterns import UCAN_CODE_PATTERN
-from rsutils.book import Chapter, glue_all, glue_fields, glue_table, plot_curves
+from rsutils.book import (
+    Chapter,
+    glue_all,
+    glue_fields,
+    glue_table,
+    plot_curves,
+)
 from rsutils.book.experiments import trained_npg
 from rsutils.book.profiles import ANISOTROPIC_LAMBDA, NPG_GROUPS
-from rsutils.logs.analysis import acr_comparisons, certified_accuracy_interval
+from rsutils.logs.analysis import (
+    acr_comparisons,
+    certified_accuracy_interval,
+)
 from rsutils.memory import anisotropic_conflicting_pairs
 
 # %% tags=["parameters"]
@@ -72,19 +91,34 @@ seed = 0
 # 128 training images, with one noise draw per step: the differences below come from
 # the noise, not from the training budget. The certificates use the chapter's smaller
 # set of test images and draws, stated in the table.
+#
+# The methods, their settings and the groups they are compared in come from the
+# profile ({data}`~rsutils.book.profiles.NPG_GROUPS`): two isotropic controls
+# fine-tuned the same way, the fixed patterns of {eq}`eq-npg-pattern` for each norm,
+# the dataset-wise generator trained for the minimum and for the mean of $\sigma$,
+# and the certification-wise one. Fine-tuning one base model, rather than training
+# each method from scratch, keeps the comparison within this book's budget; it also
+# means every method starts from a classifier that already works under isotropic
+# noise. The last rows of the table set the audit of section (d): how many images it
+# searches and how many fresh draws verify each point it finds.
 
 # %% tags=["hide-input"]
 chapter = Chapter.open(profile, seed=seed, progress=progress)
 P, test, runs = chapter.profile, chapter.test, chapter.secondary
-LAMBDA = ANISOTROPIC_LAMBDA  # chapter 01's base model trained at this sigma
+# chapter 01's base model trained at this sigma
+LAMBDA = ANISOTROPIC_LAMBDA
 base = chapter.base_models[LAMBDA]
 methods = P.npg_methods(base, seed)
 chapter.run_at(
     {
         "dataset": "Fashion-MNIST (test split)",
         "base model": f"chapter 01's small_cnn, σ = {LAMBDA}",
-        "fine-tuning": f"{P.generators.steps:,} Adam steps, batch 128, 1 draw",
-        "test images certified": f"{len(runs.indices)} (every {P.secondary.skip}th)",
+        "fine-tuning": (
+            f"{P.generators.steps:,} Adam steps, batch 128, 1 draw"
+        ),
+        "test images certified": (
+            f"{len(runs.indices)} (every {P.secondary.skip}th)"
+        ),
         "n (estimation draws)": f"{runs.settings.n:,}",
         "audited images": f"up to {P.audit.images}",
         "draws per audited point": f"{P.audit.n_verify:,}",
@@ -120,10 +154,31 @@ chapter.run_at(
 # code's pattern coordinates come from `a/(S-1)/2`, which divides by $2(S-1)$ instead
 # of the half-width $(S-1)/2$.
 #
+# The sign of Eq. 13 shows why the text cannot always be read literally: as printed,
+# its loss rewards a *larger* cross-entropy, that is a worse classifier, which no
+# training would want; the code's $\mathrm{CE} - V$, as in {eq}`eq-npg-loss`, trains
+# the classifier to be right and the noise to be large. The optimiser row takes the
+# text's Adam and its rate for the generators, and the code's smaller rate for the
+# classifier, which starts out trained.
+#
 # The code's pattern is nearly isotropic: over a $28\times28$ image its $\ell_2$
 # version runs from {glue:text}`code_min:.3f` to {glue:text}`code_max:.3f`, a contrast
 # of {glue:text}`code_contrast:.3f`, against {glue:text}`text_contrast:.2f` for the
 # pattern the paper describes.
+#
+# That contrast is what makes a pattern anisotropic at all. With the code's values
+# the pattern-wise noise would differ little from isotropic noise, and any
+# difference between the two in section (b) would be hard to attribute to its
+# shape; with the text's, the shape is pronounced, and so is its cost to the radius.
+#
+# Why follow the text: the paper's claims are about the method it describes, and a
+# reader checks them against that description. Where the text is silent (the weight
+# of $V$, the draws per step) or self-contradictory, we had to choose; each such
+# choice is a row of the table, so that a reader who prefers the other reading knows
+# what to change. Two rows matter for more than accuracy: the code's
+# $\sigma = \lvert\gamma\tanh\rvert$ can reach 0, which would make a pixel noiseless
+# and the region infinitely thin along it, so we add a small floor; and the bound on
+# $\mu$ decides how much the offset can write into the input (section (c)).
 
 # %% tags=["remove-cell"]
 code_pattern = rs.spatial_pattern(28, 28, norm="l2", **UCAN_CODE_PATTERN)
@@ -141,6 +196,16 @@ glue_all(
 # The noise of each method on the certified test images: the factors $\min_i\sigma_i$
 # and $(\prod_i\sigma_i)^{1/d}$ that turn the region's $R$ into the radius and the ALM,
 # and the size of the offset. The fixed patterns keep their shape by construction.
+#
+# The dataset-wise generator is trained twice, once for each choice of $V$ in
+# {eq}`eq-npg-loss`: "min" rewards raising the smallest scale, which is the radius'
+# factor, and "mean" rewards raising the average, which favours the ALM. Comparing
+# the two shows whether the objective, rather than the data, decides what a
+# generator learns.
+#
+# {func}`~rsutils.book.experiments.trained_npg` returns the fine-tuned classifier and
+# its generator, trained once and then read from the cache; a generator maps a batch
+# of images to the offset $\mu$ and the scales $\sigma$ of the noise for each.
 
 # %%
 trained = {
@@ -148,23 +213,42 @@ trained = {
     for name, config in methods.items()
 }
 images = test.images[runs.indices]
+
+# %% [markdown]
+# For each method, averages over the certified images of the noise its generator
+# gives them ({func}`~rsutils.anisotropic.generators.parameter_summary`):
+
+# %%
 summary = pd.DataFrame(
-    {name: parameter_summary(g, images.to(chapter.device)) for name, (_, g) in trained.items()}
+    {
+        name: parameter_summary(g, images.to(chapter.device))
+        for name, (_, g) in trained.items()
+    }
 ).T
 summary.round(3)
 
 # %% [markdown]
+# How to read the table: a method whose two $\sigma$ columns are close has nearly
+# isotropic noise, since the minimum and the geometric mean agree only when the
+# scales do; a large gap means the ALM will be much larger than the radius for the
+# same $R$, as {ref}`chapter-alm` showed for a fixed pattern. The offset columns
+# are zero for every method that has no $\mu$.
+#
 # The maps themselves: $\sigma$ of each method (the same for every input except the
 # certification-wise one, shown at the first certified image), and the
 # certification-wise $\mu(x)$ and $\sigma(x)$ at three test images.
 
 # %% tags=["hide-input"]
+generators = {name: g for name, (_, g) in trained.items()}
 with torch.no_grad():
     first = images[:3].to(chapter.device)
-    maps = {name: g(first)[1][0, 0].cpu() for name, (_, g) in trained.items()}
-    mu_cw, sigma_cw = trained["certification-wise"][1](first)
-    mu_ds = trained["dataset-wise, min"][1](first)[0][0, 0].cpu()
-fig, axes = plt.subplots(4, 4, figsize=(9, 10.5))  # two rows of maps, two of examples
+    maps = {
+        name: g(first)[1][0, 0].cpu() for name, g in generators.items()
+    }
+    mu_cw, sigma_cw = generators["certification-wise"](first)
+    mu_ds = generators["dataset-wise, min"](first)[0][0, 0].cpu()
+# two rows of maps, two of examples
+fig, axes = plt.subplots(4, 4, figsize=(9, 10.5))
 top = max(float(m.max()) for m in maps.values())
 for ax, (name, sigma_map) in zip(axes[:2].flat, maps.items(), strict=True):
     im = ax.imshow(sigma_map, cmap="viridis", vmin=0, vmax=top)
@@ -174,7 +258,8 @@ examples = axes[2:].ravel()
 for k in range(3):
     examples[2 * k].imshow(first[k, 0].cpu(), cmap="gray")
     examples[2 * k].set_title(f"x (image {k + 1})", fontsize=10)
-    examples[2 * k + 1].imshow(mu_cw[k, 0].cpu(), cmap="coolwarm", vmin=-LAMBDA, vmax=LAMBDA)
+    offset = {"cmap": "coolwarm", "vmin": -LAMBDA, "vmax": LAMBDA}
+    examples[2 * k + 1].imshow(mu_cw[k, 0].cpu(), **offset)
     examples[2 * k + 1].set_title(f"μ(x) (image {k + 1})", fontsize=10)
 examples[6].imshow(sigma_cw[0, 0].cpu(), cmap="viridis", vmin=0, vmax=top)
 examples[6].set_title("σ(x), image 1", fontsize=10)
@@ -187,16 +272,19 @@ plt.close(fig)
 
 # %% tags=["remove-cell"]
 cw_fields = {"cw_min": "min σ", "cw_mu": "mean |μ|", "cw_mu_norm": "‖μ‖₂"}
-glue_fields(summary.loc["certification-wise"], "", cw_fields, convert=float)
+cw_summary = summary.loc["certification-wise"]
+glue_fields(cw_summary, "", cw_fields, convert=float)
 ds_fields = {"ds_min": "min σ", "ds_gmean": "geometric mean σ"}
 glue_fields(summary.loc["dataset-wise, min"], "", ds_fields, convert=float)
 
 
 def at_bound(generator) -> float:
-    """The fraction of pixels of the certified images whose sigma is within 1% of the bound."""
+    """The fraction of pixels of the certified images whose sigma is within
+    1% of the bound."""
     with torch.no_grad():
         sigma = generator(images.to(chapter.device))[1]
-    return float((sigma >= 0.99 * (generator.gamma + generator.floor)).float().mean())
+    bound = generator.gamma + generator.floor
+    return float((sigma >= 0.99 * bound).float().mean())
 
 
 glue_all(
@@ -214,6 +302,12 @@ glue_all(
 # the first image, and the dataset-wise offset (the same for every input).
 # ```
 #
+# What to look at: the fixed patterns differ only by the norm in
+# {eq}`eq-npg-pattern`, which shapes their level sets (diamonds, circles, squares);
+# a learned map that is one flat colour has learned a single level, not a shape; and
+# the offsets of the three images, if they differ from image to image in a way that
+# follows the object, are the "large mean offsets" that section (c) asks about.
+#
 # The dataset-wise generator trained for the minimum ends with
 # $\min_i\sigma_i =$ {glue:text}`ds_min:.2f` and geometric mean
 # {glue:text}`ds_gmean:.2f`; {glue:text}`ds_at_bound:.0%` of its pixels lie within 1% of
@@ -225,14 +319,41 @@ glue_all(
 # bound on every pixel, the learned noise is isotropic, of level $\gamma\lambda$, and
 # only $\mu$ is anisotropic.
 #
+# The bound matters because a generator that pushes $\sigma$ up to it everywhere has
+# learned nothing about *where* to put the noise, only that more noise certifies
+# larger radii; the isotropic control at $\sigma \equiv 2$ in section (b) is there
+# to tell that apart from a learned shape.
+#
 # ## (b) Certified accuracy by radius and by ALM
+#
+# Section (a) showed what each generator learned; this section asks what that buys,
+# measured both ways, since UCAN's claims are made in ALM and the guarantee against
+# an attacker is the radius.
 #
 # Each pair (classifier, generator) is certified with Cohen et al.'s CERTIFY (UCAN's
 # Algorithm 1) on the same images. For every certificate, $\mathrm{ALM} \ge
 # \min_i\sigma_i R$ (checked below for each image).
+#
+# The generator is evaluated once per image, on the clean image, before any draw;
+# CERTIFY then draws from the fixed noise $\mu(x) + \sigma(x)\odot\lambda\varepsilon$
+# exactly as it would from any anisotropic noise. That is why its certificate is a
+# statement about the classifier $g_x$ whose noise is frozen at $x$, Theorem 7's
+# object, and why section (d) has to ask separately about the classifier that
+# recomputes the noise at each input it receives.
 
 # %%
-logs = {name: runs.certify_generated(config) for name, config in methods.items()}
+logs = {
+    name: runs.certify_generated(config)
+    for name, config in methods.items()
+}
+
+# %% [markdown]
+# Each log holds, per image, the region's $R$, the radius $\min_i\sigma_i R$ and the
+# ALM of the noise computed at that image. Every method appears twice in the table
+# below: its certified accuracies and ACR measured by the radius, then by ALM. For the
+# isotropic controls the two rows coincide.
+
+# %%
 radii = np.round(np.arange(0.0, 1.51, 0.25), 2)
 rows = {}
 for name, log in logs.items():
@@ -243,11 +364,21 @@ for name, log in logs.items():
 table = pd.DataFrame(rows, index=[*(f"r = {r:g}" for r in radii), "ACR"]).T
 table.round(3)
 
+# %% [markdown]
+# The isotropic controls' two rows repeat each other, since an isotropic certificate's
+# ALM is its radius; for every other method the ALM row lies at or above the radius
+# row, by the factor between its scales' geometric mean and minimum. The ACR column
+# summarises each row in one number, which the comparisons below use.
+
 # %% tags=["remove-cell"]
 for name, log in logs.items():
     assert (log["alm"] >= log["radius"] * (1 - 1e-12)).all(), name
 
 # %% [markdown]
+# The table gives levels, not comparisons; a difference between two rows may be no
+# larger than the sampling error of these few images. The comparisons below put an
+# interval on each difference that matters for UCAN's claims.
+#
 # UCAN's claim is that anisotropic noise certifies more than isotropic noise. The
 # paired bootstrap of the ACR difference
 # ({func}`~rsutils.logs.analysis.acr_difference`) against an isotropic control
@@ -270,15 +401,26 @@ for name, log in logs.items():
 
 # %%
 pairs = NPG_GROUPS.comparisons()
-verdicts = acr_comparisons(logs, pairs, measures={"radius": "radius", "ALM": "alm"}, seed=seed)
+both = {"radius": "radius", "ALM": "alm"}
+verdicts = acr_comparisons(logs, pairs, measures=both, seed=seed)
 verdicts.round(3)
+
+# %% [markdown]
+# One row per method, control and measure: the ACR gain of the method over the
+# control on the same images, its paired 95% bootstrap interval and the verdict that
+# interval allows. Every method is measured against the isotropic control; the
+# dataset-wise ones also against the control at $\sigma \equiv 2$, the level their
+# scales reached.
 
 
 # %% tags=["remove-cell"]
 def verdicts_of(
-    methods: tuple[str, ...], control: str, measures: tuple[str, ...] = ("radius", "ALM")
+    methods: tuple[str, ...],
+    control: str,
+    measures: tuple[str, ...] = ("radius", "ALM"),
 ) -> str:
-    """The distinct verdicts of ``methods`` against ``control``, measured by ``measures``."""
+    """The distinct verdicts of ``methods`` against ``control``, measured
+    by ``measures``."""
     rows = verdicts.reset_index()
     mask = rows.method.isin(methods) & (rows.against == control)
     mask &= rows["measured by"].isin(measures)
@@ -301,18 +443,26 @@ glue_all(
 # The curves with their 95% Clopper–Pearson bands over the test images
 # ({func}`~rsutils.logs.analysis.certified_accuracy_interval`): where two bands overlap,
 # these images do not tell the methods apart.
+#
+# A band is an exact binomial interval on the certified accuracy at each radius, from
+# the number of test images certified there; it is widest near 50% and narrows
+# towards 0 and 100%. It accounts for the choice of images, not for a retrained
+# model, which would move the curves as well.
 
 # %% tags=["hide-input"]
 grid = np.linspace(0.0, 1.5, 151)
 fig, axes = plt.subplots(1, 2, figsize=(12, 4), sharey=True)
-for ax, (column, label) in zip(
-    axes, (("radius", "ℓ2 radius min(σ)·R"), ("alm", "ALM")), strict=True
-):
-    curves = {name: rs.certified_accuracy(log, grid, column=column) for name, log in logs.items()}
+measured = (("radius", "ℓ2 radius min(σ)·R"), ("alm", "ALM"))
+banded = ("isotropic", "dataset-wise, min", "certification-wise")
+for ax, (column, label) in zip(axes, measured, strict=True):
+    curves = {
+        name: rs.certified_accuracy(log, grid, column=column)
+        for name, log in logs.items()
+    }
     bands = {
         name: certified_accuracy_interval(log, grid, column=column)
         for name, log in logs.items()
-        if name in ("isotropic", "dataset-wise, min", "certification-wise")
+        if name in banded
     }
     plot_curves(curves, grid, ax=ax, xlabel=label, bands=bands)
 glue_all(fig_npg_curves=fig)
@@ -327,7 +477,16 @@ plt.close(fig)
 # isotropic control, dataset-wise (min) and certification-wise noise.
 # ```
 #
+# The bands are drawn for three methods only, to keep the figure readable; the table
+# of verdicts above is the complete comparison. Two methods whose bands overlap over
+# a range of radii are not told apart there by these images, whatever the order of
+# their curves.
+#
 # ## (c) How much does the offset decide?
+#
+# Section (b) measured how much each method certifies; this section asks *why* the
+# certification-wise method certifies what it does, through the one part of its
+# noise that the other methods lack, the input-dependent offset.
 #
 # The certification-wise offset $\mu(x)$ may carry up to $\lambda =$
 # {glue:text}`lam` per pixel. Two probes measure what it carries. First, classify
@@ -339,18 +498,49 @@ plt.close(fig)
 # same $\sigma$: the certified accuracy at radius 0 goes from
 # {glue:text}`acc_with_mu:.3f` to {glue:text}`acc_without_mu:.3f` and the ACR from
 # {glue:text}`acr_with_mu:.3f` to {glue:text}`acr_without_mu:.3f`.
+#
+# Why these two probes: an offset of up to $\lambda$ per pixel is as large as the
+# noise itself, large enough to write a faint picture into the input. If $\mu(x)$
+# carried the class, a classifier could read it there, and the certificate would
+# then certify the generator's guess as much as the image. The swap asks whether the
+# offset alone moves the vote; the ablation asks how much of the certified accuracy
+# survives without it.
 
 # %%
 cw_model, cw_generator = trained["certification-wise"]
-pairs = different_class_pairs(test.labels[runs.indices], len(runs.indices), seed=seed)
+labels = test.labels[runs.indices]
+pairs = different_class_pairs(labels, len(runs.indices), seed=seed)
 swap = mu_swap_votes(
-    cw_model, cw_generator, images, test.labels[runs.indices], pairs, LAMBDA, draws=100, seed=seed
+    cw_model,
+    cw_generator,
+    images,
+    labels,
+    pairs,
+    LAMBDA,
+    draws=100,
+    seed=seed,
 )
-without_mu = runs.certify_generated(methods["certification-wise"], without_mu=True)
+
+# %% [markdown]
+# `swap` holds, for each pair, the share of votes for each image's class. The
+# ablation certifies the same images again with the offset set to zero and the same
+# $\sigma(x)$, so the two rows below differ only by $\mu$:
+
+# %%
+without_mu = runs.certify_generated(
+    methods["certification-wise"], without_mu=True
+)
+with_and_without = {
+    "with μ(x)": logs["certification-wise"],
+    "μ ≡ 0": without_mu,
+}
 ablation = pd.DataFrame(
     {
-        name: [rs.certified_accuracy(log, [0.0])[0], rs.average_certified_radius(log)]
-        for name, log in (("with μ(x)", logs["certification-wise"]), ("μ ≡ 0", without_mu))
+        name: [
+            rs.certified_accuracy(log, [0.0])[0],
+            rs.average_certified_radius(log),
+        ]
+        for name, log in with_and_without.items()
     },
     index=["certified accuracy at r = 0", "ACR"],
 ).T
@@ -368,6 +558,15 @@ columns = {"certified accuracy at r = 0": "acc", "ACR": "acr"}
 glue_table(ablation, "{column}_{row}", rows=rows, columns=columns)
 
 # %% [markdown]
+# Read together, the two probes bound what the offset does. A swap that moves many
+# votes towards the other image's class means $\mu(x_j)$ alone carries class
+# information; an ablation that costs much certified accuracy means the classifier
+# relies on it. Either makes the certified accuracy partly a property of the
+# generator's reading of $x$, which the certificate (a statement about
+# perturbations of the input) does not capture; section (d) asks the sharper
+# question of whether the certificates still hold once the generator sees the
+# perturbed input.
+#
 # ## (d) Soundness audit: do the certificates hold for the deployed classifier?
 #
 # A certification-wise certificate at $x$ is computed with $\mu(x)$ and $\sigma(x)$.
@@ -403,15 +602,23 @@ audit = rs.AuditSettings(
 )
 cw_config = methods["certification-wise"]
 audits = {
-    "certification-wise, deployed G": runs.audit_generated(cw_config, audit, limit=P.audit.images),
+    "certification-wise, deployed G": runs.audit_generated(
+        cw_config, audit, limit=P.audit.images
+    ),
     "certification-wise, frozen g_x": runs.audit_generated(
         cw_config, audit, freeze=True, limit=P.audit.images
     ),
-    "isotropic control": runs.audit_generated(methods["isotropic"], audit, limit=P.audit.images),
+    "isotropic control": runs.audit_generated(
+        methods["isotropic"], audit, limit=P.audit.images
+    ),
 }
-summaries = {name: summarize_audits(records) for name, records in audits.items()}
+summaries = {
+    name: summarize_audits(records) for name, records in audits.items()
+}
 deployed, frozen_control, iso_control = summaries.values()
-pd.DataFrame({name: summary.row() for name, summary in summaries.items()}).T
+pd.DataFrame(
+    {name: summary.row() for name, summary in summaries.items()}
+).T
 
 
 # %% tags=["remove-cell"]
@@ -443,7 +650,9 @@ columns = {
     "min_pA_frozen": "pA under g_x",
     "contradictions": "contradictions",
 }
-deployed.table.groupby("search")[list(columns)].median().rename(columns=columns).round(3)
+deployed.table.groupby("search")[list(columns)].median().rename(
+    columns=columns
+).round(3)
 
 # %% [markdown]
 # ## (e) The same audit through an anisotropic certificate memory
@@ -470,7 +679,9 @@ deployed.table.groupby("search")[list(columns)].median().rename(columns=columns)
 
 # %%
 memory = rs.AnisotropicMemory()
-cw_smooth = rs.GeneratedSmooth(cw_model, test.num_classes, rs.Gaussian(LAMBDA), cw_generator)
+cw_smooth = rs.GeneratedSmooth(
+    cw_model, test.num_classes, rs.Gaussian(LAMBDA), cw_generator
+)
 cw_log = logs["certification-wise"]
 admitted = admit_log(cw_smooth, memory, test.images, cw_log)
 queried = query_audit_points(
@@ -480,14 +691,19 @@ queried = query_audit_points(
     audits["certification-wise, deployed G"],
     runs.settings.replace(seed=seed + 1),
 )
-queried.groupby("search")[["inside", "flipped", "contradiction"]].sum().assign(
-    points=queried.groupby("search").size()
-)
+queried.groupby("search")[
+    ["inside", "flipped", "contradiction"]
+].sum().assign(points=queried.groupby("search").size())
 
 # %% tags=["remove-cell"]
 with torch.no_grad():
     cw_sigmas = torch.cat(
-        [cw_generator(test.images[i : i + 1].to(chapter.device))[1].cpu() for i in cw_log.idx]
+        [
+            cw_generator(test.images[i : i + 1].to(chapter.device))[
+                1
+            ].cpu()
+            for i in cw_log.idx
+        ]
     )
 raw_radii = np.where(cw_log.predict >= 0, cw_log.region_radius, 0.0)
 overlaps = anisotropic_conflicting_pairs(

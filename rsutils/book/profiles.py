@@ -193,8 +193,9 @@ class GeneratorScale:
 
 @dataclass(frozen=True)
 class AuditScale:
-    """Chapter 06's soundness audit of certification-wise certificates, in the names of
-    :func:`~rsutils.anisotropic.audit.audit_certificate`'s arguments."""
+    """Chapter 06's soundness audit of certification-wise certificates: how many it
+    audits, and its scale in the names of
+    :class:`~rsutils.anisotropic.audit.settings.AuditSettings`' fields."""
 
     #: Correct certificates with a region whose regions the audit searches.
     images: int

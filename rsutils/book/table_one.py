@@ -8,12 +8,14 @@ and its ALM ``(∏σ_i)^(1/d)·R``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pandas as pd
 
 from rsutils.core.noise import FAMILIES
 from rsutils.core.radius import rules
 
-__all__ = ["FAMILY_NAMES", "NORM_LATEX", "table_one", "table_one_markdown"]
+__all__ = ["COLUMNS", "FAMILY_NAMES", "NORM_LATEX", "table_one", "table_one_markdown"]
 
 #: Display names of the families, as in UCAN's Table I.
 FAMILY_NAMES = {
@@ -25,6 +27,19 @@ FAMILY_NAMES = {
 }
 NORM_LATEX = {"l1": r"\ell_1", "l2": r"\ell_2", "linf": r"\ell_\infty"}
 _NORM_SUB = {"l1": "1", "l2": "2", "linf": r"\infty"}
+#: UCAN's Table I column by column, in its order. :func:`table_one_markdown` shows
+#: them all unless a chapter picks fewer (a page holds about five of them).
+COLUMNS = (
+    "distribution",
+    "density",
+    "adversary",
+    "isotropic radius R",
+    "anisotropic region",
+    "inscribed radius",
+    "needs",
+    "source",
+)
+_MATH = {"density", "adversary", "isotropic radius R", "anisotropic region", "inscribed radius"}
 
 
 def _grouped(latex: str) -> str:
@@ -56,31 +71,27 @@ def table_one() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def table_one_markdown(extra: pd.DataFrame | None = None) -> str:
+def table_one_markdown(extra: pd.DataFrame | None = None, columns: Sequence[str] = COLUMNS) -> str:
     """Table I as a Markdown table with ``$…$`` math (myst renders it in the book).
 
-    ``extra`` (indexed like :func:`table_one`) adds columns, e.g. numerical checks.
+    ``columns`` picks which of :data:`COLUMNS` to show, in the order given; ``extra``
+    (indexed like :func:`table_one`) adds columns after them, e.g. numerical checks.
+    Raises :class:`ValueError` naming a column that Table I does not have.
     """
+    unknown = [c for c in columns if c not in COLUMNS]
+    if unknown:
+        raise ValueError(f"Table I has no column {unknown}; choose from {list(COLUMNS)}")
     table = table_one()
-    shown = [
-        "distribution",
-        "density",
-        "adversary",
-        "isotropic radius R",
-        "anisotropic region",
-        "inscribed radius",
-        "needs",
-        "source",
-    ]
-    math = {"density", "adversary", "isotropic radius R", "anisotropic region", "inscribed radius"}
+    shown = list(columns)
     header = shown + ([] if extra is None else list(extra.columns))
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for i, row in table.iterrows():
         # "\|" would end a Markdown table cell; \Vert is the same double bar.
         cells = [
-            f"${row[c]}$".replace(r"\|", r"\Vert ") if c in math else str(row[c]) for c in shown
+            f"${row[c]}$".replace(r"\|", r"\Vert ") if c in _MATH else str(row[c]) for c in shown
         ]
-        cells[shown.index("source")] = f"{{cite:t}}`{row['source']}`"
+        if "source" in shown:
+            cells[shown.index("source")] = f"{{cite:t}}`{row['source']}`"
         if extra is not None:
             cells += [str(v) for v in extra.loc[i]]
         lines.append("| " + " | ".join(cells) + " |")

@@ -6,10 +6,12 @@ at that level, and a :class:`~rsutils.memory.balls.CertificateMemory` turns the 
 Carlo certificate into one consistent with every earlier answer.
 
 >>> from rsutils import CertificateMemory, DataDependentSmooth, SigmaAscent
->>> memory = CertificateMemory("answers.sqlite")                          # doctest: +SKIP
->>> smooth = DataDependentSmooth(model, 10, SigmaAscent(sigma0=0.25), memory)  # doctest: +SKIP
->>> answer = smooth.certify(x, n0=100, n=100_000, alpha=0.001, seed=0, index=7)  # doctest: +SKIP
->>> answer.prediction, answer.radius, answer.scale                         # doctest: +SKIP
+>>> memory = CertificateMemory("answers.sqlite")               # doctest: +SKIP
+>>> ascent = SigmaAscent(sigma0=0.25)
+>>> smooth = DataDependentSmooth(model, 10, ascent, memory)    # doctest: +SKIP
+>>> answer = smooth.certify(x, n0=100, n=100_000, alpha=0.001, # doctest: +SKIP
+...                         seed=0, index=7)
+>>> answer.prediction, answer.radius, answer.scale              # doctest: +SKIP
 """
 
 from __future__ import annotations

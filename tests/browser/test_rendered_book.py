@@ -4,7 +4,8 @@ Runs on ``_build/html`` (``make browser``, after ``make html``; ``make test`` bu
 smoke book first). The book is served over HTTP from this machine only, so the pages
 must work without a network: no JavaScript error, every image loaded, every formula
 typeset by the book's own MathJax, no glue key or local path left in the text, no
-empty table, every internal link and anchor resolving.
+empty table, every internal link and anchor resolving, and nothing wider than the text
+column at the narrowest common desktop width.
 """
 
 from __future__ import annotations
@@ -50,6 +51,56 @@ VISIBLE_TEXT = """() => {
 }"""
 RAW_TEX = re.compile(r"\\\(|\\\[|\\(frac|sigma|alpha|mathrm|lambda|Phi)\b|\$[^$\s][^$]*\$")
 
+#: The narrowest common desktop width, with both of sphinx-book-theme's sidebars shown
+#: (the book's contents and the page's): a code cell holds 77 characters, a folded one
+#: (hide-input) 75, the line length of notebooks/ruff.toml. The column grows with the
+#: window and jumps wider where the theme folds a sidebar away (below 1200 px, then
+#: below 960 px: at 1100 px a cell holds 92 characters, at 800 px 83), so a narrower
+#: window would only find more in the bands just above those two widths (69 characters
+#: at 1200 px, 73 at 960 px), which are not the width of any common screen, or at phone
+#: widths, where no code of any book fits.
+DESKTOP = {"width": 1280, "height": 900}
+#: Everything in the text column that scrolls sideways: code cells, their outputs,
+#: tables and display math, each by its kind, section and first words. Folded cells
+#: (hide-input) are opened first, since a reader may unfold them. A pixel or two of
+#: scrollable width is rounding, not content.
+TOO_WIDE = """() => {
+  const column = document.querySelector('article.bd-article') || document.querySelector('main');
+  column.querySelectorAll('details').forEach(d => { d.open = true; });
+  const right = column.getBoundingClientRect().right;
+  const overflow = (e) => getComputedStyle(e).overflowX;
+  const scrolls = (e) => ['auto', 'scroll'].includes(overflow(e));
+  const clipped = (e) => {
+    for (let up = e.parentElement; up && up !== column; up = up.parentElement) {
+      if (overflow(up) !== 'visible') return true;
+    }
+    return false;
+  };
+  // Boxes, not runs of text: inline math at the end of a line pokes out by a few pixels.
+  const box = (e) => getComputedStyle(e).display !== 'inline';
+  // A heading's anchor link pokes out of the column; it hides nothing.
+  const sticksOut = (e) => box(e) && !e.matches('.headerlink') && !clipped(e)
+    && e.getBoundingClientRect().right > right + 2;
+  const kind = (e) => e.closest('.cell_input') ? 'code'
+    : e.closest('.cell_output') ? 'output'
+    : e.closest('pre') ? 'code block'
+    : e.matches('table') || e.querySelector('table') ? 'table'
+    : e.matches('mjx-container') ? 'math' : e.tagName.toLowerCase();
+  const found = [];
+  for (const e of column.querySelectorAll('*')) {
+    const excess = scrolls(e) ? e.scrollWidth - e.clientWidth
+      : sticksOut(e) && !sticksOut(e.parentElement)
+        ? Math.round(e.getBoundingClientRect().right - right) : 0;
+    if (excess > 2) {
+      const section = e.closest('section');
+      const text = (e.innerText || e.textContent).trim();
+      const words = text.split('\\n')[0].replace(/\\s+/g, ' ').slice(0, 50);
+      found.push(`${kind(e)} in #${section ? section.id : '?'} by ${excess} px: ${words}`);
+    }
+  }
+  return found;
+}"""
+
 
 @pytest.fixture(scope="module")
 def server():
@@ -79,9 +130,9 @@ def browser():
         launched.close()
 
 
-def open_page(browser, url: str):
+def open_page(browser, url: str, viewport: dict[str, int] | None = None):
     """The page at ``url`` once loaded and typeset, with what went wrong meanwhile."""
-    page = browser.new_page()
+    page = browser.new_page(viewport=viewport)
     problems: list[str] = []
     page.on(
         "console", lambda m: problems.append(f"console: {m.text}") if m.type == "error" else None
@@ -126,6 +177,16 @@ def test_every_page_renders_cleanly(browser, server, name) -> None:
         assert [p for p in LOCAL_PATHS if p in everything] == [], "a local path on the page"
     finally:
         page.close()
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_nothing_is_wider_than_the_text_column_at_1280_px(browser, server, name) -> None:
+    page, _ = open_page(browser, server + name, viewport=DESKTOP)
+    try:
+        too_wide = page.evaluate(TOO_WIDE)
+    finally:
+        page.close()
+    assert too_wide == [], f"{name} scrolls sideways at 1280 px:\n" + "\n".join(too_wide)
 
 
 @pytest.mark.parametrize("name", PAGES)

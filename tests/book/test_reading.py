@@ -1,0 +1,80 @@
+"""The chapters read as a book: prose explains the code, and the code fits the page.
+
+A chapter answers "why this step?" in prose between its cells, so its lines of prose
+per line of code stay at or above a floor (QuantEcon's lectures have about 1.3). And
+its code is read in the book's code cells, which hold ``notebooks/ruff.toml``'s line
+length at 1280 px: ``ruff format`` wraps code to it, but not strings or comments, so
+every line of every code cell is checked here.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+import jupytext
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+CHAPTERS = sorted((REPO / "notebooks").glob("[0-9][0-9]_*.py"))
+#: The fewest lines of prose per line of code that a chapter may have.
+PROSE_FLOOR = 0.85
+#: The widest code line a code cell shows without scrolling at 1280 px.
+LINE_LENGTH = tomllib.loads((REPO / "notebooks" / "ruff.toml").read_text())["line-length"]
+
+
+def prose_and_code(text: str) -> tuple[int, int]:
+    """Non-blank lines of Markdown cells (a bare ``#`` is a blank line) and non-blank,
+    non-comment lines of code cells, in a Jupytext percent script."""
+    prose = code = 0
+    for cell in re.split(r"^# %%", text, flags=re.M)[1:]:
+        header, _, body = cell.partition("\n")
+        lines = [line.strip() for line in body.splitlines() if line.strip()]
+        if "[markdown]" in header:
+            prose += sum(line != "#" for line in lines)
+        else:
+            code += sum(not line.startswith("#") for line in lines)
+    return prose, code
+
+
+def test_the_count_reads_markdown_cells_as_prose_and_skips_comments() -> None:
+    text = "\n".join(
+        [
+            "# %% [markdown]",
+            "# ## A heading",
+            "#",
+            "# One line of prose.",
+            "",
+            "# %% tags=['remove-cell']",
+            "# a comment is not code",
+            "x = 1",
+            "",
+            "y = 2",
+        ]
+    )
+    assert prose_and_code(text) == (2, 2)
+
+
+@pytest.mark.parametrize("source", CHAPTERS, ids=[path.stem for path in CHAPTERS])
+def test_every_chapter_explains_its_code(source: Path) -> None:
+    prose, code = prose_and_code(source.read_text())
+    assert prose / code >= PROSE_FLOOR, (
+        f"{source.name}: {prose} lines of prose for {code} of code ({prose / code:.2f}); "
+        f"say why a step is there, or split a cell, to reach {PROSE_FLOOR}"
+    )
+
+
+@pytest.mark.parametrize("source", CHAPTERS, ids=[path.stem for path in CHAPTERS])
+def test_every_code_line_fits_the_book_column(source: Path) -> None:
+    cells = jupytext.read(source).cells
+    too_long = [
+        f"code cell {number}: {line!r}"
+        for number, cell in enumerate((c for c in cells if c.cell_type == "code"), start=1)
+        for line in cell.source.splitlines()
+        if len(line) > LINE_LENGTH
+    ]
+    assert not too_long, (
+        f"{source.name} has code lines over {LINE_LENGTH} characters, which scroll "
+        "sideways in the book: " + "; ".join(too_long)
+    )
