@@ -22,7 +22,8 @@ Everything a user needs is importable from here:
   ``predict_dataset``, ``certify_dataset_ds``, ``decide_dataset``,
   ``certify_planned_dataset``, ``read_log``, ``certified_accuracy``,
   ``certified_accuracy_lower_bound``, ``average_certified_radius``, ``accuracy_table``,
-  ``acr_difference`` (``ACRDifference``), ``recertify``;
+  ``acr_difference`` (``ACRDifference``), ``recertify``; ``LogRepairedWarning`` (a
+  resumed log's unfinished last write was cut);
 - models: ``build_model``, ``load_checkpoint``, ``save_checkpoint``, ``TrainConfig``,
   ``train_model``, ``pick_device``.
 
@@ -84,6 +85,7 @@ from rsutils.logs.analysis import (
     read_log,
     recertify,
 )
+from rsutils.logs.resumable import LogRepairedWarning
 from rsutils.logs.runner import certify_dataset, certify_dataset_ds, predict_dataset
 from rsutils.logs.sequential_runs import certify_planned_dataset, decide_dataset
 from rsutils.training.data import Dataset, load_dataset
@@ -113,6 +115,7 @@ __all__ = [
     "Gaussian",
     "GeneratedSmooth",
     "Laplace",
+    "LogRepairedWarning",
     "LookSchedule",
     "MemoryAnswer",
     "NPGConfig",

@@ -19,6 +19,7 @@ from rsutils import (
     certify_dataset_ds,
     predict_dataset,
 )
+from rsutils.logs.resumable import LogRepairedWarning
 from rsutils.logs.runner import CERTIFY_COLUMNS, PREDICT_COLUMNS, ResumableLog, select_indices
 
 SETTINGS = CertifySettings(n0=10, n=100, alpha=0.01, seed=3, batch_size=50)
@@ -69,7 +70,10 @@ def test_a_torn_last_line_is_dropped_on_resume(tmp_path) -> None:
         log.append({"idx": 0, "value": 1.5})
     with open(path, "a") as handle:
         handle.write("1\t2.")  # killed in the middle of a write
-    with ResumableLog(path, ["idx", "value"], {"run": 1}) as reopened:
+    with (
+        pytest.warns(LogRepairedWarning, match=r"log\.tsv: cut 4 bytes from line 3 on"),
+        ResumableLog(path, ["idx", "value"], {"run": 1}) as reopened,
+    ):
         assert reopened.done == {0}
     assert path.read_text() == "idx\tvalue\n0\t1.5\n"
 
