@@ -207,10 +207,17 @@ def _train(
 
 
 def describe_npg(config: NPGConfig) -> str:
-    """What an NPG training run is: its method, seed and noise, and the base classifier
-    it starts from (see :func:`~rsutils.training.train.describe_training`)."""
+    """What an NPG training run is: its noise (the setting that tells apart runs of one
+    method), seed and steps, and the base classifier it starts from (described by
+    :func:`~rsutils.training.train.describe_training`)."""
+    noise = {
+        "isotropic": f"isotropic noise, σ ≡ {config.isotropic_sigma:g}",
+        "pattern": f"pattern noise, {config.pattern_norm}",
+        "dataset": f"dataset-wise generator, {config.variance_term} variance term",
+        "certification": f"certification-wise generator, {config.variance_term} variance term",
+    }[config.method]
     base = describe_training(config.base).removeprefix("train ")
-    return f"train {config.method} noise (seed {config.seed}) from the base {base}"
+    return f"train {noise}, seed {config.seed}, {config.steps} steps, from the base {base}"
 
 
 def _batches(length: int, config: NPGConfig) -> list[torch.Tensor]:

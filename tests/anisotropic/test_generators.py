@@ -165,8 +165,8 @@ def test_npg_training_names_its_method_and_base_in_the_side_channel(tmp_path, mo
     train_npg(config("dataset", seed=4), tiny_data(), tiny_model(), progress=False, threads=1)
     last = (tmp_path / "progress.log").read_text().splitlines()[-1]
     assert last.startswith(
-        "train dataset noise (seed 4) from the base small_cnn on fashion-mnist, σ=0.5, "
-        "seed 0, gaussian training | step 2 of 2 | "
+        "train dataset-wise generator, min variance term, seed 4, 2 steps, from the base "
+        "small_cnn on fashion-mnist, σ=0.5, seed 0, gaussian training | step 2 of 2 | "
     )
     assert last.endswith("| done")
 
