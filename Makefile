@@ -74,11 +74,14 @@ test: lint data
 
 test-lanes: tests-lane book-lane
 
+# Each line of a lane's output, as soon as it is written, after the lane's name.
+prefix = while IFS= read -r line || [ -n "$$line" ]; do printf '[%s] %s\n' $(1) "$$line"; done
+
 tests-lane:
-	$(MAKE) --no-print-directory alltests 2>&1 | awk '{ print "[tests] " $$0; fflush() }'
+	$(MAKE) --no-print-directory alltests 2>&1 | $(call prefix,tests)
 
 book-lane:
-	$(MAKE) --no-print-directory book-checks 2>&1 | awk '{ print "[book] " $$0; fflush() }'
+	$(MAKE) --no-print-directory book-checks 2>&1 | $(call prefix,book)
 
 book-checks: smoke-notebooks
 	$(MAKE) --no-print-directory nbval-beside-html
