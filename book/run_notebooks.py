@@ -5,8 +5,12 @@
 Each Jupytext source ``notebooks/NN_slug.py`` becomes ``book/_executed/NN_slug.ipynb``
 with ``profile``, ``progress=False`` and ``reference_root`` injected, each only into the
 notebooks whose ``parameters`` cell declares it. While a chapter runs, a progress bar
-shows its name, the cell being run, and the elapsed and remaining time (``--quiet``
-turns it off).
+shows its name, the cell being run, and the elapsed and remaining time; under it come
+the lines that the library's long loops append to a side channel (``rsutils.progress``:
+the model being trained and its epoch, the log being certified and how far it is),
+and a heartbeat naming the running cell whenever nothing came for 30 s. The chapters
+run with ``progress=False``, so none of this is printed into them. When stderr is not a
+terminal (a CI log), all of it comes as plain lines. ``--quiet`` turns it all off.
 Each executed notebook's metadata also records the environment it ran in (device,
 torch's thread count, torch version), and papermill's injected-parameters cell is
 tagged ``remove-cell``: it holds this machine's paths, and the run-at table of every
@@ -19,13 +23,23 @@ from __future__ import annotations
 
 import argparse
 import ast
+import os
 import sys
+import tempfile
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
+from typing import TextIO
 
 import jupytext
 import nbformat
 import papermill
+from papermill.engines import NBClientEngine, papermill_engines
+from tqdm import tqdm
+
+from rsutils.progress import PROGRESS_FILE
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = ROOT / "notebooks"
@@ -41,28 +55,197 @@ def declared_parameters(notebook: nbformat.NotebookNode) -> set[str]:
     raise ValueError("the notebook has no cell tagged 'parameters'")
 
 
-def progress_bar(name: str, profile: str, stream=sys.stderr) -> dict[str, object]:
+#: Seconds without a line from the side channel after which a heartbeat names the cell.
+HEARTBEAT = 30.0
+#: The terminal is written to by papermill's bar and by the watch's thread.
+_TERMINAL = threading.Lock()
+
+
+class PlainLines:
+    """A stream for a tqdm bar that turns each redraw into a line of its own: tqdm writes
+    ``\\r`` and the bar, which in a log (stderr not a terminal) piles every redraw onto
+    one line."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.encoding = getattr(stream, "encoding", None) or "utf-8"
+
+    def write(self, text: str) -> int:
+        shown = [part.rstrip() for part in text.replace("\r", "\n").split("\n")]
+        with _TERMINAL:
+            self.stream.write("".join(f"{part}\n" for part in shown if part))
+        return len(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def isatty(self) -> bool:
+        return False
+
+
+def show(text: str, stream: TextIO) -> None:
+    """Print a line under the chapter's bar (tqdm redraws the bar below it in a terminal)."""
+    if stream.isatty():
+        tqdm.write(text, file=stream)
+        return
+    with _TERMINAL:
+        stream.write(text + "\n")
+        stream.flush()
+
+
+def progress_bar(name: str, profile: str, stream: TextIO = sys.stderr) -> dict[str, object]:
     """papermill's per-cell progress bar for one chapter: its name, the cell being run,
-    elapsed and remaining time (tqdm's estimate), redrawn at most every 10 s into a log."""
-    return {"desc": f"[{profile}] {name}", "mininterval": 0.5 if stream.isatty() else 10}
+    elapsed and remaining time (tqdm's estimate); into a log, one plain line at most
+    every 10 s (:class:`PlainLines`)."""
+    if stream.isatty():
+        return {"desc": f"[{profile}] {name}", "mininterval": 0.5, "file": stream}
+    return {"desc": f"[{profile}] {name}", "mininterval": 10, "file": PlainLines(stream)}
 
 
-def execute(source: Path, profile: str, reference: str | None, progress: bool = True) -> float:
-    """Run one notebook; returns its wall time in seconds."""
+class ChapterWatch:
+    """What a running chapter shows under its cell bar, from a thread of its own.
+
+    Every ``poll`` seconds it prints the new lines of the side channel ``channel`` (the
+    file that the kernel's :class:`rsutils.progress.ProgressBar` loops append to), and
+    when neither such a line nor a heartbeat came for ``heartbeat`` seconds, a heartbeat
+    naming the running cell (papermill's engine reports each cell it starts, see
+    :class:`WatchedEngine`). Use it as a context manager around the execution; leaving
+    it prints the lines that came last.
+    """
+
+    def __init__(
+        self,
+        channel: Path,
+        stream: TextIO = sys.stderr,
+        *,
+        heartbeat: float = HEARTBEAT,
+        poll: float = 1.0,
+    ) -> None:
+        self.channel, self.stream, self.heartbeat, self.poll = channel, stream, heartbeat, poll
+        self.cell: tuple[int, int, str, float] | None = None  # index, cells, first line, start
+        self._read = 0
+        self._last_shown = time.monotonic()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="chapter watch", daemon=True)
+
+    def cell_started(self, index: int, cells: int, source: str) -> None:
+        """Called as papermill starts cell ``index`` (of ``cells``)."""
+        first = next((line.strip() for line in source.splitlines() if _is_code(line)), "")
+        self.cell = (index, cells, first[:80], time.monotonic())
+
+    def __enter__(self) -> ChapterWatch:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.check()
+
+    def _watch(self) -> None:
+        while not self._stop.wait(self.poll):
+            self.check()
+
+    def check(self) -> None:
+        """Print the side channel's new lines, or a heartbeat if it is time for one."""
+        lines = self._new_lines()
+        for line in lines:
+            show(f"  {line}", self.stream)
+        now = time.monotonic()
+        if lines:
+            self._last_shown = now
+        elif now - self._last_shown >= self.heartbeat and self.cell is not None:
+            index, cells, first, started = self.cell
+            running = tqdm.format_interval(now - started)
+            show(f"  cell {index + 1} of {cells} running for {running}: {first}", self.stream)
+            self._last_shown = now
+
+    def _new_lines(self) -> list[str]:
+        """The complete lines appended to the side channel since the last call."""
+        try:
+            with open(self.channel, "rb") as handle:
+                handle.seek(self._read)
+                data = handle.read()
+        except FileNotFoundError:
+            return []
+        complete = data[: data.rfind(b"\n") + 1]  # a line being written waits
+        self._read += len(complete)
+        return complete.decode(errors="replace").splitlines()
+
+
+def _is_code(line: str) -> bool:
+    return bool(line.strip()) and not line.lstrip().startswith("#")
+
+
+class WatchedEngine(NBClientEngine):
+    """papermill's default engine, telling a :class:`ChapterWatch` (keyword ``watch``)
+    which cell it starts."""
+
+    @classmethod
+    def execute_managed_notebook(cls, nb_man, kernel_name, watch=None, **kwargs):
+        if watch is not None:
+            start_cell = nb_man.cell_start
+
+            def cell_start(cell, cell_index=None, **more):
+                watch.cell_started(cell_index, len(nb_man.nb.cells), cell.source)
+                return start_cell(cell, cell_index, **more)
+
+            nb_man.cell_start = cell_start
+        return super().execute_managed_notebook(nb_man, kernel_name, **kwargs)
+
+
+papermill_engines.register("rsutils-watched", WatchedEngine)
+
+
+@contextmanager
+def kernel_side_channel(channel: Path | None) -> Iterator[None]:
+    """Name ``channel`` in ``RSUTILS_PROGRESS_FILE`` for the kernels started in the block
+    (they inherit this process's environment); ``None`` unsets it."""
+    before = os.environ.get(PROGRESS_FILE)
+    if channel is None:
+        os.environ.pop(PROGRESS_FILE, None)
+    else:
+        os.environ[PROGRESS_FILE] = str(channel)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(PROGRESS_FILE, None)
+        else:
+            os.environ[PROGRESS_FILE] = before
+
+
+def execute(
+    source: Path,
+    profile: str,
+    reference: str | None,
+    progress: bool = True,
+    *,
+    stream: TextIO = sys.stderr,
+    heartbeat: float = HEARTBEAT,
+) -> float:
+    """Run one notebook, showing its progress on ``stream`` unless ``progress`` is off;
+    returns its wall time in seconds."""
     target = EXECUTED / f"{source.stem}.ipynb"
     notebook = jupytext.read(source)
     offered = {"profile": profile, "reference_root": reference, "progress": False}
     declared = declared_parameters(notebook)
     start = time.perf_counter()
-    papermill.execute_notebook(
-        notebook,
-        str(target),
-        parameters={name: value for name, value in offered.items() if name in declared},
-        kernel_name="python3",
-        cwd=str(EXECUTED),
-        progress_bar=progress_bar(source.stem, profile) if progress else False,
-        log_output=False,
-    )
+    with tempfile.TemporaryDirectory(prefix="rsutils-progress-") as folder:
+        channel = Path(folder) / f"{source.stem}.log"
+        watch = ChapterWatch(channel, stream, heartbeat=heartbeat) if progress else None
+        with kernel_side_channel(channel if progress else None), watch or nullcontext():
+            papermill.execute_notebook(
+                notebook,
+                str(target),
+                parameters={name: value for name, value in offered.items() if name in declared},
+                kernel_name="python3",
+                cwd=str(EXECUTED),
+                progress_bar=progress_bar(source.stem, profile, stream) if progress else False,
+                log_output=False,
+                engine_name="rsutils-watched",
+                watch=watch,
+            )
     seconds = time.perf_counter() - start
     record_environment(target, profile)
     return seconds

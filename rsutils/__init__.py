@@ -25,7 +25,8 @@ Everything a user needs is importable from here:
   ``certify_planned_dataset`` (and the resumable loop they share, ``run_dataset``
   with ``DatasetRun`` and ``InputGroups``), ``read_log``, ``certified_accuracy``,
   ``certified_accuracy_lower_bound``, ``average_certified_radius``, ``accuracy_table``,
-  ``acr_difference`` (``ACRDifference``), ``recertify``;
+  ``acr_difference`` (``ACRDifference``), ``recertify``; ``LogRepairedWarning`` (a
+  resumed log's unfinished last write was cut);
 - models: ``build_model``, ``load_checkpoint``, ``save_checkpoint``, ``TrainConfig``,
   ``train_model``, ``pick_device``.
 
@@ -88,6 +89,7 @@ from rsutils.logs.analysis import (
     recertify,
 )
 from rsutils.logs.dataset_run import DatasetRun, InputGroups, run_dataset
+from rsutils.logs.resumable import LogRepairedWarning
 from rsutils.logs.runner import certify_dataset, certify_dataset_ds, predict_dataset
 from rsutils.logs.sequential_runs import certify_planned_dataset, decide_dataset
 from rsutils.memory import (
@@ -126,6 +128,7 @@ __all__ = [
     "GeneratedSmooth",
     "InputGroups",
     "Laplace",
+    "LogRepairedWarning",
     "LookSchedule",
     "MemoryAnswer",
     "MemoryInconsistencyError",

@@ -222,3 +222,80 @@ SOURCES = [
 def test_no_module_imports_another_modules_private_names(path: Path) -> None:
     """What two modules share is public and documented in the one that defines it."""
     assert private_imports(path.read_text()) == [], path.relative_to(REPO)
+
+
+#: The book's plotting stack, which only ``rsutils.book`` (and the chapters) may import.
+PLOTTING = ("matplotlib", "seaborn")
+
+
+def imported_top_level(source: str) -> set[str]:
+    """The top-level packages (``torch``, ``matplotlib``…) that ``source`` imports."""
+    names = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def test_only_the_book_imports_the_plotting_stack() -> None:
+    assert imported_top_level("import matplotlib.pyplot as plt\nfrom seaborn import x") == {
+        "matplotlib", "seaborn",
+    }  # fmt: skip
+    offenders = [
+        str(path.relative_to(PACKAGE))
+        for part, path in modules()
+        if part != "book" and imported_top_level(path.read_text()) & set(PLOTTING)
+    ]
+    assert offenders == []
+
+
+#: Run in a fresh interpreter: importing matplotlib or seaborn fails as if neither were
+#: installed, then the library certifies an input and a dataset into a log.
+WITHOUT_PLOTTING = """
+import sys
+
+
+class NotInstalled:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("matplotlib", "seaborn"):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+
+sys.meta_path.insert(0, NotInstalled())
+import torch
+
+import rsutils
+
+torch.manual_seed(0)
+model = rsutils.build_model("small_cnn", "fashion-mnist").eval()
+smooth = rsutils.Smooth(model, 10, rsutils.Gaussian(0.25))
+cert = smooth.certify(torch.rand(1, 28, 28), n0=10, n=100, alpha=0.01, seed=0)
+assert cert.prediction == rsutils.ABSTAIN or cert.radius >= 0
+images, labels = torch.rand(3, 1, 28, 28), torch.arange(3)
+data = rsutils.Dataset("fashion-mnist", "test", images, labels, tuple("abcdefghij"))
+settings = rsutils.CertifySettings(n0=10, n=100, alpha=0.01, batch_size=100)
+log = rsutils.certify_dataset(smooth, data, range(3), sys.argv[1], settings, progress=False)
+assert len(log) == 3, log
+assert not [m for m in sys.modules if m.split(".")[0] in ("matplotlib", "seaborn")]
+try:
+    import rsutils.book
+except ImportError as error:
+    print(error)
+"""
+
+
+@pytest.mark.slow  # a fresh interpreter imports torch
+def test_the_library_certifies_without_matplotlib_and_seaborn(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, "-c", WITHOUT_PLOTTING, str(tmp_path / "log.tsv")],
+        capture_output=True, text=True, cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "rsutils.book (the book's helpers) needs matplotlib" in result.stdout
+    assert "pip install 'rsutils[book]'" in result.stdout

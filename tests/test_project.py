@@ -15,17 +15,26 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def test_environment_yml_lists_the_same_packages_as_pyproject() -> None:
+    """The same requirements, in pyproject's order (dependencies, then the book's extra,
+    then the test extra), so that moving one between groups shows in both files."""
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
     extras = project["optional-dependencies"]
-    wanted = {
+    wanted = [
         req
         for req in project["dependencies"] + extras["book"] + extras["test"]
         if not req.startswith("rsutils")
-    }
+    ]
     environment = yaml.safe_load((REPO / "environment.yml").read_text())
     pip_section = next(d["pip"] for d in environment["dependencies"] if isinstance(d, dict))
-    assert set(pip_section) - {"-e .", "-c constraints.txt"} == wanted
+    assert [r for r in pip_section if r not in ("-e .", "-c constraints.txt")] == wanted
     assert "-e ." in pip_section and "-c constraints.txt" in pip_section
+
+
+def test_the_plotting_stack_is_the_books_not_the_librarys() -> None:
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    required = {re.split(r"[<>=!~ ]", req)[0] for req in project["dependencies"]}
+    book = {re.split(r"[<>=!~ ]", req)[0] for req in project["optional-dependencies"]["book"]}
+    assert {"matplotlib", "seaborn"} <= book and not {"matplotlib", "seaborn"} & required
 
 
 def test_the_library_declares_ranges_and_the_project_pins_what_it_tests() -> None:

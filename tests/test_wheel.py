@@ -75,22 +75,58 @@ def test_the_wheel_carries_the_package_data_and_not_the_book(dist) -> None:
     assert len(published) >= 12 and any(n.endswith(".json") for n in published)
     assert not [n for n in names if n.startswith(("notebooks/", "book/", "tests/", "_build/"))]
     assert any(n.endswith("entry_points.txt") for n in names)
+    (metadata,) = [n for n in names if n.endswith(".dist-info/METADATA")]
+    requires = [
+        line.removeprefix("Requires-Dist: ")
+        for line in zipfile.ZipFile(wheel).read(metadata).decode().splitlines()
+        if line.startswith("Requires-Dist: ")
+    ]
+    plotting = [r for r in requires if r.startswith(("matplotlib", "seaborn"))]
+    assert len(plotting) == 2 and all('extra == "book"' in r for r in plotting), plotting
     (sdist,) = dist.glob("rsutils-*.tar.gz")
     assert sdist.stat().st_size > 0
 
 
+#: Prepended to code run in the fresh environment: matplotlib and seaborn are refused
+#: (``REFUSED.off()`` lifts it), as if installed without the book's extra; this
+#: environment lends its own copies.
+WITHOUT_THE_BOOK_EXTRA = """
+import sys
+class NotInstalled:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("matplotlib", "seaborn"):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+    def off(self):
+        sys.meta_path.remove(self)
+REFUSED = NotInstalled()
+sys.meta_path.insert(0, REFUSED)
+"""
+
+
 def test_the_fresh_environment_uses_the_wheel_not_the_repository(fresh, tmp_path) -> None:
-    where = run(fresh, "import rsutils; print(rsutils.__file__)", tmp_path).strip()
+    """... and its rsutils.book needs the book's extra, says so, and then works."""
+    code = WITHOUT_THE_BOOK_EXTRA + (
+        "import rsutils\n"
+        "print(rsutils.__file__)\n"
+        "try:\n"
+        "    import rsutils.book\n"
+        "except ImportError as error:\n"
+        "    print(str(error).replace(chr(10), ' '))\n"
+        "REFUSED.off()\n"
+        "from rsutils.book.published import published_table_names as n\n"
+        "print(len(n()))\n"
+    )
+    where, without_extra, tables = run(fresh, code, tmp_path).splitlines()
     assert where.startswith(str(fresh)) and str(REPO) not in where
-    tables = "from rsutils.book.published import published_table_names as n; print(len(n()))"
-    assert int(run(fresh, tables, tmp_path)) >= 6
+    assert "needs matplotlib" in without_extra and "pip install 'rsutils[book]'" in without_extra
+    assert int(tables) >= 6
 
 
-def test_the_readme_example_runs_as_printed(fresh, tmp_path) -> None:
+def test_the_readme_example_runs_as_printed_without_the_book_extra(fresh, tmp_path) -> None:
     readme = (REPO / "README.md").read_text()
     section = readme[readme.index("## The library") :]
     (example,) = re.findall(r"```python\n(.*?)```", section, flags=re.S)[:1]
-    printed = run(fresh, example, tmp_path).split()
+    printed = run(fresh, WITHOUT_THE_BOOK_EXTRA + example, tmp_path).split()
     prediction, radius = int(printed[0]), float(printed[1])
     assert prediction == -1 or (0 <= prediction < 10 and radius >= 0)
 

@@ -23,7 +23,6 @@ from dataclasses import asdict, dataclass
 
 import torch
 from torch import nn
-from tqdm.auto import tqdm
 
 from rsutils.anisotropic.generators import (
     CertificationWiseGenerator,
@@ -33,10 +32,16 @@ from rsutils.anisotropic.generators import (
 )
 from rsutils.anisotropic.patterns import spatial_pattern
 from rsutils.core.settings import check_count
+from rsutils.progress import ProgressBar
 from rsutils.training.data import Dataset
-from rsutils.training.train import TRAINING_THREADS, TrainConfig, intra_op_threads
+from rsutils.training.train import (
+    TRAINING_THREADS,
+    TrainConfig,
+    describe_training,
+    intra_op_threads,
+)
 
-__all__ = ["NPG_METHODS", "NPGConfig", "make_generator", "npg_loss", "train_npg"]
+__all__ = ["NPG_METHODS", "NPGConfig", "describe_npg", "make_generator", "npg_loss", "train_npg"]
 
 #: The methods, by their noise (the isotropic control and UCAN's three generators).
 NPG_METHODS = ("isotropic", "pattern", "dataset", "certification")
@@ -188,7 +193,7 @@ def _train(
         optimisers.append(torch.optim.Adam(generator.parameters(), lr=config.generator_lr))
     order = _batches(len(labels), config)
     noise = torch.Generator(device=device).manual_seed(config.seed + 1)
-    bar = tqdm(order, disable=not progress, desc=f"train {config.method}")
+    bar = ProgressBar(order, disable=not progress, desc=describe_npg(config))
     for batch in bar:
         x, y = images[batch].to(device), labels[batch].to(device)
         loss, parts = npg_loss(model, generator, x, y, config, noise)
@@ -199,6 +204,20 @@ def _train(
             optimiser.step()
         bar.set_postfix(ce=f"{parts['ce']:.3f}", V=f"{parts['variance']:.3f}", refresh=False)
     return model.eval(), generator.eval()
+
+
+def describe_npg(config: NPGConfig) -> str:
+    """What an NPG training run is: its noise (the setting that tells apart runs of one
+    method), seed and steps, and the base classifier it starts from (described by
+    :func:`~rsutils.training.train.describe_training`)."""
+    noise = {
+        "isotropic": f"isotropic noise, σ ≡ {config.isotropic_sigma:g}",
+        "pattern": f"pattern noise, {config.pattern_norm}",
+        "dataset": f"dataset-wise generator, {config.variance_term} variance term",
+        "certification": f"certification-wise generator, {config.variance_term} variance term",
+    }[config.method]
+    base = describe_training(config.base).removeprefix("train ")
+    return f"train {noise}, seed {config.seed}, {config.steps} steps, from the base {base}"
 
 
 def _batches(length: int, config: NPGConfig) -> list[torch.Tensor]:

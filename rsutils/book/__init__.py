@@ -2,8 +2,21 @@
 figures, and the papers' published numbers and released logs.
 
 A chapter imports its helpers from here (``from rsutils.book import Chapter, glue_all``).
-Nothing outside this package imports it; library users never need it.
+Nothing outside this package imports it; library users never need it. It needs the
+``book`` extra (matplotlib and seaborn, which the library itself does without):
+importing it without them raises an :class:`ImportError` that says
+``pip install 'rsutils[book]'``.
 """
+
+try:
+    import matplotlib  # noqa: F401
+    import seaborn  # noqa: F401
+except ImportError as missing:
+    raise ImportError(
+        f"rsutils.book (the book's helpers) needs {missing.name or 'matplotlib and seaborn'}, "
+        "which the library does without: install the book's extra, "
+        "pip install 'rsutils[book]'"
+    ) from missing
 
 from rsutils.book.chapter import Chapter, run_at_table
 from rsutils.book.experiments import Experiments, trained_model, training_sigmas

@@ -39,13 +39,13 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from tqdm.auto import tqdm
 
 from rsutils.core.environment import describe_environment
 from rsutils.core.settings import check_count
 from rsutils.core.smoothed import SmoothedClassifier, check_algorithm
 from rsutils.logs.analysis import read_log
 from rsutils.logs.resumable import ResumableLog
+from rsutils.progress import ProgressBar
 from rsutils.training.data import Dataset
 
 __all__ = [
@@ -130,7 +130,9 @@ class DatasetRun:
     makes the row of input ``idx``: every column but ``idx`` and ``time``, which the
     skeleton adds. ``read`` reads the finished log. ``groups`` is work that
     inputs share (see :class:`InputGroups`). The bar counts ``row_cost`` of ``unit``
-    per row (and ``groups.cost`` per input of a group).
+    per row (and ``groups.cost`` per input of a group); it is a
+    :class:`~rsutils.progress.ProgressBar`, so a run with its bar off still reports to
+    the side channel of ``book/run_notebooks.py``.
     """
 
     name: str
@@ -141,7 +143,7 @@ class DatasetRun:
     read: Callable[[Path], pd.DataFrame] = read_log
     groups: InputGroups | None = None
     row_cost: int = 1
-    unit: str = "it"
+    unit: str = "input"
 
     def __post_init__(self) -> None:
         check_algorithm(self.algorithm)
@@ -187,7 +189,7 @@ def _groups(todo: list[int], groups: InputGroups | None) -> Iterator[list[int]]:
         yield todo[start : start + size]
 
 
-def _append_group(log: ResumableLog, run: DatasetRun, group: list[int], bar: tqdm) -> None:
+def _append_group(log: ResumableLog, run: DatasetRun, group: list[int], bar: ProgressBar) -> None:
     """The group's shared work, then each input's row, timed, appended to ``log``."""
     shared = 0.0
     if run.groups is not None:
@@ -203,10 +205,10 @@ def _append_group(log: ResumableLog, run: DatasetRun, group: list[int], bar: tqd
         bar.update(run.row_cost)
 
 
-def _progress_bar(run: DatasetRun, inputs: int, log_name: str, progress: bool) -> tqdm:
+def _progress_bar(run: DatasetRun, inputs: int, log_name: str, progress: bool) -> ProgressBar:
     """A bar over the work of ``inputs`` inputs, named after the run and its log."""
     per_input = run.row_cost + (run.groups.cost if run.groups is not None else 0)
-    return tqdm(
+    return ProgressBar(
         total=inputs * per_input,
         disable=not progress,
         desc=f"{run.name} {log_name}",

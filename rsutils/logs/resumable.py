@@ -3,8 +3,10 @@
 Each row is written and flushed to disk as soon as its input is done; a sidecar
 ``<log>.json``, written before the log, records the run's configuration. Reopening
 with the same configuration drops the unfinished write at the end of the log (a torn
-last line, or lines of NUL bytes or garbage left by the filesystem) and reports which
-indices are done.
+last line, or lines of NUL bytes or garbage left by the filesystem), says so with a
+:class:`LogRepairedWarning` (which file, how many bytes from which line, and why), and
+reports which indices are done: an input whose row was cut is not done, so a resumed
+run computes it again, and no complete row is ever lost.
 
 A log is never appended to unless it can be checked: a log without a readable sidecar
 and a damaged line before the last good row are errors. One writer per log: a
@@ -19,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,10 +33,21 @@ try:
 except ImportError:  # Windows: no flock, so no locking
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["ENVIRONMENTS", "ResumableLog"]
+__all__ = ["ENVIRONMENTS", "LogRepairedWarning", "ResumableLog"]
 
 #: The sidecar's key listing the environments that appended rows (never compared).
 ENVIRONMENTS = "environments"
+
+
+class LogRepairedWarning(UserWarning):
+    """A reopened log's unfinished last write was cut off before appending to it.
+
+    Shown (as Python shows warnings: on stderr, in a notebook under the cell) once per
+    repair; the message names the file, the bytes and the line cut, and why the line
+    was not a row. Nothing certified is lost: only incomplete rows are cut, and their
+    inputs are computed again. ``warnings.filterwarnings("ignore", category=...)``
+    silences it; ``"error"`` makes a damaged log stop the run instead.
+    """
 
 
 def _plain(mapping: Mapping[str, Any]) -> dict[str, Any]:
@@ -105,8 +119,10 @@ class ResumableLog:
         header = data.split(b"\n", 1)[0].decode(errors="replace").split("\t")
         if header != self.columns or b"\n" not in data:
             raise ValueError(f"{self.path} has columns {header}, expected {self.columns}")
-        keep, done = _scan_rows(data, len(self.columns), self.path)
-        if keep < len(data):
+        keep, done, first_bad = _scan_rows(data, len(self.columns), self.path)
+        if keep < len(data):  # stacklevel: the code that opened the log (via _open, __init__)
+            message = _repair_message(self.path, data, keep, first_bad)
+            warnings.warn(message, LogRepairedWarning, stacklevel=4)
             with open(self.path, "r+b") as handle:
                 handle.truncate(keep)
                 os.fsync(handle.fileno())
@@ -197,8 +213,19 @@ def _row_problem(line: bytes, width: int) -> str | None:
     return None
 
 
-def _scan_rows(data: bytes, width: int, path: Path) -> tuple[int, set[int]]:
-    """Where the last good row of ``data`` ends, and the indices of the rows.
+def _repair_message(path: Path, data: bytes, keep: int, first_bad: tuple[int, str] | None) -> str:
+    """What cutting ``data[keep:]`` off the log ``path`` repairs, for a person to read."""
+    line, why = first_bad or (data[:keep].count(b"\n") + 1, "blank lines")
+    return (
+        f"{path}: cut {len(data) - keep} bytes from line {line} on ({why}), the unfinished "
+        "write of a run that stopped; the input of a row that was cut is not in the log, "
+        "so a resumed run computes it again"
+    )
+
+
+def _scan_rows(data: bytes, width: int, path: Path) -> tuple[int, set[int], tuple[int, str] | None]:
+    """Where the last good row of ``data`` ends, the indices of the rows, and the first
+    line after it that is not a row with the reason (``None`` if there is none).
 
     Bad lines after the last good row are the unfinished write (the caller cuts them
     off); a bad line before a good row means the file is damaged.
@@ -212,7 +239,7 @@ def _scan_rows(data: bytes, width: int, path: Path) -> tuple[int, set[int]]:
         pos += len(line) + complete
         if not line.strip(b" \t\r"):
             continue  # blank lines are ignored, as pandas does
-        problem = _row_problem(line, width) if complete else "torn"
+        problem = _row_problem(line, width) if complete else "a torn line: no newline"
         if problem is None and first_bad is not None:
             raise ValueError(
                 f"{path} line {first_bad[0]} is not a log row ({first_bad[1]}); "
@@ -223,7 +250,7 @@ def _scan_rows(data: bytes, width: int, path: Path) -> tuple[int, set[int]]:
             done.add(int(line.split(b"\t", 1)[0]))
         elif first_bad is None:
             first_bad = (number, problem)
-    return keep, done
+    return keep, done, first_bad
 
 
 def _acquire_lock(lockfile: Path, log: Path) -> int | None:

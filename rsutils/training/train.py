@@ -18,13 +18,13 @@ from dataclasses import asdict, dataclass, field
 
 import torch
 from torch import nn
-from tqdm.auto import tqdm
 
 from rsutils.core.devices import model_device
 from rsutils.core.noise import make_noise
 from rsutils.core.settings import check_count
 from rsutils.ddrs.sigma_ascent import SigmaAscent, optimize_sigma
 from rsutils.ddrs.sigma_store import SigmaStore
+from rsutils.progress import ProgressBar
 from rsutils.training.data import Dataset
 from rsutils.training.models import build_model
 from rsutils.training.objectives import OBJECTIVES, ObjectiveSettings
@@ -33,6 +33,7 @@ __all__ = [
     "TRAINING_THREADS",
     "TrainConfig",
     "batch_loss",
+    "describe_training",
     "evaluate_accuracy",
     "intra_op_threads",
     "train_model",
@@ -167,8 +168,10 @@ def _train(
     )
     step = batch_loss(config, store, noise_generator)
     model.train()
-    bar = tqdm(total=config.epochs * steps_per_epoch, disable=not progress, desc="train")
+    epoch_of = f"{describe_training(config)}, epoch {{}} of {config.epochs}".format
+    bar = ProgressBar(total=config.epochs * steps_per_epoch, disable=not progress, desc=epoch_of(1))
     for epoch in range(config.epochs):
+        bar.set_description(epoch_of(epoch + 1), refresh=False)
         order = torch.randperm(len(labels), generator=shuffle)
         for first in range(0, len(labels), config.batch_size):
             batch = order[first : first + config.batch_size]
@@ -182,6 +185,25 @@ def _train(
             bar.set_postfix(loss=f"{loss.item():.3f}", refresh=False)
     bar.close()
     return model.eval()
+
+
+def describe_training(config: TrainConfig) -> str:
+    """What a training run is, in a few words: ``train <arch> on <dataset>, σ=<scale>,
+    seed <seed>, <method> training`` (``<noise> noise of scale <scale>`` for other noise;
+    plus data-dependent sigma and the model it fine-tunes, when set): the name its
+    progress bar shows."""
+    gaussian = config.noise == "gaussian"
+    words = [
+        f"train {config.arch} on {config.dataset}",
+        f"σ={config.scale:g}" if gaussian else f"{config.noise} noise of scale {config.scale:g}",
+        f"seed {config.seed}",
+        f"{config.method} training",
+    ]
+    if config.ds is not None:
+        words.append(f"data-dependent sigma from epoch {config.ds_start_epoch + 1}")
+    if config.init is not None:
+        words.append(f"fine-tuning the {config.init.method} model of seed {config.init.seed}")
+    return ", ".join(words)
 
 
 def batch_loss(config: TrainConfig, store: SigmaStore, generator: torch.Generator):

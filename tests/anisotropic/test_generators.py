@@ -158,6 +158,19 @@ def test_a_step_trains_what_the_algorithm_says(method) -> None:
     assert not start.training and torch.equal(start[1].weight, tiny_model()[1].weight)
 
 
+def test_npg_training_names_its_method_and_base_in_the_side_channel(tmp_path, monkeypatch) -> None:
+    from rsutils.progress import PROGRESS_FILE
+
+    monkeypatch.setenv(PROGRESS_FILE, str(tmp_path / "progress.log"))
+    train_npg(config("dataset", seed=4), tiny_data(), tiny_model(), progress=False, threads=1)
+    last = (tmp_path / "progress.log").read_text().splitlines()[-1]
+    assert last.startswith(
+        "train dataset-wise generator, min variance term, seed 4, 2 steps, from the base "
+        "small_cnn on fashion-mnist, σ=0.5, seed 0, gaussian training | step 2 of 2 | "
+    )
+    assert last.endswith("| done")
+
+
 def test_the_loss_subtracts_the_variance_term_only_when_a_generator_trains() -> None:
     model, x, y = tiny_model(), tiny_data().images[:8], tiny_data().labels[:8]
     for method, term in (("dataset", "min"), ("dataset", "mean"), ("pattern", "min")):

@@ -62,7 +62,7 @@ def test_groups_are_prepared_before_their_rows_and_counted_on_the_bar(
         def update(self, n: int) -> None:
             events.append(("bar", n))
 
-    monkeypatch.setattr(dataset_run, "tqdm", Bar)
+    monkeypatch.setattr(dataset_run, "ProgressBar", Bar)
     run = label_run(data)
 
     def row(i: int) -> dict[str, Any]:

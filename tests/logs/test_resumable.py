@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from rsutils.logs import resumable
-from rsutils.logs.resumable import ResumableLog
+from rsutils.logs.resumable import LogRepairedWarning, ResumableLog
 
 COLUMNS = ["idx", "value"]
 CONFIG = {"run": 1}
@@ -138,20 +138,24 @@ def test_a_killed_writer_does_not_leave_its_log_locked(tmp_path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("tail", "damaged_line"),
+    ("tail", "damaged_line", "repair"),
     [
-        (b"\0" * 12, None),
-        (b"\0" * 12 + b"\n", None),
-        (b"1\t2.5\0\0\0\0\n", None),
-        (b"\0\0\0\n\0\0\n\0", None),
-        (b"1x\t2.5\n", None),
-        (b"\n\0\0\0\0\n1\t2.5\n", 4),
-        (b"oops\n1\t2.5\n", 3),
+        (b"\0" * 12, None, "12 bytes from line 3 on (a torn line: no newline)"),
+        (b"\0" * 12 + b"\n", None, "13 bytes from line 3 on (it holds NUL bytes)"),
+        (b"1\t2.5\0\0\0\0\n", None, "10 bytes from line 3 on (it holds NUL bytes)"),
+        (b"\0\0\0\n\0\0\n\0", None, "8 bytes from line 3 on (it holds NUL bytes)"),
+        (b"1x\t2.5\n", None, "7 bytes from line 3 on (idx '1x' is not a non-negative integer)"),
+        (b"\n\n", None, "2 bytes from line 3 on (blank lines)"),
+        (b"\n\0\0\0\0\n1\t2.5\n", 4, None),
+        (b"oops\n1\t2.5\n", 3, None),
     ],
-    ids=["nul", "nul-newline", "row-then-nul", "nul-lines", "bad-idx", "nul-middle", "middle"],
-)
-def test_a_damaged_tail_is_cut_and_damage_before_a_row_refused(
-    tmp_path, tail, damaged_line
+    ids=[
+        "nul", "nul-newline", "row-then-nul", "nul-lines", "bad-idx", "blank", "nul-middle",
+        "middle",
+    ],
+)  # fmt: skip
+def test_a_damaged_tail_is_cut_with_a_warning_and_damage_before_a_row_refused(
+    tmp_path, tail, damaged_line, repair
 ) -> None:
     path = tmp_path / "log.tsv"
     write_log(path)
@@ -163,10 +167,20 @@ def test_a_damaged_tail_is_cut_and_damage_before_a_row_refused(
             ResumableLog(path, COLUMNS, CONFIG)
         assert path.read_bytes() == HEADER_AND_ROW + tail
         return
-    with ResumableLog(path, COLUMNS, CONFIG) as log:
+    with pytest.warns(LogRepairedWarning) as warned:
+        log = ResumableLog(path, COLUMNS, CONFIG)  # the warning points at this line
+    (warning,) = warned
+    assert str(warning.message) == (
+        f"{path}: cut {repair}, the unfinished write of a run that stopped; the input of "
+        "a row that was cut is not in the log, so a resumed run computes it again"
+    )
+    assert warning.filename == __file__
+    with log:
         assert log.done == {0}
         log.append({"idx": 1, "value": 2.5})
     assert path.read_bytes() == HEADER_AND_ROW + b"1\t2.5\n"
+    with ResumableLog(path, COLUMNS, CONFIG) as log:  # a sound log: no warning (an error here)
+        assert log.done == {0, 1}
 
 
 @pytest.mark.parametrize(

@@ -19,6 +19,7 @@ from rsutils import (
     certify_dataset_ds,
     predict_dataset,
 )
+from rsutils.logs.resumable import LogRepairedWarning
 from rsutils.logs.runner import CERTIFY_COLUMNS, PREDICT_COLUMNS, ResumableLog, select_indices
 
 SETTINGS = CertifySettings(n0=10, n=100, alpha=0.01, seed=3, batch_size=50)
@@ -69,7 +70,10 @@ def test_a_torn_last_line_is_dropped_on_resume(tmp_path) -> None:
         log.append({"idx": 0, "value": 1.5})
     with open(path, "a") as handle:
         handle.write("1\t2.")  # killed in the middle of a write
-    with ResumableLog(path, ["idx", "value"], {"run": 1}) as reopened:
+    with (
+        pytest.warns(LogRepairedWarning, match=r"log\.tsv: cut 4 bytes from line 3 on"),
+        ResumableLog(path, ["idx", "value"], {"run": 1}) as reopened,
+    ):
         assert reopened.done == {0}
     assert path.read_text() == "idx\tvalue\n0\t1.5\n"
 
@@ -89,7 +93,7 @@ def test_select_indices_mirrors_cohens_skip_and_max() -> None:
 
 
 class _RecordingBar:
-    """Stands in for tqdm: records the total and every update."""
+    """Stands in for the progress bar: records the total and every update."""
 
     made: ClassVar[list["_RecordingBar"]] = []
 
@@ -113,7 +117,7 @@ def test_the_data_dependent_progress_bar_counts_the_ascent_too(
     """The ascent of a group advances the bar before its first row, by its share of the work."""
     from rsutils.logs import dataset_run, runner
 
-    monkeypatch.setattr(dataset_run, "tqdm", _RecordingBar)
+    monkeypatch.setattr(dataset_run, "ProgressBar", _RecordingBar)
     ascent = SigmaAscent(sigma0=0.25, iterations=3, draws=2)
     smooth = DataDependentSmooth(cnn, 10, ascent)
     runner.certify_dataset_ds(
@@ -168,3 +172,18 @@ def test_a_dataset_log_records_torch_the_device_and_the_threads(cnn, images, tmp
     certify_dataset(Smooth(cnn, 10, Gaussian(0.25)), images, [0], tmp_path / "c.tsv", SETTINGS)
     recorded = json.loads((tmp_path / "c.tsv.json").read_text())
     assert recorded["environments"] == [describe_environment("cpu")]
+
+
+def test_a_quiet_run_names_its_log_and_counts_its_inputs_in_the_side_channel(
+    cnn, images, tmp_path, monkeypatch
+) -> None:
+    """With the bar off (as in the book), the side channel says which log and how far."""
+    from rsutils.progress import PROGRESS_FILE
+
+    monkeypatch.setenv(PROGRESS_FILE, str(tmp_path / "progress.log"))
+    smooth = Smooth(cnn, 10, Gaussian(0.25))
+    certify_dataset(smooth, images, [0, 2, 5], tmp_path / "c.tsv", SETTINGS, progress=False)
+    lines = (tmp_path / "progress.log").read_text().splitlines()
+    assert lines[0].startswith("certify c.tsv | 0 of 3 inputs | 00:0")
+    assert lines[-1].startswith("certify c.tsv | 3 of 3 inputs | ")
+    assert lines[-1].endswith(" elapsed | done")

@@ -48,3 +48,19 @@ def _noisy_fashion_like():
     images = torch.rand(512, 1, 28, 28, generator=generator)
     labels = torch.randint(0, 10, (512,), generator=generator)
     return Dataset("fashion-mnist", "train", images, labels, tuple("abcdefghij"))
+
+
+def test_training_names_its_model_and_epoch_in_the_side_channel(
+    separable_data, tmp_path, monkeypatch
+) -> None:
+    """With the bar off (as in the book), the side channel still says what trains."""
+    from rsutils.progress import PROGRESS_FILE
+
+    monkeypatch.setenv(PROGRESS_FILE, str(tmp_path / "progress.log"))
+    config = TrainConfig(epochs=2, batch_size=128, scale=0.5, seed=7, train_subset=256)
+    train_model(config, separable_data(), progress=False)
+    lines = (tmp_path / "progress.log").read_text().splitlines()
+    what = "train small_cnn on fashion-mnist, σ=0.5, seed 7, gaussian training"
+    assert lines[0] == f"{what}, epoch 1 of 2 | step 0 of 4 | 00:00 elapsed | ? remaining"
+    assert lines[-1].startswith(f"{what}, epoch 2 of 2 | step 4 of 4 | ")
+    assert lines[-1].endswith(" elapsed | done")
