@@ -34,8 +34,10 @@ __all__ = ["PROGRESS_FILE", "REPORT_INTERVAL", "ProgressBar", "progress_line", "
 
 #: The environment variable naming the file that every bar appends its plain lines to.
 PROGRESS_FILE = "RSUTILS_PROGRESS_FILE"
-#: The least time, in seconds, between two lines of one bar (its last line excepted).
-REPORT_INTERVAL = 5.0
+#: The least time, in seconds, between two lines of one bar (its last line excepted):
+#: half the 30 s within which a user should hear from a long cell, and few enough lines
+#: that a build's log stays readable (about 240 an hour of one loop).
+REPORT_INTERVAL = 15.0
 
 _clock = time.monotonic  # a module attribute, so that tests can replace the clock
 
