@@ -6,7 +6,7 @@ would: in a terminal, or as a widget in JupyterLab. When the environment variabl
 ``RSUTILS_PROGRESS_FILE`` (:data:`PROGRESS_FILE`) names a file, it also appends plain
 lines to that file, **whether or not the bar is shown**::
 
-    train small_cnn ..., epoch 2 of 6 | step 150 of 282 | 00:31 elapsed | 00:27 remaining
+    train ..., epoch 2 of 6 | step 150 of 282 | 00:31 elapsed | 00:27 remaining
 
 one when the loop starts, then one at most every :data:`REPORT_INTERVAL` seconds while
 it advances, and one when it ends (``done`` in place of the time remaining). That is
