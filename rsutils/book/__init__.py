@@ -1,11 +1,13 @@
 """What only the book needs: run profiles, cached experiments, the chapter helper,
-figures, and the papers' published numbers and released logs.
+figures, the manual pages' command lines, and the papers' published numbers and released
+logs.
 
 A chapter imports its helpers from here (``from rsutils.book import Chapter, glue_all``).
 Nothing outside this package imports it; library users never need it.
 """
 
 from rsutils.book.chapter import Chapter, run_at_table
+from rsutils.book.commands import kill_part_way, run_command
 from rsutils.book.experiments import Experiments, trained_model, training_sigmas
 from rsutils.book.glue import glue_all, glue_fields, glue_table
 from rsutils.book.plots import plot_curves, setup_style
@@ -21,8 +23,10 @@ __all__ = [
     "glue_all",
     "glue_fields",
     "glue_table",
+    "kill_part_way",
     "plot_curves",
     "run_at_table",
+    "run_command",
     "setup_style",
     "trained_model",
     "training_sigmas",
