@@ -194,7 +194,7 @@ class GeneratorScale:
 @dataclass(frozen=True)
 class AuditScale:
     """Chapter 06's soundness audit of certification-wise certificates, in the names of
-    :func:`~rsutils.anisotropic.audit.audit_certificate`'s arguments."""
+    :func:`~rsutils.anisotropic.audit.runs.audit_certificate`'s arguments."""
 
     #: Correct certificates with a region whose regions the audit searches.
     images: int
