@@ -21,9 +21,10 @@
 # Cohen et al.'s `certify.py` and `predict.py` (`dataset base_classifier sigma outfile
 # --batch --skip --max --split --N0 --N --alpha`) and write the same TSV columns,
 # followed by ours. Every command on this page runs when the book is built: each cell
-# passes the command line to {func}`~rsutils.book.commands.run_command`, which runs it
-# as a terminal would, prints its output and fails the build unless the command exits
-# with the status the page expects. In a terminal, type the quoted line. The modes of
+# passes the command line to {func}`~rsutils.book.manual.run_command`, which prints
+# it as a terminal shows it (`$ ...`), runs it, prints its output and fails the build
+# unless the command exits with the status the page expects. In a terminal, type the
+# line after the `$`. The modes of
 # data-dependent and anisotropic noise are on {ref}`manual-noise`, those that certify
 # faster (fewer draws, a faster forward pass, several processes) on
 # {ref}`manual-faster`.
@@ -73,8 +74,9 @@ run_command("python -m rsutils --help")
 
 # %%
 run_command(
-    f"python -m rsutils train fashion-mnist small_cnn model.pt --noise-sd 0.25 --epochs 1 "
-    f"--train-subset 2000 --seed {seed} --quiet"
+    "python -m rsutils train fashion-mnist small_cnn model.pt "
+    "--noise-sd 0.25 --epochs 1 --train-subset 2000 "
+    f"--seed {seed} --quiet"
 )
 _, info = rs.load_checkpoint("model.pt")
 info["meta"]["train_config"]
@@ -154,9 +156,10 @@ assert killed.drop(columns="time").equals(uninterrupted.drop(columns="time"))
 # wrong shape, a device this machine lacks, an output path that is a folder, ...).
 
 # %%
-run_command("python -m rsutils certify fashion-mnist model.pt 0.25 out.tsv --alpha 2", status=2)
+certify = "python -m rsutils certify fashion-mnist"
+run_command(f"{certify} model.pt 0.25 out.tsv --alpha 2", status=2)
 Path("truncated.pt").write_bytes(Path("model.pt").read_bytes()[:4096])
-run_command("python -m rsutils certify fashion-mnist truncated.pt 0.25 out.tsv", status=2)
+run_command(f"{certify} truncated.pt 0.25 out.tsv", status=2)
 sorted(path.name for path in Path().glob("out*"))
 
 # %% [markdown]

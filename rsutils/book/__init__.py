@@ -1,5 +1,5 @@
 """What only the book needs: run profiles, cached experiments, the chapter helper,
-figures, the manual pages' command lines, and the papers' published numbers and released
+figures, what the manual pages run, and the papers' published numbers and released
 logs.
 
 A chapter imports its helpers from here (``from rsutils.book import Chapter, glue_all``).
@@ -7,9 +7,9 @@ Nothing outside this package imports it; library users never need it.
 """
 
 from rsutils.book.chapter import Chapter, run_at_table
-from rsutils.book.commands import kill_part_way, run_command
 from rsutils.book.experiments import Experiments, trained_model, training_sigmas
 from rsutils.book.glue import glue_all, glue_fields, glue_table
+from rsutils.book.manual import kill_part_way, run_command, show_refusals
 from rsutils.book.plots import plot_curves, setup_style
 from rsutils.book.profiles import BOOK_SIGMAS, PROFILES, Profile, get_profile
 
@@ -28,6 +28,7 @@ __all__ = [
     "run_at_table",
     "run_command",
     "setup_style",
+    "show_refusals",
     "trained_model",
     "training_sigmas",
 ]

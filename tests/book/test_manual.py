@@ -1,5 +1,6 @@
-"""The manual pages' command lines: split like a shell's, run in the page's interpreter,
-their output shown and their exit status checked."""
+"""What the manual pages run: command lines split like a shell's, run in the page's
+interpreter, their output shown and their exit status checked; refusals shown with the
+error a user gets."""
 
 from __future__ import annotations
 
@@ -7,12 +8,14 @@ import sys
 
 import pytest
 
-from rsutils.book.commands import (
+from rsutils.book.manual import (
     CommandFailed,
     command_argv,
     kill_part_way,
     log_rows,
+    refusal,
     run_command,
+    show_refusals,
 )
 
 
@@ -42,14 +45,15 @@ def test_what_needs_a_shell_or_names_nothing_is_refused(line: str) -> None:
 
 def test_a_command_prints_its_output(capsys) -> None:
     code = "import os, sys; print(os.environ['GREETING']); print('to stderr', file=sys.stderr)"
-    assert run_command(f'GREETING=hello python -c "{code}"') is None
-    assert capsys.readouterr().out == "hello\nto stderr\n"
+    line = f'GREETING=hello python -c "{code}"'
+    assert run_command(line) is None
+    assert capsys.readouterr().out == f"$ {line}\nhello\nto stderr\n"
 
 
 def test_an_unexpected_exit_status_fails_the_page(capsys) -> None:
     with pytest.raises(CommandFailed, match=r"exited with status 3, expected 0.*\nboom"):
         run_command("python -c \"print('boom'); raise SystemExit(3)\"")
-    assert capsys.readouterr().out == "boom\n"
+    assert capsys.readouterr().out.endswith("\nboom\n")
     run_command('python -c "raise SystemExit(2)"', status=2)
     with pytest.raises(CommandFailed, match="exited with status 0, expected 2"):
         run_command("python -c pass", status=2)
@@ -85,3 +89,21 @@ def test_log_rows_counts_complete_rows_after_the_header(tmp_path) -> None:
     assert log_rows(log) == 0
     log.write_text("idx\tradius\n0\t0.5\n1\t0.")
     assert log_rows(log) == 1
+
+
+def test_a_refusal_is_the_error_a_user_gets(capsys) -> None:
+    def refuse() -> None:
+        raise ValueError("x has values in [0, 255]; pass x / 255 " + "word " * 20)
+
+    assert refusal(refuse).startswith("ValueError: x has values in [0, 255]")
+    show_refusals({"pixels in 0..255": refuse}, width=40)
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == "pixels in 0..255:" and printed[1].startswith("  ValueError: x has")
+    assert len(printed) > 3 and all(len(line) <= 40 for line in printed)
+
+
+def test_an_accepted_call_is_not_shown_as_refused() -> None:
+    with pytest.raises(AssertionError, match="was accepted"):
+        refusal(lambda: 1)
+    with pytest.raises(KeyError):  # other errors are not refusals: they propagate
+        refusal(lambda: {}["missing"])

@@ -1,10 +1,16 @@
-"""Command lines on the manual pages: run as a terminal runs them, with their output shown.
+"""What the manual pages need to show behaviour instead of describing it.
 
-The manual pages show the command line by running it in the build, so an example cannot
-go stale: :func:`run_command` runs one line, prints what it printed (standard output
-and standard error, in order) and raises :class:`CommandFailed` unless it exits with the
-status the page expects; :func:`kill_part_way` starts one and kills it (``SIGKILL``) once
-its log holds some rows, as a crash or an impatient user would.
+The manual pages (*Using rsutils*) run every example when the book is built, so an
+example cannot go stale. Two kinds need help from here:
+
+- command lines: :func:`run_command` runs one line as a terminal would, prints the
+  line and what the command printed (standard output and standard error, in order),
+  and raises :class:`CommandFailed` unless the command exits with the status the page
+  expects;
+  :func:`kill_part_way` starts one and kills it (``SIGKILL``) once its log holds some
+  rows, as a crash or an impatient user would;
+- refusals: :func:`refusal` returns the error a call is refused with, and
+  :func:`show_refusals` prints several, so that a page shows the message a user gets.
 
 A line is split as a POSIX shell splits words (``shlex.split``), without pipes,
 redirections, globs or variables. Leading ``NAME=value`` words set environment variables
@@ -21,9 +27,19 @@ import shlex
 import signal
 import subprocess
 import sys
+import textwrap
 import time
+from collections.abc import Callable, Mapping
 
-__all__ = ["CommandFailed", "command_argv", "kill_part_way", "log_rows", "run_command"]
+__all__ = [
+    "CommandFailed",
+    "command_argv",
+    "kill_part_way",
+    "log_rows",
+    "refusal",
+    "run_command",
+    "show_refusals",
+]
 
 #: What a shell would read as more than one command, or as a redirection.
 SHELL_OPERATORS = frozenset({"|", "||", "&", "&&", ";", ">", ">>", "<", "2>", "2>&1"})
@@ -100,7 +116,8 @@ def kill_part_way(
 
 
 def run_command(line: str, *, status: int = 0, timeout: float = 600.0) -> None:
-    """Run ``line`` to its end and print what it printed.
+    """Run ``line`` to its end, then print it as a terminal shows it (``$ line``)
+    followed by what the command printed.
 
     Guarantee: returns only if the command exited with ``status`` (0 by default; a page
     showing a refused command passes the status it must be refused with). Otherwise
@@ -118,9 +135,31 @@ def run_command(line: str, *, status: int = 0, timeout: float = 600.0) -> None:
         timeout=timeout,
         check=False,
     )
-    print(result.stdout, end="")
+    print(f"$ {line}\n{result.stdout}", end="", flush=True)
     if result.returncode != status:
         raise CommandFailed(
             f"{line!r} exited with status {result.returncode}, expected {status}; "
             f"it printed:\n{result.stdout}"
         )
+
+
+def refusal(call: Callable[[], object]) -> str:
+    """The error ``call()`` is refused with, as ``"TypeName: message"``.
+
+    Only ``TypeError`` and ``ValueError`` count as refusals (rsutils refuses bad input
+    with them); a call that returns raises ``AssertionError``, so a page cannot show a
+    refusal that did not happen.
+    """
+    try:
+        call()
+    except (TypeError, ValueError) as error:
+        return f"{type(error).__name__}: {error}"
+    raise AssertionError(f"{call!r} was accepted; the page shows it as refused")
+
+
+def show_refusals(calls: Mapping[str, Callable[[], object]], *, width: int = 75) -> None:
+    """Print each case of ``calls`` and the error its call is refused with
+    (:func:`refusal`), wrapped to ``width`` characters."""
+    for case, call in calls.items():
+        print(f"{case}:")
+        print(textwrap.fill(refusal(call), width, initial_indent="  ", subsequent_indent="  "))
