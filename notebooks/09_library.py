@@ -52,14 +52,16 @@ progress = True  # progress bars (papermill runs pass False)
 seed = 0
 
 # %% [markdown]
-# The page ran at the scale below. The profile sets only the number of draws $n$; the
-# model is the small one the page trains in section (a), the same at every profile.
+# The page ran at the scale below. The profile sets only the number of draws $n$, that
+# of the book's smaller runs; the model is the small one the page trains in section
+# (a), the same at every profile.
 
 # %% tags=["hide-input"]
 chapter = Chapter.open(profile, seed=seed, progress=progress)
-P = chapter.profile
+n = chapter.profile.secondary.n  # the scale of the book's smaller runs
 model_row = "small_cnn, σ = 0.25, 1 epoch on 2,000 images"
-chapter.run_at({"model": model_row}, standard=("n0", "n", "alpha"))
+rows = {"model": model_row, "n (estimation draws)": f"{n:,}"}
+chapter.run_at(rows, standard=("n0", "alpha"))
 
 # %% [markdown]
 # The files the examples write go to a fresh folder, so that every build writes them
@@ -113,7 +115,7 @@ glue_all(clean_accuracy=clean, noisy_accuracy=noisy)
 # %%
 smooth = rs.Smooth(model, num_classes=10, noise=rs.Gaussian(sigma=0.25))
 x, label = test.images[0], int(test.labels[0])
-cert = smooth.certify(x, n0=100, n=P.certify.n, alpha=0.001, seed=seed)
+cert = smooth.certify(x, n0=100, n=n, alpha=0.001, seed=seed)
 answer = smooth.predict(x, n=1000, alpha=0.001, seed=seed)
 shown = {"label": label, **cert.as_dict(), "PREDICT": answer}
 pd.Series(shown).to_frame("")
@@ -234,7 +236,7 @@ glue_all(training_threads=TRAINING_THREADS)
 # of them.
 
 # %%
-settings = rs.CertifySettings(n0=100, n=P.certify.n, alpha=0.001, seed=seed)
+settings = rs.CertifySettings(n0=100, n=n, alpha=0.001, seed=seed)
 indices = range(0, len(test), 1000)
 log = rs.certify_dataset(smooth, test, indices, "certify.tsv", settings, progress=progress)
 print(*log.columns)
