@@ -57,6 +57,23 @@ def test_the_library_declares_ranges_and_the_project_pins_what_it_tests() -> Non
     assert "-c constraints.txt" in (REPO / "Makefile").read_text()
 
 
+def test_the_readme_is_a_front_door_of_at_most_150_lines() -> None:
+    """The manual lives in the book (its pages run in the build); the README only says
+    what this is, how to build and test it, where to read, and how long things take."""
+    lines = (REPO / "README.md").read_text().splitlines()
+    assert len(lines) <= 150, f"README.md has {len(lines)} lines; move text into the book"
+
+
+def test_every_timing_in_the_readme_names_the_command_that_measures_it() -> None:
+    readme = (REPO / "README.md").read_text()
+    section = readme[readme.index("## Timings") :].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("|")][2:]
+    assert rows, "the README's timings table is gone"
+    for row in rows:
+        what, command, time = (cell.strip() for cell in row.strip("|").split("|"))
+        assert what and time and re.fullmatch(r"`[^`]+`", command), row
+
+
 def test_every_notebook_has_a_parameters_cell_with_profile() -> None:
     for source in sorted((REPO / "notebooks").glob("[0-9][0-9]_*.py")):
         text = source.read_text()

@@ -1,5 +1,6 @@
 """What only the book needs: run profiles, cached experiments, the chapter helper,
-figures, and the papers' published numbers and released logs.
+figures, what the manual pages run, and the papers' published numbers and released
+logs.
 
 A chapter imports its helpers from here (``from rsutils.book import Chapter, glue_all``).
 Nothing outside this package imports it; library users never need it. It needs the
@@ -21,6 +22,7 @@ except ImportError as missing:
 from rsutils.book.chapter import Chapter, run_at_table
 from rsutils.book.experiments import Experiments, trained_model, training_sigmas
 from rsutils.book.glue import glue_all, glue_fields, glue_table
+from rsutils.book.manual import kill_part_way, run_command, show_refusals
 from rsutils.book.plots import plot_curves, setup_style
 from rsutils.book.profiles import BOOK_SIGMAS, PROFILES, Profile, get_profile
 
@@ -34,9 +36,12 @@ __all__ = [
     "glue_all",
     "glue_fields",
     "glue_table",
+    "kill_part_way",
     "plot_curves",
     "run_at_table",
+    "run_command",
     "setup_style",
+    "show_refusals",
     "trained_model",
     "training_sigmas",
 ]

@@ -37,6 +37,7 @@ def run(args: argparse.Namespace) -> None:
         scale=args.noise_sd,
         epochs=args.epochs,
         batch_size=args.batch,
+        train_subset=args.train_subset,
         lr=args.lr,
         seed=args.seed,
         method=args.method,
@@ -44,6 +45,11 @@ def run(args: argparse.Namespace) -> None:
         ds=ds,
     )
     data = load_dataset(args.dataset, "train", args.data_root)
+    if args.train_subset is not None and args.train_subset > len(data):
+        raise ValueError(
+            f"--train-subset {args.train_subset} exceeds the {len(data)} images of "
+            f"{args.dataset}'s training split; pass at most {len(data)}, or drop it to use all"
+        )
     device = pick_device(args.device)
     options = {"device": device, "progress": not args.quiet, "threads": args.threads}
     model = train_model(config, data, **options)
@@ -75,6 +81,13 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     train.add_argument("--noise", choices=sorted(FAMILIES), default="gaussian", help="noise family")
     train.add_argument("--epochs", type=positive_int, default=6, help="passes over the data")
     train.add_argument("--batch", type=positive_int, default=128, help="images per step")
+    train.add_argument(
+        "--train-subset",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="train on the first N images of the training split (default: all of them)",
+    )
     train.add_argument("--lr", type=positive_float, default=2e-3, help="Adam learning rate")
     train.add_argument(
         "--seed", type=non_negative_int, default=0, help="seed of initialisation and noise"

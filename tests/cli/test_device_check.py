@@ -21,3 +21,18 @@ def test_the_cpu_part_runs_and_the_gpu_part_is_named_when_skipped(monkeypatch) -
         assert skipped == [] and "certificates equal on cuda" in text
     else:
         assert skipped and "no CUDA GPU here: skipped GPU throughput" in text
+
+
+def test_the_help_says_what_the_check_runs_and_skips() -> None:
+    text = " ".join(check.DESCRIPTION.split())
+    for model in check.MODELS:
+        assert model in text
+    assert "Without CUDA it runs the CPU part and says what it skipped" in text
+
+
+def test_device_check_help_prints_the_description(capsys) -> None:
+    from rsutils.cli.main import build_parser
+
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["device-check", "--help"])
+    assert check.DESCRIPTION.splitlines()[0] in capsys.readouterr().out

@@ -244,6 +244,10 @@ def test_an_outfile_that_is_a_directory_is_refused_before_writing(
         (["train", "fashion-mnist", "vgg", "m.pt", "--noise-sd", ".25"], "invalid choice: 'vgg'"),
         (["train", "svhn", "small_cnn", "m.pt", "--noise-sd", ".25"], "invalid choice: 'svhn'"),
         (["train", "fashion-mnist", "small_cnn", ".", "--noise-sd", ".25"], ". is a directory"),
+        (
+            ["train", "mnist", "small_cnn", "m.pt", "--noise-sd", "1", "--train-subset", "0"],
+            "--train-subset: must be an integer >= 1",
+        ),
         (["bench", "--batch", "0"], "argument --batch: must be an integer >= 1"),
         (["bench", "--batches", "0"], "argument --batches: must be an integer >= 1"),
         (["bench", "--sigma", "0"], "argument --sigma: must be a finite number > 0"),
@@ -256,6 +260,17 @@ def test_train_and_bench_refuse_bad_values(
 ) -> None:
     status, err = run(argv, capsys)
     assert status == 2 and message in err, err
+
+
+def test_train_refuses_a_subset_larger_than_the_split(
+    fake_fashion_mnist: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "m.pt"
+    argv = ["train", "fashion-mnist", "small_cnn", str(out), "--noise-sd", ".25"]
+    argv += ["--train-subset", "65", "--data-root", str(fake_fashion_mnist)]
+    status, err = run(argv, capsys)
+    assert status == 2 and "--train-subset 65 exceeds the 64 images" in err, err
+    assert not out.exists()
 
 
 def test_a_read_only_memory_is_named(

@@ -157,6 +157,18 @@ def test_train_command_with_macer_and_data_dependent_sigma(fake_fashion_mnist, t
     assert config["ds"]["iterations"] == 1 and config["ds"]["draws"] == 1
 
 
+def test_train_command_on_a_subset_records_it(fake_fashion_mnist, tmp_path) -> None:
+    from rsutils.cli import main
+    from rsutils.training.models import load_checkpoint
+
+    out = tmp_path / "subset.pt"
+    argv = ["train", "fashion-mnist", "small_cnn", str(out), "--noise-sd", "0.25"]
+    argv += ["--epochs", "1", "--batch", "8", "--train-subset", "16"]
+    assert main([*argv, "--data-root", str(fake_fashion_mnist), "--quiet"]) == 0
+    _, info = load_checkpoint(out)
+    assert info["meta"]["train_config"]["train_subset"] == 16
+
+
 @pytest.mark.slow  # a subprocess per command
 def test_certify_command_with_an_anisotropic_sigma_map(fake_fashion_mnist, checkpoint, tmp_path):
     from rsutils.anisotropic.patterns import spatial_pattern

@@ -1,0 +1,237 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     notebook_metadata_filter: -jupytext.text_representation.jupytext_version,-jupytext.text_representation.format_version
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# (manual-faster)=
+# # Certifying faster
+#
+# CERTIFY spends $n_0 + n$ forward passes of the base model on every input, and nearly
+# all of its time is that forward pass on noisy copies. This page shows the three ways
+# `rsutils` certifies faster: fewer draws for the same guarantee, a faster forward pass,
+# and several processes; then the two commands that measure how fast this machine
+# certifies, `bench` and `device-check`. {ref}`chapter-fewer-draws` measures the first
+# two on the book's models.
+
+# %%
+import os
+import tempfile
+import time
+
+import pandas as pd
+
+import rsutils as rs
+from rsutils.book import Chapter, glue_all, run_command
+from rsutils.core.confidence import min_samples_for_radius
+
+# %% tags=["parameters"]
+profile = "cpu"  # smoke | cpu | paper
+progress = True  # progress bars (papermill runs pass False)
+seed = 0
+
+# %% [markdown]
+# The page ran at the scale below: the profile sets the number of draws $n$, that of
+# the book's smaller runs; the model is the small one trained in section (a).
+
+# %% tags=["hide-input"]
+chapter = Chapter.open(profile, seed=seed, progress=progress)
+n = chapter.profile.secondary.n  # the scale of the book's smaller runs
+model_row = "small_cnn, σ = 0.25, 1 epoch on 2,000 images"
+rows = {"model": model_row, "n (estimation draws)": f"{n:,}"}
+chapter.run_at(rows, standard=("n0", "alpha"))
+
+# %% [markdown]
+# ## (a) A model, saved for the command line
+#
+# The same small model as on {ref}`manual-library`, saved for the commands, in a fresh
+# folder. `CERTIFY` and `ON_THREE` hold the parts of the command lines below that do
+# not change: the model and its σ, and three test images (every 1,000th, up to index
+# 3,000) at the page's $n$. Each command prints its line, `$ ...`, before its output.
+
+# %%
+workdir = tempfile.TemporaryDirectory(prefix="rsutils-manual-")
+os.chdir(workdir.name)
+train = rs.load_dataset("fashion-mnist", "train")
+test = rs.load_dataset("fashion-mnist", "test")
+config = rs.TrainConfig(scale=0.25, epochs=1, train_subset=2000, seed=seed)
+model = rs.train_model(config, train, progress=progress)
+ARCH = {"arch": "small_cnn", "dataset": "fashion-mnist"}
+rs.save_checkpoint(model, "model.pt", **ARCH)
+smooth, x = rs.Smooth(model, 10, rs.Gaussian(0.25)), test.images[2000]
+CERTIFY = "python -m rsutils certify fashion-mnist model.pt 0.25"
+ON_THREE = f"--N {n} --skip 1000 --max 3000 --quiet"
+
+# %% [markdown]
+# ## (b) Fewer draws for the same guarantee
+#
+# Two procedures stop before $n$ draws at the same $\alpha$. `decide` answers "is `x`
+# certified at radius $r$?". It looks at prefixes of CERTIFY's stream of draws after
+# the numbers of draws of a `LookSchedule` (32, 64, … up to $n$), and at each look
+# tests at that look's level; the levels sum to $\alpha$, so a *certified* holds with
+# probability at least $1 - \alpha$ whatever the look it stopped at.
+#
+# `certify_planned` answers "what radius do at most $n$ draws give?". The $n_0$
+# selection draws also estimate $p_A$, and choose how many estimation draws lose at
+# most about `radius_loss` of radius against all $n$ {cite:p}`chen2022input`; those
+# draws certify at the full $\alpha$, and the certificate records how many it used.
+# Both beside CERTIFY on the same input, with the forward passes each spent:
+
+# %%
+schedule = rs.LookSchedule.geometric(n, 0.001)
+answer = rs.decide(smooth, x, 0.5, n0=100, schedule=schedule, seed=seed)
+planned = rs.certify_planned(
+    smooth, x, n0=100, n_max=n, alpha=0.001, radius_loss=0.05, seed=seed
+)
+full = smooth.certify(x, n0=100, n=n, alpha=0.001, seed=seed)
+rows = {
+    "decide, r = 0.5": [answer.certified, "", answer.forward_passes],
+    "certify_planned": [
+        "",
+        f"{planned.radius:.4f}",
+        planned.n0 + planned.n,
+    ],
+    "CERTIFY": ["", f"{full.radius:.4f}", full.n0 + full.n],
+}
+columns = ["certified at r", "radius", "forward passes"]
+pd.DataFrame.from_dict(rows, orient="index", columns=columns)
+
+# %% [markdown]
+# The schedule's looks were {glue:text}`looks`. Neither procedure beats the floor
+# $\ln\alpha / \ln\Phi(r/\sigma)$ of draws below which no level-$\alpha$ test certifies
+# radius $r$ (here {glue:text}`floor_half:,d` draws for $r = 0.5$, σ = 0.25): inputs
+# whose radius is near CERTIFY's ceiling need nearly all $n$ draws whichever way they
+# are certified. `decide_dataset` and `certify_planned_dataset` run them over a
+# dataset into resumable logs, and {mod}`rsutils.checks.coverage` counts their false
+# certificates on a classifier whose answer is known.
+#
+# On the command line, `certify --decide R [R ...]` decides at each radius, and its
+# log has `certified@R` and `draws@R` per radius; `certify --radius-loss L` writes
+# CERTIFY's log, its `n` column each input's own number of draws (the listings leave
+# out the `time` column):
+
+# %% tags=["remove-cell"]
+glue_all(
+    looks=", ".join(f"{look:,}" for look in schedule.looks),
+    floor_half=min_samples_for_radius(0.5 / 0.25, 0.001),
+)
+
+# %%
+run_command(f"{CERTIFY} decide.tsv --decide 0.25 0.5 {ON_THREE}")
+run_command("cut -f 1-3,5- decide.tsv")
+run_command(f"{CERTIFY} planned.tsv --radius-loss 0.05 {ON_THREE}")
+run_command("cut -f 1-5,7- planned.tsv")
+
+# %% [markdown]
+# ## (c) A faster forward pass
+#
+# `Smooth(..., inference=...)` runs the base model in one of {glue:text}`modes`:
+# `bf16_channels_last` is bfloat16 autocast in the NHWC memory layout, which recent x86
+# CPUs (with AMX or AVX512-BF16) and GPUs run several times as fast as float32. That is
+# a different base classifier, and its certificates are exact for it, not for the
+# float32 model; logs record the mode, and certificates stay deterministic for a seed
+# and a mode. The Monte Carlo loop runs at about the speed of the forward pass, so a
+# faster forward pass is a faster certificate. Ten test images at $n$ =
+# {glue:text}`n:,d`, in float32 and in `bf16_channels_last`, timed on the machine that
+# built this page:
+
+# %%
+timed, comparison = {}, {}
+for mode in ("fp32", "bf16_channels_last"):
+    fast = rs.Smooth(model, 10, rs.Gaussian(0.25), inference=mode)
+    start = time.perf_counter()
+    certs = [
+        fast.certify(image, 100, n, 0.001, seed=seed, index=i)
+        for i, image in enumerate(test.images[:10])
+    ]
+    timed[mode] = time.perf_counter() - start
+    comparison[mode, "prediction"] = [c.prediction for c in certs]
+    comparison[mode, "radius"] = [c.radius for c in certs]
+print(
+    "seconds:",
+    {mode: round(seconds, 1) for mode, seconds in timed.items()},
+)
+pd.DataFrame(comparison).rename_axis("test image")
+
+# %% tags=["remove-cell"]
+glue_all(modes=", ".join(f"`{m}`" for m in rs.INFERENCE_MODES), n=n)
+glue_all(speedup=timed["fp32"] / timed["bf16_channels_last"])
+
+# %% [markdown]
+# Here `bf16_channels_last` certified {glue:text}`speedup:.1f` times as fast as
+# float32: a timing of this build, on a machine other builds may share, and on a CPU
+# without bfloat16 units it can be slower. Where the two modes' radii differ, the
+# counts differ: the two base classifiers disagree on a few noisy copies.
+# Data-dependent certification takes the mode too (`DataDependentSmooth(...,
+# inference=...)`, or `--ascent-steps K --inference ...`): CERTIFY runs in it, sigma
+# ascent in float32, since it only chooses each input's σ. On the command line,
+# `--inference`; the log's settings record the mode:
+
+# %%
+run_command(
+    f"{CERTIFY} bf16.tsv --inference bf16_channels_last {ON_THREE}"
+)
+run_command("grep inference bf16.tsv.json")
+
+# %% [markdown]
+# ## (d) Several processes
+#
+# `torchrun` splits a run across processes (gloo on CPUs, NCCL with one GPU per local
+# rank): each rank certifies every $K$-th input into a resumable shard, and rank 0
+# merges the shards into the log a single process writes, rows identical but for
+# `time`. Under torchrun write `--stop` for `--max`, since torchrun reads `--max` as
+# its own option. `OMP_NUM_THREADS=1` gives each process one thread (torchrun would
+# set it, with a warning). Two processes on this machine's CPU, against one, on four
+# test images:
+
+# %%
+TORCHRUN = "OMP_NUM_THREADS=1 torchrun --standalone --nproc_per_node 2"
+SHARDED = "-m rsutils certify fashion-mnist model.pt 0.25 sharded.tsv"
+ON_FOUR = f"--N {n} --skip 1000 --device cpu --quiet"
+run_command(f"{TORCHRUN} {SHARDED} --stop 4000 {ON_FOUR}")
+run_command(f"{CERTIFY} single.tsv --max 4000 {ON_FOUR}")
+sharded, single = rs.read_log("sharded.tsv"), rs.read_log("single.tsv")
+sharded.drop(columns="time").equals(single.drop(columns="time"))
+
+# %% tags=["remove-cell"]
+assert sharded.drop(columns="time").equals(single.drop(columns="time"))
+
+# %% [markdown]
+# On several machines, the same command runs on each with `--nnodes 2 --node-rank R
+# --rdzv-endpoint HOST:29500` instead of `--standalone` (the book cannot show this
+# one: it builds on one machine). With GPUs, `--nproc_per_node` is the number of GPUs,
+# and each rank certifies on its own.
+#
+# ## (e) How fast this machine certifies
+#
+# `bench` times the base model's raw forward pass and the Monte Carlo loop (noise,
+# forward pass, counting) for a checkpoint or a random network, in each inference mode
+# against the float32 forward. `ratio` is the loop's throughput over the raw
+# forward's (1.0: the loop adds nothing to the forward pass), `best` the same from the
+# fastest rounds, and `bound` the ratio the loop would reach if drawing the noise were
+# its only other cost. A short run of the page's model, two batches of 200 per timing,
+# so its numbers are rough:
+
+# %%
+bench = "python -m rsutils bench --checkpoint model.pt --device cpu"
+modes = "--inference bf16_channels_last"
+run_command(f"{bench} --batch 200 --batches 2 {modes}")
+
+# %% [markdown]
+# `device-check` (`make gpu-check`) runs such tables for the small CNN and a CIFAR-10
+# ResNet-110 in every inference mode, on the CPU and on each CUDA GPU, and more. On a
+# CPU its ResNet-110 part alone takes minutes, more than a page of this book may spend:
+# the page runs the quick part above (`bench`, the check's first table for the page's
+# model) and shows what the rest does with `--help`:
+
+# %%
+run_command("python -m rsutils device-check --help")

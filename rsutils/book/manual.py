@@ -1,0 +1,165 @@
+"""What the manual pages need to show behaviour instead of describing it.
+
+The manual pages (*Using rsutils*) run every example when the book is built, so an
+example cannot go stale. Two kinds need help from here:
+
+- command lines: :func:`run_command` runs one line as a terminal would, prints the
+  line and what the command printed (standard output and standard error, in order),
+  and raises :class:`CommandFailed` unless the command exits with the status the page
+  expects;
+  :func:`kill_part_way` starts one and kills it (``SIGKILL``) once its log holds some
+  rows, as a crash or an impatient user would;
+- refusals: :func:`refusal` returns the error a call is refused with, and
+  :func:`show_refusals` prints several, so that a page shows the message a user gets.
+
+A line is split as a POSIX shell splits words (``shlex.split``), without pipes,
+redirections, globs or variables. Leading ``NAME=value`` words set environment variables
+for the command, and the programs ``python`` and ``torchrun`` are the interpreter that
+runs the page (``sys.executable`` and ``sys.executable -m torch.distributed.run``), so a
+command uses the environment, and the rsutils, of the page that shows it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Callable, Mapping
+
+__all__ = [
+    "CommandFailed",
+    "command_argv",
+    "kill_part_way",
+    "log_rows",
+    "refusal",
+    "run_command",
+    "show_refusals",
+]
+
+#: What a shell would read as more than one command, or as a redirection.
+SHELL_OPERATORS = frozenset({"|", "||", "&", "&&", ";", ">", ">>", "<", "2>", "2>&1"})
+#: The programs that name this interpreter (see the module's text).
+PROGRAMS = {"python": [sys.executable], "torchrun": [sys.executable, "-m", "torch.distributed.run"]}
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+
+
+class CommandFailed(RuntimeError):
+    """A command exited with another status than the one expected; the message holds
+    the command, both statuses and what it printed."""
+
+
+def command_argv(line: str) -> tuple[dict[str, str], list[str]]:
+    """The environment variables a ``line`` sets and the argument vector it runs.
+
+    Raises ``ValueError`` for an empty line and for shell operators (one command per
+    line: run a pipeline's parts one after the other).
+    """
+    words = shlex.split(line)
+    operators = sorted(SHELL_OPERATORS.intersection(words))
+    if operators:
+        raise ValueError(
+            f"{line!r} uses {', '.join(operators)}; run_command runs one command without a "
+            "shell: run each part as its own command"
+        )
+    environment = {}
+    while words and _ASSIGNMENT.match(words[0]):
+        name, value = words.pop(0).split("=", 1)
+        environment[name] = value
+    if not words:
+        raise ValueError(f"{line!r} names no command to run")
+    return environment, [*PROGRAMS.get(words[0], [words[0]]), *words[1:]]
+
+
+def log_rows(path: str | os.PathLike[str]) -> int:
+    """The complete data rows of the TSV log at ``path`` (lines after the header that end
+    with a newline; 0 if there is no log yet)."""
+    if not os.path.exists(path):
+        return 0
+    with open(path, "rb") as handle:
+        return max(0, handle.read().count(b"\n") - 1)
+
+
+def kill_part_way(
+    line: str, log: str | os.PathLike[str], rows: int, *, timeout: float = 600.0
+) -> int:
+    """Start ``line``, ``SIGKILL`` it once the log at ``log`` holds ``rows`` rows, and
+    return the rows the log holds after the kill.
+
+    The kill comes without warning, mid-row if the command is writing one. A command
+    that ends first is not killed (the rows it wrote are returned); one that is still
+    short of ``rows`` after ``timeout`` seconds is killed, and ``TimeoutError`` raised.
+    What the command prints is discarded.
+    """
+    environment, argv = command_argv(line)
+    process = subprocess.Popen(
+        argv,
+        env={**os.environ, **environment},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + timeout
+    try:
+        while log_rows(log) < rows and process.poll() is None:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{line!r} wrote fewer than {rows} rows in {timeout:g} s")
+            time.sleep(0.02)
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGKILL)
+        process.wait()
+    return log_rows(log)
+
+
+def run_command(line: str, *, status: int = 0, timeout: float = 600.0) -> None:
+    """Run ``line`` to its end, then print it as a terminal shows it (``$ line``)
+    followed by what the command printed.
+
+    Guarantee: returns only if the command exited with ``status`` (0 by default; a page
+    showing a refused command passes the status it must be refused with). Otherwise
+    raises :class:`CommandFailed`, after printing the output; after ``timeout`` seconds
+    it kills the command and raises ``subprocess.TimeoutExpired``. It returns nothing,
+    so that a cell ending in it shows the output once.
+    """
+    environment, argv = command_argv(line)
+    result = subprocess.run(
+        argv,
+        env={**os.environ, **environment},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    print(f"$ {line}\n{result.stdout}", end="", flush=True)
+    if result.returncode != status:
+        raise CommandFailed(
+            f"{line!r} exited with status {result.returncode}, expected {status}; "
+            f"it printed:\n{result.stdout}"
+        )
+
+
+def refusal(call: Callable[[], object]) -> str:
+    """The error ``call()`` is refused with, as ``"TypeName: message"``.
+
+    Only ``TypeError`` and ``ValueError`` count as refusals (rsutils refuses bad input
+    with them); a call that returns raises ``AssertionError``, so a page cannot show a
+    refusal that did not happen.
+    """
+    try:
+        call()
+    except (TypeError, ValueError) as error:
+        return f"{type(error).__name__}: {error}"
+    raise AssertionError(f"{call!r} was accepted; the page shows it as refused")
+
+
+def show_refusals(calls: Mapping[str, Callable[[], object]], *, width: int = 75) -> None:
+    """Print each case of ``calls`` and the error its call is refused with
+    (:func:`refusal`), wrapped to ``width`` characters."""
+    for case, call in calls.items():
+        print(f"{case}:")
+        print(textwrap.fill(refusal(call), width, initial_indent="  ", subsequent_indent="  "))

@@ -1,0 +1,109 @@
+"""What the manual pages run: command lines split like a shell's, run in the page's
+interpreter, their output shown and their exit status checked; refusals shown with the
+error a user gets."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from rsutils.book.manual import (
+    CommandFailed,
+    command_argv,
+    kill_part_way,
+    log_rows,
+    refusal,
+    run_command,
+    show_refusals,
+)
+
+
+def test_python_and_torchrun_are_the_interpreter_running_the_page() -> None:
+    assert command_argv("python -m rsutils certify 'a b.pt'") == (
+        {},
+        [sys.executable, "-m", "rsutils", "certify", "a b.pt"],
+    )
+    _, argv = command_argv("torchrun --standalone --nproc_per_node 2 -m rsutils bench")
+    assert argv[:3] == [sys.executable, "-m", "torch.distributed.run"]
+    assert argv[3:] == ["--standalone", "--nproc_per_node", "2", "-m", "rsutils", "bench"]
+    assert command_argv("ls -l")[1] == ["ls", "-l"]
+
+
+def test_leading_assignments_set_the_environment() -> None:
+    environment, argv = command_argv("OMP_NUM_THREADS=1 A_B=x=y python -c pass")
+    assert environment == {"OMP_NUM_THREADS": "1", "A_B": "x=y"}
+    assert argv == [sys.executable, "-c", "pass"]
+    assert command_argv("python -c pass --opt=1")[1][-1] == "--opt=1"
+
+
+@pytest.mark.parametrize("line", ["python -c pass | cat", "a && b", "a > log", "a ; b", "", "X=1"])
+def test_what_needs_a_shell_or_names_nothing_is_refused(line: str) -> None:
+    with pytest.raises(ValueError, match=r"without a shell|names no command"):
+        command_argv(line)
+
+
+def test_a_command_prints_its_output(capsys) -> None:
+    code = "import os, sys; print(os.environ['GREETING']); print('to stderr', file=sys.stderr)"
+    line = f'GREETING=hello python -c "{code}"'
+    assert run_command(line) is None
+    assert capsys.readouterr().out == f"$ {line}\nhello\nto stderr\n"
+
+
+def test_an_unexpected_exit_status_fails_the_page(capsys) -> None:
+    with pytest.raises(CommandFailed, match=r"exited with status 3, expected 0.*\nboom"):
+        run_command("python -c \"print('boom'); raise SystemExit(3)\"")
+    assert capsys.readouterr().out.endswith("\nboom\n")
+    run_command('python -c "raise SystemExit(2)"', status=2)
+    with pytest.raises(CommandFailed, match="exited with status 0, expected 2"):
+        run_command("python -c pass", status=2)
+
+
+WRITER = (
+    "import sys, time\n"
+    "with open(sys.argv[1], 'w') as log:\n"
+    "    log.write('idx\\n')\n"
+    "    for i in range(int(sys.argv[2])):\n"
+    "        log.write(f'{i}\\n'); log.flush(); time.sleep(0.05)\n"
+    "    log.write('torn')\n"
+)
+
+
+def test_a_command_is_killed_once_its_log_holds_the_rows(tmp_path) -> None:
+    (tmp_path / "writer.py").write_text(WRITER)
+    log = tmp_path / "log.tsv"
+    written = kill_part_way(f"python {tmp_path / 'writer.py'} {log} 200", log, rows=3)
+    assert 3 <= written < 200 and log_rows(log) == written
+    assert kill_part_way(f"python {tmp_path / 'writer.py'} {log} 2", log, rows=5) == 2
+    assert log.read_text().endswith("1\ntorn"), "a command that ends first is not killed"
+
+
+def test_a_command_too_slow_to_write_its_rows_is_killed(tmp_path) -> None:
+    sleeper = 'python -c "import time; time.sleep(60)"'
+    with pytest.raises(TimeoutError, match=r"fewer than 1 rows in 0\.5 s"):
+        kill_part_way(sleeper, tmp_path / "no.tsv", 1, timeout=0.5)
+
+
+def test_log_rows_counts_complete_rows_after_the_header(tmp_path) -> None:
+    log = tmp_path / "log.tsv"
+    assert log_rows(log) == 0
+    log.write_text("idx\tradius\n0\t0.5\n1\t0.")
+    assert log_rows(log) == 1
+
+
+def test_a_refusal_is_the_error_a_user_gets(capsys) -> None:
+    def refuse() -> None:
+        raise ValueError("x has values in [0, 255]; pass x / 255 " + "word " * 20)
+
+    assert refusal(refuse).startswith("ValueError: x has values in [0, 255]")
+    show_refusals({"pixels in 0..255": refuse}, width=40)
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == "pixels in 0..255:" and printed[1].startswith("  ValueError: x has")
+    assert len(printed) > 3 and all(len(line) <= 40 for line in printed)
+
+
+def test_an_accepted_call_is_not_shown_as_refused() -> None:
+    with pytest.raises(AssertionError, match="was accepted"):
+        refusal(lambda: 1)
+    with pytest.raises(KeyError):  # other errors are not refusals: they propagate
+        refusal(lambda: {}["missing"])
