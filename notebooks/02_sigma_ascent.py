@@ -52,6 +52,7 @@ import rsutils as rs
 from rsutils.book import BOOK_SIGMAS as SIGMAS
 from rsutils.book import Chapter, glue_all, glue_fields, glue_table, plot_curves, training_sigmas
 from rsutils.checks.classifiers import ProbitBand
+from rsutils.core.streams import stream_generator
 from rsutils.ddrs.sigma_ascent import optimize_sigma
 from rsutils.logs.analysis import best_accuracy_table, envelope
 from rsutils.training.objectives import ObjectiveSettings
@@ -104,7 +105,7 @@ chapter.run_at(
 band = ProbitBand(torch.tensor([1.0, 0.0]), half_width=1.0, temperature=0.5)
 offsets = (0.0, 0.3, 0.6)
 band_inputs = torch.tensor([[t, 0.0] for t in offsets], dtype=torch.float64)
-band_generators = [torch.Generator().manual_seed(seed + i) for i in range(len(offsets))]
+band_generators = [stream_generator(seed, i, "example", 2) for i in range(len(offsets))]
 # The exact optimum maximises the unclamped surrogate: a tiny clamp follows it.
 band_ascent = rs.SigmaAscent(sigma0=0.1, iterations=300, lr=0.05, draws=256, clamp=1e-4)
 band_result = optimize_sigma(band, band_inputs, band_ascent, band_generators)
@@ -297,7 +298,7 @@ glue_all(
 # the class of the largest levels: its votes on a thousand images $0.5 + 3\varepsilon$.
 
 # %%
-noise_generator = torch.Generator().manual_seed(seed)
+noise_generator = stream_generator(seed, len(offsets), "example", 2)
 noise_images = 0.5 + 3 * torch.randn(1000, 1, 28, 28, generator=noise_generator)
 with torch.inference_mode():
     noise_logits = chapter.model(configs[0.25])(noise_images.to(chapter.device))

@@ -60,6 +60,7 @@ from rsutils.book.table_one import FAMILY_NAMES, table_one, table_one_markdown
 from rsutils.checks.classifiers import LinearClassifier
 from rsutils.checks.worst_case import verdict, worst_case_on_boundary
 from rsutils.core.radius import rules
+from rsutils.core.streams import derived_seed
 
 # %% tags=["parameters"]
 profile = "cpu"  # smoke | cpu | paper
@@ -145,7 +146,7 @@ def smoothed_class(delta: torch.Tensor, mu: torch.Tensor | None = None) -> int:
     return int(model.anisotropic_probability(x + delta, sigma, mu) > 0.5)
 
 
-rng = np.random.default_rng(seed)
+rng = np.random.default_rng(derived_seed(seed, 0, "example", 4))
 directions = rng.standard_normal((5000, 2))
 directions /= np.linalg.norm(directions, axis=1, keepdims=True)
 lengths = cert.region_radius * np.sqrt(rng.uniform(size=(5000, 1)))  # uniform in the disk
@@ -243,7 +244,7 @@ for i, rule in enumerate(rules()):
     R = float(
         rs.certified_radius(rule.family, rule.norm, CHECK_PA, scale=1.0, dim=CHECK_DIM, **params)
     )
-    where = {"dim": CHECK_DIM, "draws": NP_DRAWS, "seed": seed + 10 * i}
+    where = {"dim": CHECK_DIM, "draws": NP_DRAWS, "seed": seed, "case": i}
     iso = worst_case_on_boundary(base, rule.norm, CHECK_PA, R, **where)
     ani = worst_case_on_boundary(
         rs.Anisotropic(base, SIGMA_3, MU_3), rule.norm, CHECK_PA, R, scale_by=SIGMA_3, **where
@@ -321,7 +322,14 @@ assert (checks["verdict"] != "fails").all()
 # %%
 R_printed = float(rs.certified_radius("gaussian", "l2", CHECK_PA, scale=1.0))
 misprint = worst_case_on_boundary(
-    rs.Gaussian(1 / np.sqrt(2)), "l2", CHECK_PA, 0.9 * R_printed, dim=CHECK_DIM, draws=NP_DRAWS
+    rs.Gaussian(1 / np.sqrt(2)),
+    "l2",
+    CHECK_PA,
+    0.9 * R_printed,
+    dim=CHECK_DIM,
+    draws=NP_DRAWS,
+    seed=seed,
+    case=len(checks),
 )
 
 # %% tags=["remove-cell"]

@@ -58,6 +58,7 @@ from rsutils.anisotropic.patterns import UCAN_CODE_PATTERN
 from rsutils.book import Chapter, glue_all, glue_fields, glue_table, plot_curves
 from rsutils.book.experiments import trained_npg
 from rsutils.book.profiles import ANISOTROPIC_LAMBDA, NPG_GROUPS
+from rsutils.core.streams import derived_seed
 from rsutils.logs.analysis import acr_comparisons, certified_accuracy_interval
 from rsutils.memory import anisotropic_conflicting_pairs
 
@@ -478,7 +479,7 @@ queried = query_audit_points(
     memory,
     test.images,
     audits["certification-wise, deployed G"],
-    runs.settings.replace(seed=seed + 1),
+    runs.settings.replace(seed=derived_seed(seed, 0, "requery")),
 )
 queried.groupby("search")[["inside", "flipped", "contradiction"]].sum().assign(
     points=queried.groupby("search").size()
