@@ -67,6 +67,7 @@ from rsutils.checks.prior_radii import (
     lecuyer_radius,
     li_radius,
 )
+from rsutils.core.streams import stream_generator
 from rsutils.logs.analysis import envelope
 from rsutils.training.train import evaluate_accuracy
 
@@ -104,8 +105,8 @@ chapter.run_at(chapter.base_model_rows())
 # expects by default, so we say so with `input_range=None`.
 
 # %% tags=["nbval-check-output"]
-torch.manual_seed(seed)
-line = LinearClassifier(torch.randn(784), b=0.1)
+w = torch.randn(784, generator=stream_generator(seed, 0, "example", 1))
+line = LinearClassifier(w, b=0.1)
 sigma_line = 0.5
 x_line = line.point_at_distance(sigma_line * norm.ppf(0.999), side=1)
 smooth_line = rs.Smooth(line, 2, rs.Gaussian(sigma_line), input_range=None)
@@ -172,7 +173,7 @@ moved = x_line + 1.05 * line.distance(x_line) * line.worst_direction(
     x_line
 )
 at_moved = smooth_line.certify(
-    moved, n0, ns[-1], alpha, batch_size=10_000, seed=seed + 1
+    moved, n0, ns[-1], alpha, batch_size=10_000, seed=seed, index=1
 )
 
 # %% [markdown]

@@ -65,6 +65,7 @@ from rsutils.book import (
     training_sigmas,
 )
 from rsutils.checks.classifiers import ProbitBand
+from rsutils.core.streams import stream_generator
 from rsutils.ddrs.sigma_ascent import optimize_sigma
 from rsutils.logs.analysis import best_accuracy_table, envelope
 from rsutils.training.objectives import ObjectiveSettings
@@ -143,7 +144,7 @@ band_inputs = torch.tensor(
     [[t, 0.0] for t in offsets], dtype=torch.float64
 )
 band_generators = [
-    torch.Generator().manual_seed(seed + i) for i in range(len(offsets))
+    stream_generator(seed, i, "example", 2) for i in range(len(offsets))
 ]
 
 # %% [markdown]
@@ -444,7 +445,7 @@ glue_all(
 # input of that class loses nothing when $\sigma$ grows.
 
 # %%
-noise_generator = torch.Generator().manual_seed(seed)
+noise_generator = stream_generator(seed, len(offsets), "example", 2)
 noise_shape = (1000, 1, 28, 28)
 noise = torch.randn(*noise_shape, generator=noise_generator)
 noise_images = 0.5 + 3 * noise

@@ -39,6 +39,7 @@ import rsutils as rs
 from rsutils.book import BOOK_SIGMAS as SIGMAS
 from rsutils.book import Chapter, glue_all, glue_fields
 from rsutils.checks.classifiers import Disk
+from rsutils.core.streams import derived_seed
 from rsutils.memory import closest_conflict, conflicting_pairs, replay
 
 # %% tags=["parameters"]
@@ -394,7 +395,7 @@ glue_all(
 )
 
 # %%
-rng = np.random.default_rng(seed)
+rng = np.random.default_rng(derived_seed(seed, 0, "example", 3))
 num_orders, changed = 20, 0
 answer_columns = ["prediction", "radius"]
 for log in ds_logs.values():

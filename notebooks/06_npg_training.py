@@ -74,6 +74,7 @@ from rsutils.book import (
 )
 from rsutils.book.experiments import trained_npg
 from rsutils.book.profiles import ANISOTROPIC_LAMBDA, NPG_GROUPS
+from rsutils.core.streams import derived_seed
 from rsutils.logs.analysis import (
     acr_comparisons,
     certified_accuracy_interval,
@@ -689,7 +690,7 @@ queried = query_audit_points(
     memory,
     test.images,
     audits["certification-wise, deployed G"],
-    runs.settings.replace(seed=seed + 1),
+    runs.settings.replace(seed=derived_seed(seed, 0, "requery")),
 )
 queried.groupby("search")[
     ["inside", "flipped", "contradiction"]

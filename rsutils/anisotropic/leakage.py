@@ -18,6 +18,7 @@ from torch import nn
 from rsutils.anisotropic.generators import NoiseGenerator
 from rsutils.core.devices import model_device
 from rsutils.core.settings import check_count
+from rsutils.core.streams import derived_seed, stream_generator
 
 __all__ = ["different_class_pairs", "mu_swap_votes"]
 
@@ -28,7 +29,7 @@ def different_class_pairs(labels: torch.Tensor, count: int, seed: int = 0) -> np
     labels = np.asarray(labels)
     if len(np.unique(labels)) < 2:
         raise ValueError("the labels hold a single class; the probe needs two")
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(derived_seed(seed, 0, "pairs"))
     pairs: list[tuple[int, int]] = []
     while len(pairs) < count:
         i, j = rng.integers(len(labels), size=2)
@@ -57,9 +58,9 @@ def mu_swap_votes(
     """
     check_count("draws", draws)
     device = model_device(model)
-    noise = torch.Generator(device=device).manual_seed(seed)
     rows = []
-    for i, j in pairs:
+    for number, (i, j) in enumerate(pairs):
+        noise = stream_generator(seed, number, "swap", device=device)
         x_i, x_j = images[i : i + 1].to(device), images[j : j + 1].to(device)
         mu, sigma = generator(x_j)
         eps = torch.randn((draws, *x_i.shape[1:]), generator=noise, device=device)

@@ -32,6 +32,7 @@ from rsutils.anisotropic.generators import (
 )
 from rsutils.anisotropic.patterns import spatial_pattern
 from rsutils.core.settings import check_count
+from rsutils.core.streams import derived_seed, stream_generator
 from rsutils.progress import ProgressBar
 from rsutils.training.data import Dataset
 from rsutils.training.train import (
@@ -184,7 +185,7 @@ def train_npg(
 def _train(
     config: NPGConfig, data: Dataset, start: nn.Module, device: torch.device, progress: bool
 ) -> tuple[nn.Module, NoiseGenerator]:
-    torch.manual_seed(config.seed)
+    torch.manual_seed(derived_seed(config.seed, 0, "init"))
     images, labels = data.images[: config.train_subset], data.labels[: config.train_subset]
     model = copy.deepcopy(start).to(device).train()
     generator = make_generator(config, tuple(images.shape[1:])).to(device).train()
@@ -192,7 +193,7 @@ def _train(
     if config.trains_generator:
         optimisers.append(torch.optim.Adam(generator.parameters(), lr=config.generator_lr))
     order = _batches(len(labels), config)
-    noise = torch.Generator(device=device).manual_seed(config.seed + 1)
+    noise = stream_generator(config.seed, 0, "augment", device=device)
     bar = ProgressBar(order, disable=not progress, desc=describe_npg(config))
     for batch in bar:
         x, y = images[batch].to(device), labels[batch].to(device)
@@ -222,7 +223,7 @@ def describe_npg(config: NPGConfig) -> str:
 
 def _batches(length: int, config: NPGConfig) -> list[torch.Tensor]:
     """``steps`` batches from seeded shuffles of the ``length`` training images."""
-    shuffle = torch.Generator().manual_seed(config.seed)
+    shuffle = stream_generator(config.seed, 0, "order")
     batches: list[torch.Tensor] = []
     while len(batches) < config.steps:
         order = torch.randperm(length, generator=shuffle)

@@ -44,6 +44,7 @@ from rsutils.core.noise import Gaussian, NoiseFamily
 from rsutils.core.sequential import LookSchedule
 from rsutils.core.settings import CertifySettings
 from rsutils.core.smooth import ABSTAIN, Smooth
+from rsutils.core.streams import derived_seed, stream_generator
 from rsutils.ddrs.data_dependent import DataDependentSmooth
 from rsutils.ddrs.sigma_ascent import SigmaAscent
 from rsutils.ddrs.sigma_store import SigmaStore
@@ -342,7 +343,7 @@ class Experiments:
         path = Path(base.attrs["memory_path"]).with_suffix(f".probes-{fraction:g}.tsv")
         memory_path = path.with_suffix(".sqlite")
         copy_memory(base.attrs["memory_path"], memory_path)
-        settings = self.settings.replace(seed=self.settings.seed + 1)
+        settings = self.settings.replace(seed=derived_seed(self.settings.seed, 0, "requery"))
         run = {"config": {"model": config_key(config.as_dict()), "fraction": fraction}}
         with CertificateMemory(memory_path, norm=ascent.norm) as memory:
             # A ball around an image leaves [0, 1]; the classifier is defined on all of R^d.
@@ -366,7 +367,7 @@ class Experiments:
         """Points at ``fraction`` of the radius of every certificate of ``base``."""
         certified = base[(base["predict"] != ABSTAIN) & (base["radius"] > 0)]
         sources = certified["idx"].to_numpy().copy()
-        generator = torch.Generator().manual_seed(self.settings.seed)
+        generator = stream_generator(self.settings.seed, 0, "probes")
         radii = torch.tensor(certified["radius"].to_list(), dtype=torch.float64)
         points = points_inside(self.data.images[sources], radii, fraction, generator)
         labels = torch.tensor(certified["predict"].to_list())

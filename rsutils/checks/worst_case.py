@@ -22,6 +22,7 @@ import numpy as np
 import torch
 
 from rsutils.core.noise import NoiseFamily
+from rsutils.core.streams import derived_seed, stream_generator
 from rsutils.geometry.norms import norm_order
 
 __all__ = [
@@ -41,25 +42,29 @@ class WorstCase:
     stderr: float
 
 
-def _draws(noise: NoiseFamily, dim: int, draws: int, seed: int) -> np.ndarray:
-    generator = torch.Generator().manual_seed(seed)
-    return noise.sample((draws, dim), generator, dtype=torch.float64).numpy()
-
-
 def worst_case_pA(
-    noise: NoiseFamily, delta: np.ndarray, pA: float, *, draws: int = 200_000, seed: int = 0
+    noise: NoiseFamily,
+    delta: np.ndarray,
+    pA: float,
+    *,
+    draws: int = 200_000,
+    seed: int = 0,
+    case: int = 0,
+    part: int = 1,
 ) -> WorstCase:
     """Smallest ``P(f(x + δ + ε) = A)`` over all ``f`` with ``P(f(x + ε) = A) = pA``.
 
-    ``delta`` is a flat perturbation of dimension ``d``; the noise is drawn in ``R^d``.
-    The estimate sorts the likelihood ratios of ``draws`` noise draws and integrates
-    the smallest ``pA``-fraction (the last one partially); ``stderr`` is the Monte
-    Carlo standard error of that integral.
+    ``delta`` is a flat perturbation of dimension ``d``; the noise is drawn in ``R^d``
+    from the ``worst-case`` stream of ``(seed, case, part)``
+    (:data:`~rsutils.core.streams.STREAMS`). The estimate sorts the likelihood ratios of
+    ``draws`` noise draws and integrates the smallest ``pA``-fraction (the last one
+    partially); ``stderr`` is the Monte Carlo standard error of that integral.
     """
     if not 0.0 < pA < 1.0:
         raise ValueError(f"pA must lie in (0, 1), got {pA}")
     delta = np.asarray(delta, dtype=float).reshape(-1)
-    z = _draws(noise, delta.size, draws, seed)
+    generator = stream_generator(seed, case, "worst-case", part)
+    z = noise.sample((draws, delta.size), generator, dtype=torch.float64).numpy()
     with np.errstate(invalid="ignore", over="ignore"):
         log_ratio = noise.log_density(z - delta) - noise.log_density(z)
     ratio = np.exp(np.sort(log_ratio))
@@ -75,14 +80,17 @@ def worst_case_pA(
     return WorstCase(estimate, stderr)
 
 
-def boundary_directions(norm: str, dim: int, extra: int = 2, seed: int = 0) -> np.ndarray:
+def boundary_directions(
+    norm: str, dim: int, extra: int = 2, seed: int = 0, case: int = 0
+) -> np.ndarray:
     """Unit-``norm`` directions on which to test a certificate (rows, shape ``(k, dim)``).
 
     An axis (a vertex of the ℓ1 ball), the diagonal (a vertex of the ℓ∞ ball) and
-    ``extra`` random directions; certificates of product and ℓ∞-radial noises are
-    tightest along the first two.
+    ``extra`` random directions (part 0 of the ``worst-case`` stream of ``(seed,
+    case)``); certificates of product and ℓ∞-radial noises are tightest along the first
+    two.
     """
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(derived_seed(seed, case, "worst-case", 0))
     rows = [np.eye(dim)[0], np.ones(dim), *rng.standard_normal((extra, dim))]
     p = norm_order(norm)
     return np.stack([r / np.linalg.norm(r, ord=p) for r in rows])
@@ -98,16 +106,20 @@ def worst_case_on_boundary(
     scale_by: np.ndarray | None = None,
     draws: int = 200_000,
     seed: int = 0,
+    case: int = 0,
 ) -> WorstCase:
     """The smallest worst-case ``pA`` over :func:`boundary_directions` at ``radius``.
 
     With ``scale_by`` (an anisotropic sigma), the perturbations are
-    ``sigma ⊙ (radius·u)``: the boundary of the region ``‖δ ⊘ sigma‖ < radius``.
+    ``sigma ⊙ (radius·u)``: the boundary of the region ``‖δ ⊘ sigma‖ < radius``. The
+    directions and each direction's noise come from the ``worst-case`` stream of
+    ``(seed, case)``: pass each checked rule its own ``case``.
     """
     results = []
-    for k, u in enumerate(boundary_directions(norm, dim)):
+    for k, u in enumerate(boundary_directions(norm, dim, seed=seed, case=case)):
         delta = radius * u if scale_by is None else scale_by * radius * u
-        results.append(worst_case_pA(noise, delta, pA, draws=draws, seed=seed + k))
+        found = worst_case_pA(noise, delta, pA, draws=draws, seed=seed, case=case, part=k + 1)
+        results.append(found)
     return min(results, key=lambda r: r.pA_shifted)
 
 

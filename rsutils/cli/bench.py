@@ -32,7 +32,8 @@ from rsutils.cli.common import DATASETS, noise_from_args
 from rsutils.core.devices import model_device, pick_device
 from rsutils.core.inference import INFERENCE_MODES, check_inference_mode, inference_model
 from rsutils.core.noise import FAMILIES, NoiseFamily
-from rsutils.core.sampling import NoiseStream, count_classes, image_generator
+from rsutils.core.sampling import NoiseStream, count_classes
+from rsutils.core.streams import image_generator
 from rsutils.training.models import ARCHITECTURES, build_model, load_checkpoint
 
 __all__ = ["BenchResult", "add_parser", "benchmark", "benchmark_modes", "run"]

@@ -22,9 +22,9 @@ import numpy as np
 import torch
 
 from rsutils.core.confidence import check_alpha, clopper_pearson_lower
-from rsutils.core.sampling import draw_seed
 from rsutils.core.settings import check_count
 from rsutils.core.smooth import Certificate, Smooth
+from rsutils.core.streams import draw_seed
 
 __all__ = ["certify_planned", "check_radius_loss", "expected_radius", "planned_draws"]
 

@@ -1,20 +1,16 @@
 """The Monte Carlo core: seeded noise streams and class counts under noise.
 
 Reproducibility contract: the noise added to draw ``j`` of input ``index`` in the
-stream ``stream`` (one of :data:`STREAMS`) is a function of ``(seed, index, stream,
-j)`` only, and of the stream's sub-keys where it has some. Draws are generated in
-fixed-size blocks from a generator seeded by :func:`stream_generator`; a batch of any
-size is cut from that stream. So counts (and certificates) do not depend on
+stream ``stream`` (one of :data:`~rsutils.core.streams.STREAMS`) is a function of
+``(seed, index, stream, j)`` only, and of the stream's sub-keys where it has some.
+Draws are generated in fixed-size blocks from a generator seeded by
+:func:`~rsutils.core.streams.stream_generator`; a batch of any size is cut from that
+stream. So counts (and certificates) do not depend on
 ``batch_size`` nor on how a run over a dataset is split, as long as the base model
 itself gives the same label for the same input whatever the batch.
 """
 
 from __future__ import annotations
-
-import secrets
-from collections.abc import Mapping
-from dataclasses import dataclass
-from types import MappingProxyType
 
 import numpy as np
 import torch
@@ -22,127 +18,12 @@ from torch import nn
 
 from rsutils.core.noise import NoiseFamily
 
-__all__ = [
-    "PHASES",
-    "STREAMS",
-    "NoiseStream",
-    "PrefixCounter",
-    "StreamKey",
-    "count_classes",
-    "draw_seed",
-    "image_generator",
-    "predicted_labels",
-    "stream_generator",
-]
+__all__ = ["NoiseStream", "PrefixCounter", "count_classes", "predicted_labels"]
 
-
-@dataclass(frozen=True)
-class StreamKey:
-    """Where a named noise stream sits among the streams of one input.
-
-    A stream's generator is seeded by NumPy's ``SeedSequence`` with the run's seed as
-    entropy and the spawn key ``(index, number, *sub_keys)``. ``sub_keys`` names the
-    further integers a caller must pass (none for CERTIFY's streams), so that no stream
-    can be drawn with two shapes of key.
-    """
-
-    number: int
-    sub_keys: tuple[str, ...] = ()
-
-
-#: The independent noise streams of one input, by name. Every draw that certifies,
-#: predicts or audits an input comes from one of them, through :func:`stream_generator`.
-#:
-#: - ``select`` (0): CERTIFY's ``n0`` selection draws (:class:`~rsutils.core.smooth.Smooth`,
-#:   and the sequential and planned procedures, which select the same way);
-#: - ``estimate`` (1): CERTIFY's ``n`` estimation draws, and the default stream of
-#:   :meth:`~rsutils.core.smooth.Smooth.sample_counts`;
-#: - ``predict`` (2): PREDICT's draws;
-#: - ``sigma`` (3): the draws of the sigma ascent of :mod:`rsutils.ddrs.sigma_ascent`
-#:   (data-dependent smoothing);
-#: - ``boundary`` (1000, sub-key ``point``): the random points near a certified
-#:   region's boundary of the soundness audit (:mod:`rsutils.anisotropic.audit`);
-#: - ``attack`` (1001, sub-key ``point``): the draws of the audit's gradient ascent;
-#: - ``verify`` (1002, sub-key ``point``): the draws that verify the audit's candidate
-#:   number ``point``.
-#:
-#: The audit's streams start at 1000 so that they never coincide with a certificate's
-#: streams for the same ``(seed, index)``: a point is verified on draws independent of
-#: the ones that certified the input, and CERTIFY can gain streams without moving them.
-#: The boundary and attack streams take ``point = 0``.
-STREAMS: Mapping[str, StreamKey] = MappingProxyType(
-    {
-        "select": StreamKey(0),
-        "estimate": StreamKey(1),
-        "predict": StreamKey(2),
-        "sigma": StreamKey(3),
-        "boundary": StreamKey(1000, ("point",)),
-        "attack": StreamKey(1001, ("point",)),
-        "verify": StreamKey(1002, ("point",)),
-    }
-)
-
-#: The streams of one input's certification that :func:`image_generator` serves (those
-#: of :data:`STREAMS` without sub-keys), by name, with their spawn-key numbers.
-PHASES: Mapping[str, int] = MappingProxyType(
-    {name: key.number for name, key in STREAMS.items() if not key.sub_keys}
-)
 
 #: A block holds at most this many draws, and at most ``_BLOCK_ELEMENTS`` numbers.
 _MAX_BLOCK_DRAWS = 1000
 _BLOCK_ELEMENTS = 1 << 21
-
-
-def draw_seed() -> int:
-    """A fresh random seed, for callers that pass ``seed=None``."""
-    return secrets.randbits(63)
-
-
-def stream_generator(
-    seed: int, index: int, stream: str, *sub_keys: int, device: torch.device | str
-) -> torch.Generator:
-    """A generator on ``device`` for the noise stream ``stream`` of input ``index``.
-
-    ``stream`` is a name of :data:`STREAMS` and ``sub_keys`` its sub-keys, in order (the
-    audit's point number). Guarantee: the generator's state is a function of ``(seed,
-    index, stream, *sub_keys)`` only: NumPy's ``SeedSequence(entropy=seed,
-    spawn_key=(index, STREAMS[stream].number, *sub_keys))`` mixes them, so nearby seeds,
-    indices and points give unrelated streams, and its first 64-bit word, shifted right
-    by one, seeds the generator.
-    """
-    _check_non_negative("seed", seed, "a non-negative integer or None")
-    _check_non_negative("index", index, "a non-negative integer (the input's id)")
-    if stream not in STREAMS:
-        raise ValueError(f"stream must be one of {sorted(STREAMS)}, got {stream!r}")
-    key = STREAMS[stream]
-    if len(sub_keys) != len(key.sub_keys):
-        raise ValueError(
-            f"the stream {stream!r} takes the sub-keys {key.sub_keys}, got {sub_keys!r}; "
-            f"pass exactly {len(key.sub_keys)} integer(s) after its name"
-        )
-    for name, value in zip(key.sub_keys, sub_keys, strict=True):
-        _check_non_negative(name, value, f"a non-negative integer (a sub-key of {stream!r})")
-    spawn_key = (int(index), key.number, *(int(value) for value in sub_keys))
-    sequence = np.random.SeedSequence(entropy=int(seed), spawn_key=spawn_key)
-    state = int(sequence.generate_state(1, np.uint64)[0]) >> 1
-    generator = torch.Generator(device=device)
-    generator.manual_seed(state)
-    return generator
-
-
-def image_generator(seed: int, index: int, phase: str, device: torch.device) -> torch.Generator:
-    """The generator of one of the input's certification streams, a name of :data:`PHASES`.
-
-    The same generator as ``stream_generator(seed, index, phase, device=device)``.
-    """
-    if phase not in PHASES:
-        raise ValueError(f"phase must be one of {sorted(PHASES)}, got {phase!r}")
-    return stream_generator(seed, index, phase, device=device)
-
-
-def _check_non_negative(name: str, value: int, what: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
-        raise ValueError(f"{name} must be {what}, got {value!r}")
 
 
 class NoiseStream:

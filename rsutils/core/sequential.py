@@ -34,9 +34,9 @@ import numpy as np
 import torch
 
 from rsutils.core.confidence import check_alpha, clopper_pearson_lower, clopper_pearson_upper
-from rsutils.core.sampling import draw_seed
 from rsutils.core.settings import check_count
 from rsutils.core.smooth import ABSTAIN, Smooth
+from rsutils.core.streams import draw_seed
 
 __all__ = ["Decision", "LookSchedule", "certifies", "check_radius", "decide", "decide_radii"]
 

@@ -20,9 +20,10 @@ from rsutils.core.devices import model_device, model_dtype
 from rsutils.core.inference import check_inference_mode, inference_model
 from rsutils.core.noise import NoiseFamily
 from rsutils.core.radius import get_rule
-from rsutils.core.sampling import PrefixCounter, count_classes, draw_seed, image_generator
+from rsutils.core.sampling import PrefixCounter, count_classes
 from rsutils.core.settings import check_count
 from rsutils.core.smoothed import noise_identity
+from rsutils.core.streams import draw_seed, image_generator
 from rsutils.core.validation import DEFAULT_INPUT_RANGE, check_input, check_input_range, check_model
 
 __all__ = ["ABSTAIN", "Certificate", "Smooth"]

@@ -26,9 +26,9 @@ from torch import nn
 from rsutils.core.devices import model_device, model_dtype
 from rsutils.core.inference import check_inference_mode, inference_model
 from rsutils.core.noise import make_noise
-from rsutils.core.sampling import draw_seed, image_generator
 from rsutils.core.smooth import Certificate, Smooth
 from rsutils.core.smoothed import check_algorithm, inference_setting
+from rsutils.core.streams import draw_seed, image_generator
 from rsutils.core.validation import (
     DEFAULT_INPUT_RANGE,
     check_input,

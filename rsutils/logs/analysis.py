@@ -20,6 +20,7 @@ from scipy.stats import binom, binomtest, bootstrap
 from rsutils.core.confidence import check_alpha, clopper_pearson_lower
 from rsutils.core.noise import NoiseFamily
 from rsutils.core.smooth import ABSTAIN
+from rsutils.core.streams import derived_seed
 
 __all__ = [
     "ACRDifference",
@@ -175,7 +176,7 @@ def acr_difference(
         confidence_level=confidence,
         n_resamples=9_999,
         method="BCa",
-        rng=np.random.default_rng(seed),
+        rng=np.random.default_rng(derived_seed(seed, 0, "bootstrap")),
     )
     low, high = result.confidence_interval
     return ACRDifference(float(per_input.mean()), float(low), float(high), confidence)

@@ -22,6 +22,7 @@ from torch import nn
 from rsutils.core.devices import model_device
 from rsutils.core.noise import make_noise
 from rsutils.core.settings import check_count
+from rsutils.core.streams import derived_seed, stream_generator
 from rsutils.ddrs.sigma_ascent import SigmaAscent, optimize_sigma
 from rsutils.ddrs.sigma_store import SigmaStore
 from rsutils.progress import ProgressBar
@@ -149,7 +150,7 @@ def _train(
 ) -> nn.Sequential:
     if config.epochs < 1:
         raise ValueError(f"epochs must be >= 1, got {config.epochs}")
-    torch.manual_seed(config.seed)
+    torch.manual_seed(derived_seed(config.seed, 0, "init"))
     model = build_model(config.arch, config.dataset).to(device)
     if start is not None:
         model.load_state_dict(start.state_dict())
@@ -159,8 +160,8 @@ def _train(
     store = sigma_store if sigma_store is not None else SigmaStore(len(labels), config.scale)
     if len(store) != len(labels):
         raise ValueError(f"the sigma store holds {len(store)} samples, the data {len(labels)}")
-    shuffle = torch.Generator().manual_seed(config.seed)
-    noise_generator = torch.Generator(device=device).manual_seed(config.seed + 1)
+    shuffle = stream_generator(config.seed, 0, "order")
+    noise_generator = stream_generator(config.seed, 0, "augment", device=device)
     steps_per_epoch = -(-len(labels) // config.batch_size)
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     schedule = torch.optim.lr_scheduler.CosineAnnealingLR(
@@ -249,7 +250,7 @@ def evaluate_accuracy(
 ) -> float:
     """Top-1 accuracy of the base model on ``data``, under one noise draw per image."""
     device = model_device(model)
-    generator = torch.Generator(device=device).manual_seed(seed)
+    generator = stream_generator(seed, 0, "evaluate", device=device)
     sampler = make_noise(noise, noise_scale) if noise_scale > 0 else None
     correct = 0
     with torch.inference_mode():

@@ -10,13 +10,8 @@ from rsutils import Smooth
 from rsutils.anisotropic.noise import Anisotropic
 from rsutils.anisotropic.patterns import spatial_pattern
 from rsutils.core.noise import ExponentialLinf, Gaussian, Laplace, PowerLawLinf, UniformCube
-from rsutils.core.sampling import (
-    PHASES,
-    STREAMS,
-    NoiseStream,
-    image_generator,
-    stream_generator,
-)
+from rsutils.core.sampling import NoiseStream
+from rsutils.core.streams import image_generator
 
 SLOW = pytest.mark.slow
 NOISES = [
@@ -98,98 +93,3 @@ def test_asking_a_stream_for_more_than_its_total_is_an_error() -> None:
     stream.fill_(torch.empty(5, 2))
     with pytest.raises(RuntimeError, match=r"exhausted"):
         stream.fill_(torch.empty(1, 2))
-
-
-# ------------------------------------------------------------------ the stream registry
-
-
-def old_certify_generator(seed: int, index: int, phase: int) -> torch.Generator:
-    """``image_generator`` before the registry: spawn key ``(index, phase number)``."""
-    sequence = np.random.SeedSequence(entropy=seed, spawn_key=(index, phase))
-    return torch.Generator().manual_seed(int(sequence.generate_state(1, np.uint64)[0]) >> 1)
-
-
-def old_audit_generator(seed: int, index: int, stream: int, point: int) -> torch.Generator:
-    """The audit's ``_audit_generator`` before the registry: ``(index, 1000 + k, point)``."""
-    sequence = np.random.SeedSequence(entropy=seed, spawn_key=(index, stream, point))
-    return torch.Generator().manual_seed(int(sequence.generate_state(1, np.uint64)[0]) >> 1)
-
-
-OLD_STREAMS = {
-    "select": lambda seed, index: old_certify_generator(seed, index, 0),
-    "estimate": lambda seed, index: old_certify_generator(seed, index, 1),
-    "predict": lambda seed, index: old_certify_generator(seed, index, 2),
-    "sigma": lambda seed, index: old_certify_generator(seed, index, 3),
-    "boundary": lambda seed, index, point=0: old_audit_generator(seed, index, 1000, point),
-    "attack": lambda seed, index, point=0: old_audit_generator(seed, index, 1001, point),
-    "verify": lambda seed, index, point=0: old_audit_generator(seed, index, 1002, point),
-}
-AUDIT = ("boundary", "attack", "verify")
-
-
-@pytest.mark.parametrize("stream", sorted(OLD_STREAMS))
-@pytest.mark.parametrize(("seed", "index"), [(0, 0), (7, 3), (2**40 + 1, 9999)])
-def test_every_stream_draws_what_it_drew_before_the_registry(stream, seed, index) -> None:
-    """Bit-identical draws: the registry changed no SeedSequence entropy nor spawn key."""
-    points = (0, 1, 5) if stream in AUDIT else (None,)
-    for point in points:
-        keys = () if point is None else (point,)
-        old = OLD_STREAMS[stream](seed, index, *keys)
-        new = stream_generator(seed, index, stream, *keys, device="cpu")
-        assert new.initial_seed() == old.initial_seed()
-        first = torch.randn(8, generator=new, dtype=torch.float64)
-        assert torch.equal(first, torch.randn(8, generator=old, dtype=torch.float64))
-        if point is None:
-            again = image_generator(seed, index, stream, torch.device("cpu"))
-            assert torch.equal(torch.randn(8, generator=again, dtype=torch.float64), first)
-
-
-def test_the_streams_seeds_are_pinned() -> None:
-    """The seeds of input 0 under seed 0, as written down before the registry existed."""
-    seeds = {
-        "select": 1317536309490288386,
-        "estimate": 7449029282396566744,
-        "predict": 6732180131098485628,
-        "sigma": 5524574814476092572,
-        "boundary": 2507735669887332458,
-        "attack": 8256077886149939433,
-        "verify": 6785659357025361943,
-    }
-    assert set(seeds) == set(STREAMS)
-    for name, expected in seeds.items():
-        keys = (0,) * len(STREAMS[name].sub_keys)
-        assert stream_generator(0, 0, name, *keys, device="cpu").initial_seed() == expected
-    assert stream_generator(0, 0, "verify", 5, device="cpu").initial_seed() == 8146808402409698370
-
-
-def test_the_registry_keeps_every_stream_apart() -> None:
-    numbers = [key.number for key in STREAMS.values()]
-    assert len(set(numbers)) == len(numbers)
-    assert dict(PHASES) == {"select": 0, "estimate": 1, "predict": 2, "sigma": 3}
-    assert all(STREAMS[name].number >= 1000 and STREAMS[name].sub_keys for name in AUDIT)
-    with pytest.raises(TypeError):
-        STREAMS["new"] = STREAMS["select"]  # type: ignore[index]
-
-
-@pytest.mark.parametrize(
-    ("stream", "keys", "message"),
-    [
-        ("warmup", (), r"stream must be one of \['attack', 'boundary', 'estimate'"),
-        ("verify", (), r"takes the sub-keys \('point',\), got \(\); pass exactly 1"),
-        ("select", (0,), r"takes the sub-keys \(\), got \(0,\); pass exactly 0"),
-        ("verify", (-1,), r"point must be a non-negative integer"),
-        ("verify", (1.0,), r"point must be a non-negative integer"),
-    ],
-)
-def test_a_stream_needs_its_name_and_exactly_its_sub_keys(stream, keys, message) -> None:
-    with pytest.raises(ValueError, match=message):
-        stream_generator(0, 0, stream, *keys, device="cpu")
-
-
-def test_image_generator_serves_the_certification_streams_only() -> None:
-    with pytest.raises(ValueError, match=r"phase must be one of \['estimate', 'predict'"):
-        image_generator(0, 0, "verify", torch.device("cpu"))
-    with pytest.raises(ValueError, match=r"index must be a non-negative integer"):
-        image_generator(0, -1, "select", torch.device("cpu"))
-    with pytest.raises(ValueError, match=r"seed must be a non-negative integer"):
-        stream_generator(True, 0, "select", device="cpu")

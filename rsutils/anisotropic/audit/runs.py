@@ -29,7 +29,7 @@ from rsutils.anisotropic.audit.records import AuditPoint, AuditRecord
 from rsutils.anisotropic.audit.settings import AuditSettings, check_audit_settings
 from rsutils.anisotropic.audit.verification import deployed_counts, verify_point
 from rsutils.core.noise import Gaussian
-from rsutils.core.sampling import stream_generator
+from rsutils.core.streams import stream_generator
 from rsutils.core.validation import check_model
 
 __all__ = ["audit_certificate", "audit_log"]
@@ -68,7 +68,7 @@ def audit_certificate(
     Guarantee: the record claims a contradiction while G = c on all of its
     candidates with probability at most ``settings.alpha``. The search and verification
     draws are the independent streams ``boundary``, ``attack`` and ``verify`` of
-    ``(settings.seed, index)`` (:data:`~rsutils.core.sampling.STREAMS`), so the record
+    ``(settings.seed, index)`` (:data:`~rsutils.core.streams.STREAMS`), so the record
     is a function of the arguments, and of the device and library versions.
     """
     check_model(model)

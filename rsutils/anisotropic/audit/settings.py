@@ -35,7 +35,7 @@ class AuditSettings:
     Theorem 7 claims. The verification: each candidate gets ``n_verify`` fresh draws, and
     a record claims a false contradiction with probability at most ``alpha``. ``seed``
     seeds the audit's noise streams (``boundary``, ``attack``, ``verify`` of
-    :data:`~rsutils.core.sampling.STREAMS`), with the certificate's index.
+    :data:`~rsutils.core.streams.STREAMS`), with the certificate's index.
 
     The noise's scale λ and the number of classes are not settings: they belong to the
     smoothed classifier whose certificate is audited, and are passed with it.

@@ -20,7 +20,7 @@ from rsutils.checks.shifting import (
     frozen_pA,
     shifting_classifier,
 )
-from rsutils.core.sampling import stream_generator
+from rsutils.core.streams import stream_generator
 
 X = example_input()
 SCALE = 1.0

@@ -13,8 +13,8 @@ from rsutils.anisotropic.audit import classify_counts, deployed_counts, verify_p
 from rsutils.anisotropic.noise import Anisotropic
 from rsutils.checks.shifting import ShiftingParams, shifting_classifier
 from rsutils.core.noise import Gaussian
-from rsutils.core.sampling import image_generator
 from rsutils.core.smooth import Smooth
+from rsutils.core.streams import image_generator
 
 
 def test_the_clopper_pearson_bound_is_scipys_beta_quantile() -> None:

@@ -1,0 +1,186 @@
+"""Every random stream of rsutils, by name: one registry, one way to seed.
+
+A run has one ``seed``. Everything random that a run draws comes from a *named stream*
+of :data:`STREAMS`, for one ``index`` (the input, or the case, that the draws are for)
+and the stream's sub-keys, if it has any: :func:`stream_generator` gives its
+``torch.Generator``, :func:`derived_seed` the integer that seeds it, for the APIs that
+take an integer (``torch.manual_seed``, another run's ``seed``).
+
+Guarantee: a stream's state is a function of ``(seed, index, stream, *sub_keys)`` only.
+NumPy's ``SeedSequence(entropy=seed, spawn_key=(index, number, *sub_keys))`` mixes them,
+with ``number`` the stream's fixed number in :data:`STREAMS`, so distinct streams,
+indices and seeds give unrelated draws. In particular, no stream is seeded by arithmetic
+on the seed (``seed + 1``): the streams of run ``seed`` never coincide with those of run
+``seed + 1``, so that replicate models trained with seeds 0, 1, 2 draw independent
+initial weights, orders and noise. And the draws for one input do not depend on which
+other inputs a run holds, nor on their order, batching or sharding.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+import numpy as np
+import torch
+
+__all__ = [
+    "PHASES",
+    "STREAMS",
+    "StreamKey",
+    "derived_seed",
+    "draw_seed",
+    "image_generator",
+    "stream_generator",
+]
+
+
+@dataclass(frozen=True)
+class StreamKey:
+    """Where a named stream sits among the streams of one seed.
+
+    ``number`` is the stream's fixed place in the spawn key; ``sub_keys`` names the
+    further integers a caller must pass (none for most), so that no stream can be drawn
+    with two shapes of key.
+    """
+
+    number: int
+    sub_keys: tuple[str, ...] = ()
+
+
+#: The named streams, with who draws from each. ``index`` is the input's id for the
+#: streams of one input, the case's number for a check's cases, and 0 for the streams
+#: of a whole run.
+#:
+#: Certification of one input (:class:`~rsutils.core.smooth.Smooth` and what builds on it):
+#:
+#: - ``select`` (0): CERTIFY's ``n0`` selection draws (also the sequential and planned
+#:   procedures, which select the same way);
+#: - ``estimate`` (1): CERTIFY's ``n`` estimation draws, and the default stream of
+#:   :meth:`~rsutils.core.smooth.Smooth.sample_counts`;
+#: - ``predict`` (2): PREDICT's draws;
+#: - ``sigma`` (3): the draws of the sigma ascent of :mod:`rsutils.ddrs.sigma_ascent`.
+#:
+#: The soundness audit of one certificate (:mod:`rsutils.anisotropic.audit`), numbered
+#: from 1000 so that a point is verified on draws independent of those that certified
+#: its input, and certification can gain streams without moving them:
+#:
+#: - ``boundary`` (1000, sub-key ``point``, 0): random points near the region's boundary;
+#: - ``attack`` (1001, sub-key ``point``, 0): the draws of the gradient ascent;
+#: - ``verify`` (1002, sub-key ``point``): the draws that verify candidate ``point``.
+#:
+#: Training a model (index 0; :mod:`rsutils.training.train`,
+#: :mod:`rsutils.anisotropic.training`):
+#:
+#: - ``init`` (2000): the initial weights (of a generator too), through ``torch.manual_seed``;
+#: - ``order`` (2001): the order in which training visits the images;
+#: - ``augment`` (2002): the noise training draws (augmentation, SmoothAdv's and MACER's
+#:   draws, the sigma ascent of data-dependent training, the noise of NPG training);
+#: - ``evaluate`` (2003): the noise of :func:`~rsutils.training.train.evaluate_accuracy`.
+#:
+#: Queries beyond the test images, whose answers go through a certificate memory:
+#:
+#: - ``probes`` (2100, index 0): the points drawn inside certified regions;
+#: - ``requery`` (2101, index 0): the seed of the run that certifies such points (probes,
+#:   audited points), so that point ``i`` does not reuse test image ``i``'s streams.
+#:
+#: Checks and worked examples:
+#:
+#: - ``worst-case`` (3000, index the case, sub-key ``part``): the Neyman-Pearson worst
+#:   case of :mod:`rsutils.checks.worst_case`, part 0 its random directions and part
+#:   ``k + 1`` the noise that tests direction ``k``;
+#: - ``pairs`` (3001, index 0): the pairs of
+#:   :func:`~rsutils.anisotropic.leakage.different_class_pairs`;
+#: - ``swap`` (3002, index the pair): the votes of
+#:   :func:`~rsutils.anisotropic.leakage.mu_swap_votes`;
+#: - ``bootstrap`` (3003, index 0): the resamples of
+#:   :func:`~rsutils.logs.analysis.acr_difference`'s bootstrap;
+#: - ``example`` (4000, index the example, sub-key ``chapter``): a chapter's own worked
+#:   examples (a random classifier, probe inputs, a Monte Carlo volume), numbered within
+#:   the chapter.
+STREAMS: Mapping[str, StreamKey] = MappingProxyType(
+    {
+        "select": StreamKey(0),
+        "estimate": StreamKey(1),
+        "predict": StreamKey(2),
+        "sigma": StreamKey(3),
+        "boundary": StreamKey(1000, ("point",)),
+        "attack": StreamKey(1001, ("point",)),
+        "verify": StreamKey(1002, ("point",)),
+        "init": StreamKey(2000),
+        "order": StreamKey(2001),
+        "augment": StreamKey(2002),
+        "evaluate": StreamKey(2003),
+        "probes": StreamKey(2100),
+        "requery": StreamKey(2101),
+        "worst-case": StreamKey(3000, ("part",)),
+        "pairs": StreamKey(3001),
+        "swap": StreamKey(3002),
+        "bootstrap": StreamKey(3003),
+        "example": StreamKey(4000, ("chapter",)),
+    }
+)
+
+#: The streams of one input's certification that :func:`image_generator` serves, by
+#: name, with their numbers.
+PHASES: Mapping[str, int] = MappingProxyType(
+    {name: STREAMS[name].number for name in ("select", "estimate", "predict", "sigma")}
+)
+
+
+def draw_seed() -> int:
+    """A fresh random seed, for callers that pass ``seed=None``."""
+    return secrets.randbits(63)
+
+
+def derived_seed(seed: int, index: int, stream: str, *sub_keys: int) -> int:
+    """The integer that seeds the stream ``stream`` of ``index`` in run ``seed``.
+
+    ``stream`` is a name of :data:`STREAMS` and ``sub_keys`` its sub-keys, in order. It
+    is the first 64-bit word of ``SeedSequence(entropy=seed, spawn_key=(index, number,
+    *sub_keys))`` shifted right by one (a non-negative 63-bit integer, which every torch
+    generator and every ``seed`` argument of rsutils accepts).
+    """
+    _check_non_negative("seed", seed, "a non-negative integer or None")
+    _check_non_negative("index", index, "a non-negative integer (the input's id)")
+    if stream not in STREAMS:
+        raise ValueError(f"stream must be one of {sorted(STREAMS)}, got {stream!r}")
+    key = STREAMS[stream]
+    if len(sub_keys) != len(key.sub_keys):
+        raise ValueError(
+            f"the stream {stream!r} takes the sub-keys {key.sub_keys}, got {sub_keys!r}; "
+            f"pass exactly {len(key.sub_keys)} integer(s) after its name"
+        )
+    for name, value in zip(key.sub_keys, sub_keys, strict=True):
+        _check_non_negative(name, value, f"a non-negative integer (a sub-key of {stream!r})")
+    spawn_key = (int(index), key.number, *(int(value) for value in sub_keys))
+    sequence = np.random.SeedSequence(entropy=int(seed), spawn_key=spawn_key)
+    return int(sequence.generate_state(1, np.uint64)[0]) >> 1
+
+
+def stream_generator(
+    seed: int, index: int, stream: str, *sub_keys: int, device: torch.device | str = "cpu"
+) -> torch.Generator:
+    """A generator on ``device`` for the stream ``stream`` of ``index`` in run ``seed``,
+    seeded with :func:`derived_seed`: its draws are a function of ``(seed, index, stream,
+    *sub_keys)`` and the device only."""
+    generator = torch.Generator(device=device)
+    generator.manual_seed(derived_seed(seed, index, stream, *sub_keys))
+    return generator
+
+
+def image_generator(seed: int, index: int, phase: str, device: torch.device) -> torch.Generator:
+    """The generator of one of an input's certification streams, a name of :data:`PHASES`.
+
+    The same generator as ``stream_generator(seed, index, phase, device=device)``.
+    """
+    if phase not in PHASES:
+        raise ValueError(f"phase must be one of {sorted(PHASES)}, got {phase!r}")
+    return stream_generator(seed, index, phase, device=device)
+
+
+def _check_non_negative(name: str, value: int, what: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
+        raise ValueError(f"{name} must be {what}, got {value!r}")
