@@ -35,6 +35,8 @@
 import json
 import os
 import tempfile
+import textwrap
+import warnings
 from dataclasses import replace
 from pathlib import Path
 
@@ -241,7 +243,7 @@ indices = range(0, len(test), 1000)
 log = rs.certify_dataset(
     smooth, test, indices, "certify.tsv", settings, progress=progress
 )
-print(*log.columns)
+print(textwrap.fill(" ".join(log.columns), 75))
 log[["idx", "label", "predict", "radius", "correct", "count", "pA_lower"]]
 
 # %% [markdown]
@@ -270,7 +272,8 @@ glue_all(log_images=len(read))
 # are kept, a torn last row (a kill in mid-write) is cut, and only the missing inputs
 # are certified. Here a log of the first four inputs, with the start of a fifth row
 # torn off, is resumed over all ten, and ends with the rows of the uninterrupted run.
-# The same mechanism extends a finished log with more inputs.
+# The resumed run says what it cut, in a `LogRepairedWarning` (caught here to print
+# its message). The same mechanism extends a finished log with more inputs.
 
 # %%
 first_four = indices[:4]
@@ -279,9 +282,12 @@ rs.certify_dataset(
 )
 with open("resumed.tsv", "a") as torn:
     torn.write("4000\t9\t9\t0.3")
-resumed = rs.certify_dataset(
-    smooth, test, indices, "resumed.tsv", settings, progress=progress
-)
+with warnings.catch_warnings(record=True) as repaired:
+    warnings.simplefilter("always", rs.LogRepairedWarning)
+    resumed = rs.certify_dataset(
+        smooth, test, indices, "resumed.tsv", settings, progress=progress
+    )
+print(*(textwrap.fill(f"{w.message}", 75) for w in repaired))
 resumed.drop(columns="time").equals(log.drop(columns="time"))
 
 # %% tags=["remove-cell"]

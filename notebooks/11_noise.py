@@ -83,6 +83,10 @@ rs.save_checkpoint(model, "model.pt", **ARCH)
 images = {i: test.images[i] for i in (0, 1000, 2000)}
 CERTIFY = "python -m rsutils certify fashion-mnist"
 ON_THREE = f"--N {n} --skip 1000 --max 3000 --quiet"
+# left out of the listings: the time, the selection draws' class and count,
+# and the settings every row shares; numbers shown to four decimals
+LEFT_OUT = ["time", "selected", "count", "n0", "n", "alpha", "seed"]
+pd.set_option("display.precision", 4)
 
 # %% [markdown]
 # ## (b) Data-dependent smoothing and the certificate memory
@@ -169,8 +173,8 @@ toy_table[["prediction", "radius", "action"]]
 # turns data-dependent certification on, with the memory in `--memory` (by default
 # next to the log). Its log has the memory's answer in `predict` and `radius`,
 # CERTIFY's in `mc_predict` and `mc_radius`, what the memory did in `memory`, and each
-# input's noise level in `scale` (the listing leaves out the columns that repeat the
-# settings).
+# input's noise level in `scale` (the listing, the log as `read_log` reads it, leaves
+# out the time, the selection draws' class and count, the settings and `pA_lower`).
 
 # %%
 with sqlite3.connect("other.sqlite") as other:
@@ -184,7 +188,8 @@ def open_other_file() -> rs.CertificateMemory:
 show_refusals({"another application's file": open_other_file})
 ds_options = f"--ascent-steps {K} --memory ds.sqlite"
 run_command(f"{CERTIFY} model.pt 0.25 ds.tsv {ds_options} {ON_THREE}")
-run_command("cut -f 1-5,12- ds.tsv")
+ds_log = rs.read_log("ds.tsv")
+ds_log.drop(columns=[*LEFT_OUT, "pA_lower"]).set_index("idx")
 
 # %% [markdown]
 # ## (c) Anisotropic noise and certified regions
@@ -229,7 +234,7 @@ torch.save(sigma.float(), "sigma.pt")
 run_command(
     f"{CERTIFY} model.pt 0.25 aniso.tsv --sigma-map sigma.pt {ON_THREE}"
 )
-run_command("cut -f 1-5,12- aniso.tsv")
+rs.read_log("aniso.tsv").drop(columns=LEFT_OUT).set_index("idx")
 
 # %% [markdown]
 # ## (d) Noise families
@@ -287,7 +292,7 @@ glue_all(npg_steps=npg.steps)
 
 # %%
 run_command(f"{CERTIFY} npg.pt 0.25 npg.tsv --generator npg.pt {ON_THREE}")
-run_command("cut -f 1-5,12- npg.tsv")
+rs.read_log("npg.tsv").drop(columns=LEFT_OUT).set_index("idx")
 
 # %% [markdown]
 # A certificate of a generator whose `mu` and `sigma` depend on the input holds for the

@@ -33,6 +33,7 @@ import pandas as pd
 import rsutils as rs
 from rsutils.book import Chapter, glue_all, run_command
 from rsutils.core.confidence import min_samples_for_radius
+from rsutils.logs.sequential_runs import read_decisions
 
 # %% tags=["parameters"]
 profile = "cpu"  # smoke | cpu | paper
@@ -116,8 +117,10 @@ pd.DataFrame.from_dict(rows, orient="index", columns=columns)
 #
 # On the command line, `certify --decide R [R ...]` decides at each radius, and its
 # log has `certified@R` and `draws@R` per radius; `certify --radius-loss L` writes
-# CERTIFY's log, its `n` column each input's own number of draws (the listings leave
-# out the `time` column):
+# CERTIFY's log, its `n` column each input's own number of draws. The tables show
+# the logs as {func}`~rsutils.logs.sequential_runs.read_decisions` and
+# {func}`~rsutils.logs.analysis.read_log` read them, without the `time` column and
+# the settings every row shares (`n0`, `alpha`, `scale` and `seed`):
 
 # %% tags=["remove-cell"]
 glue_all(
@@ -127,9 +130,15 @@ glue_all(
 
 # %%
 run_command(f"{CERTIFY} decide.tsv --decide 0.25 0.5 {ON_THREE}")
-run_command("cut -f 1-3,5- decide.tsv")
+shared = ["time", "n0", "alpha", "scale", "seed"]
+decisions = read_decisions("decide.tsv")
+decisions.drop(columns=decisions.columns.intersection(shared)).set_index(
+    "idx"
+)
+
+# %%
 run_command(f"{CERTIFY} planned.tsv --radius-loss 0.05 {ON_THREE}")
-run_command("cut -f 1-5,7- planned.tsv")
+rs.read_log("planned.tsv").drop(columns=shared).set_index("idx")
 
 # %% [markdown]
 # ## (c) A faster forward pass

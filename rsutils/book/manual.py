@@ -34,10 +34,12 @@ from collections.abc import Callable, Mapping
 __all__ = [
     "CommandFailed",
     "command_argv",
+    "fold_lines",
     "kill_part_way",
     "log_rows",
     "refusal",
     "run_command",
+    "shell_lines",
     "show_refusals",
 ]
 
@@ -46,6 +48,8 @@ SHELL_OPERATORS = frozenset({"|", "||", "&", "&&", ";", ">", ">>", "<", "2>", "2
 #: The programs that name this interpreter (see the module's text).
 PROGRAMS = {"python": [sys.executable], "torchrun": [sys.executable, "-m", "torch.distributed.run"]}
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+#: A word of a command line as written, quotes included.
+_RAW_WORD = re.compile(r"""(?:[^\s"']+|"[^"]*"|'[^']*')+""")
 
 
 class CommandFailed(RuntimeError):
@@ -115,9 +119,14 @@ def kill_part_way(
     return log_rows(log)
 
 
-def run_command(line: str, *, status: int = 0, timeout: float = 600.0) -> None:
-    """Run ``line`` to its end, then print it as a terminal shows it (``$ line``)
-    followed by what the command printed.
+def run_command(line: str, *, status: int = 0, timeout: float = 600.0, width: int = 75) -> None:
+    """Run ``line`` to its end, then print it as a terminal ``width`` columns wide
+    shows it (``$ line``, continued with ``\\`` where it is longer) followed by what
+    the command printed.
+
+    The command sees ``COLUMNS=width`` (unless the line sets it), so that its help is
+    wrapped to the width; a longer output line is folded at a space or tab, as the
+    terminal would wrap it.
 
     Guarantee: returns only if the command exited with ``status`` (0 by default; a page
     showing a refused command passes the status it must be refused with). Otherwise
@@ -128,19 +137,55 @@ def run_command(line: str, *, status: int = 0, timeout: float = 600.0) -> None:
     environment, argv = command_argv(line)
     result = subprocess.run(
         argv,
-        env={**os.environ, **environment},
+        env={**os.environ, "COLUMNS": str(width), **environment},
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
         timeout=timeout,
         check=False,
     )
-    print(f"$ {line}\n{result.stdout}", end="", flush=True)
+    shown = [*shell_lines(line, width), *fold_lines(result.stdout, width)]
+    print("\n".join(shown), flush=True)
     if result.returncode != status:
         raise CommandFailed(
             f"{line!r} exited with status {result.returncode}, expected {status}; "
             f"it printed:\n{result.stdout}"
         )
+
+
+def shell_lines(line: str, width: int = 75) -> list[str]:
+    """``$ line`` as lines of at most ``width`` characters where the words allow: the
+    words as written (quotes kept) packed greedily, each line but the last ending in a
+    backslash (a shell reads them as one line), the continuations indented by four
+    spaces."""
+    lines, current = [], "$"
+    for word in _RAW_WORD.findall(line):
+        if len(f"{current} {word} \\") > width and current.strip() != "$":
+            lines.append(f"{current} \\")
+            current = "   "
+        current = f"{current} {word}"
+    return [*lines, current]
+
+
+def fold_lines(text: str, width: int = 75) -> list[str]:
+    """The lines of ``text``, each longer one folded at spaces or tabs into lines of at
+    most ``width`` characters (tabs expanded to stops of eight, as a terminal shows
+    them; a word longer than ``width`` is cut); continuations keep the line's
+    indentation."""
+    folded = []
+    for line in text.expandtabs().splitlines():
+        if len(line) <= width:
+            folded.append(line)
+            continue
+        indent = line[: len(line) - len(line.lstrip())]
+        folded += textwrap.wrap(
+            line,
+            width,
+            subsequent_indent=indent,
+            break_on_hyphens=False,
+            drop_whitespace=True,
+        )
+    return folded
 
 
 def refusal(call: Callable[[], object]) -> str:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
+import textwrap
 
 __all__ = [
     "HelpFormatter",
@@ -19,7 +21,13 @@ __all__ = [
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
-    """Keeps the description's paragraphs and shows each option's default, if it has one."""
+    """Keeps the description's paragraphs, refilled to the terminal's width (a paragraph
+    with an indented or bulleted line is kept as written), and shows each option's
+    default, if it has one."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        paragraphs = re.split(r"\n\s*\n", textwrap.dedent(text).strip())
+        return "\n\n".join(_refilled(p, width, indent) for p in paragraphs)
 
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
@@ -28,6 +36,14 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
         if silent or "%(default)" in text:
             return text
         return f"{text} (default: %(default)s)"
+
+
+def _refilled(paragraph: str, width: int, indent: str) -> str:
+    """One paragraph filled to ``width``, or as written if it has a layout to keep."""
+    lines = paragraph.splitlines()
+    if any(line.startswith((" ", "- ", "* ")) for line in lines):
+        return "\n".join(indent + line for line in lines)
+    return textwrap.fill(" ".join(lines), width, initial_indent=indent, subsequent_indent=indent)
 
 
 def _checked(convert, accept, requirement: str):

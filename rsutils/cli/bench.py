@@ -170,19 +170,32 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     bench.add_argument(
         "--checkpoint", default=None, help="a checkpoint (else a random --arch network)"
     )
-    bench.add_argument("--arch", choices=sorted(ARCHITECTURES), default="small_cnn", help="network")
+    bench.add_argument(
+        "--arch",
+        choices=sorted(ARCHITECTURES),
+        default="small_cnn",
+        metavar="ARCH",
+        help="network: %(choices)s",
+    )
     bench.add_argument(
         "--dataset",
         choices=[*DATASETS, "imagenet"],
         default="fashion-mnist",
-        help="input shape and classes",
+        metavar="DATASET",
+        help="input shape and classes: %(choices)s",
     )
     bench.add_argument(
         "--batch", type=positive_int, default=1000, help="noisy copies per forward pass"
     )
     bench.add_argument("--batches", type=positive_int, default=10, help="batches per timing")
     bench.add_argument("--sigma", type=positive_float, default=0.25, help="noise scale")
-    bench.add_argument("--noise", choices=sorted(FAMILIES), default="gaussian", help="noise family")
+    bench.add_argument(
+        "--noise",
+        choices=sorted(FAMILIES),
+        default="gaussian",
+        metavar="FAMILY",
+        help="noise family: %(choices)s",
+    )
     bench.add_argument(
         "--power-a", type=positive_float, default=None, help="exponent a of power_law"
     )
@@ -196,7 +209,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         nargs="+",
         choices=INFERENCE_MODES,
         default=list(INFERENCE_MODES),
-        help="the base model's modes to time (fp32, the reference, is always timed)",
+        metavar="MODE",
+        help="the base model's modes to time, of %(choices)s "
+        "(fp32, the reference, is always timed)",
     )
     bench.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N")
     bench.set_defaults(run=run)
@@ -227,17 +242,16 @@ def run(args: argparse.Namespace) -> None:
     print("raw: forward + argmax; sampling: noise + forward + counting (inputs/s);")
     print("best: the ratio of the fastest rounds; bound: the best ratio if drawing the")
     print("noise were the loop's only other cost")
-    header = f"{'mode':<20}{'raw':>12}{'vs fp32':>9}{'sampling':>12}{'ratio':>8}{'best':>7}"
-    header += f"{'bound':>7}"
-    print(f"{header}  rounds")
+    # 75 columns: the table fits a narrow terminal and the book's column
+    header = f"{'mode':<19}{'raw':>9}{'vs fp32':>8}{'sampling':>10}{'ratio':>6}{'best':>6}"
+    print(f"{header}{'bound':>6}  rounds")
     for result in results:
         low, high = result.ratio_range
         speedup = result.raw_per_second / first.raw_per_second
         print(
-            f"{result.inference:<20}{result.raw_per_second:12,.0f}{speedup:8.2f}x"
-            f"{result.sampling_per_second:12,.0f}{result.ratio:8.3f}{result.best_ratio:7.3f}"
-            f"{result.noise_bound:7.3f}"
-            f"  {low:.3f}-{high:.3f}"
+            f"{result.inference:<19}{result.raw_per_second:9,.0f}{speedup:7.2f}x"
+            f"{result.sampling_per_second:10,.0f}{result.ratio:6.3f}{result.best_ratio:6.3f}"
+            f"{result.noise_bound:6.3f}  {low:.2f}-{high:.2f}"
         )
 
 

@@ -108,9 +108,10 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         "--inference",
         choices=INFERENCE_MODES,
         default="fp32",
-        help="the base model's numerical mode; a faster one (bf16_channels_last on CPUs with "
-        "AMX or AVX512-BF16, and on GPUs) is a different base classifier, which the "
-        "certificates are for; the log records it",
+        metavar="MODE",
+        help="the base model's numerical mode, one of %(choices)s; a faster one "
+        "(bf16_channels_last on CPUs with AMX or AVX512-BF16, and on GPUs) is a "
+        "different base classifier, which the certificates are for; the log records it",
     )
     parser.add_argument(
         "--data-root",
@@ -123,7 +124,11 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
 def _add_noise_arguments(parser: argparse.ArgumentParser) -> None:
     """The noise: a family, per-dimension maps, or a generator."""
     parser.add_argument(
-        "--noise", choices=sorted(FAMILIES), default="gaussian", help="noise family"
+        "--noise",
+        choices=sorted(FAMILIES),
+        default="gaussian",
+        metavar="FAMILY",
+        help="noise family: %(choices)s",
     )
     parser.add_argument(
         "--power-a",

@@ -73,12 +73,20 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         help="train a base model (noise augmentation, SmoothAdv or MACER; DS optional)",
     )
     train.add_argument("dataset", choices=DATASETS, help="training data")
-    train.add_argument("arch", choices=sorted(ARCHITECTURES), help="network")
+    train.add_argument(
+        "arch", choices=sorted(ARCHITECTURES), metavar="arch", help="network: %(choices)s"
+    )
     train.add_argument("outfile", help="checkpoint file to write")
     train.add_argument(
         "--noise-sd", type=positive_float, required=True, help="noise scale during training"
     )
-    train.add_argument("--noise", choices=sorted(FAMILIES), default="gaussian", help="noise family")
+    train.add_argument(
+        "--noise",
+        choices=sorted(FAMILIES),
+        default="gaussian",
+        metavar="FAMILY",
+        help="noise family: %(choices)s",
+    )
     train.add_argument("--epochs", type=positive_int, default=6, help="passes over the data")
     train.add_argument("--batch", type=positive_int, default=128, help="images per step")
     train.add_argument(

@@ -4,6 +4,7 @@ error a user gets."""
 
 from __future__ import annotations
 
+import shlex
 import sys
 
 import pytest
@@ -11,10 +12,12 @@ import pytest
 from rsutils.book.manual import (
     CommandFailed,
     command_argv,
+    fold_lines,
     kill_part_way,
     log_rows,
     refusal,
     run_command,
+    shell_lines,
     show_refusals,
 )
 
@@ -46,8 +49,36 @@ def test_what_needs_a_shell_or_names_nothing_is_refused(line: str) -> None:
 def test_a_command_prints_its_output(capsys) -> None:
     code = "import os, sys; print(os.environ['GREETING']); print('to stderr', file=sys.stderr)"
     line = f'GREETING=hello python -c "{code}"'
-    assert run_command(line) is None
+    assert run_command(line, width=200) is None
     assert capsys.readouterr().out == f"$ {line}\nhello\nto stderr\n"
+
+
+def test_a_long_command_is_shown_on_lines_a_shell_joins_back(capsys) -> None:
+    line = "OMP_NUM_THREADS=1 python -m rsutils certify fashion-mnist 'my model.pt' " * 3
+    shown = shell_lines(line, width=40)
+    assert len(shown) > 1 and all(len(part) <= 40 for part in shown)
+    assert all(part.endswith(" \\") for part in shown[:-1])
+    assert all(part.startswith("    ") for part in shown[1:])
+    joined = " ".join(part.removesuffix(" \\") for part in shown).removeprefix("$ ")
+    assert shlex.split(joined) == shlex.split(line)
+    assert shell_lines("python -c pass") == ["$ python -c pass"]
+
+
+def test_a_command_sees_the_width_and_its_long_lines_are_folded(capsys) -> None:
+    code = "import os; print(os.environ['COLUMNS'], 'word ' * 30)"
+    line = f'python -c "{code}"'
+    run_command(line, width=50)
+    out = capsys.readouterr().out.splitlines()[len(shell_lines(line, 50)) :]
+    assert out[0].startswith("50 word") and all(len(line) <= 50 for line in out)
+    assert " ".join(out).split() == ["50", *["word"] * 30]
+
+
+def test_folding_keeps_every_word_and_the_indentation() -> None:
+    text = "short\n    " + " ".join(f"w{i}" for i in range(40)) + "\na\tb\n"
+    folded = fold_lines(text, width=30)
+    assert folded[0] == "short" and folded[-1] == "a       b"
+    assert all(len(line) <= 30 and line.startswith("    ") for line in folded[1:-1])
+    assert " ".join(folded).split() == text.split()
 
 
 def test_an_unexpected_exit_status_fails_the_page(capsys) -> None:

@@ -199,3 +199,17 @@ def test_power_law_noise_needs_its_exponent_on_the_command_line(
     ]
     result = subprocess.run(args, capture_output=True, text=True)
     assert result.returncode == 2 and "needs its exponent" in result.stderr
+
+
+def test_help_fits_the_terminal_width(monkeypatch, capsys) -> None:
+    """Descriptions are refilled and long choice lists named by a metavar, so that
+    every line of every command's help fits a 75-column terminal (the manual pages
+    show them at that width)."""
+    from rsutils.cli.main import build_parser
+
+    monkeypatch.setenv("COLUMNS", "75")
+    for command in ([], ["certify"], ["predict"], ["train"], ["bench"], ["device-check"]):
+        with pytest.raises(SystemExit):
+            build_parser().parse_args([*command, "--help"])
+        too_long = [line for line in capsys.readouterr().out.splitlines() if len(line) > 75]
+        assert too_long == [], command
