@@ -50,8 +50,9 @@ lint: setup
 unit: setup
 	$(BIN)/pytest -m "not slow" --ignore=tests/browser tests
 
+# Every test; the 15 slowest are listed at the end, where CI's time goes.
 alltests: setup
-	$(BIN)/pytest --ignore=tests/browser tests
+	$(BIN)/pytest --ignore=tests/browser --durations=15 tests
 
 # Every page of the built book (make html) in headless Chromium (tests/browser).
 browser: setup
