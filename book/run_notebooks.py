@@ -248,7 +248,28 @@ def execute(
             )
     seconds = time.perf_counter() - start
     record_environment(target, profile)
+    printed = printed_to_stderr(nbformat.read(target, as_version=4))
+    if printed:
+        raise NotebookPrintedToStderr(
+            f"{source.name} printed to stderr (a warning or error the reader would see, or "
+            "that a hidden cell would hide); remove its cause:\n" + "\n".join(printed)
+        )
     return seconds
+
+
+class NotebookPrintedToStderr(RuntimeError):
+    """An executed notebook has stderr output: the build stops at the first one."""
+
+
+def printed_to_stderr(notebook: nbformat.NotebookNode) -> list[str]:
+    """``cell N: first line`` for each code cell that wrote to stderr."""
+    printed = []
+    for index, cell in enumerate(notebook.cells):
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "stream" and output.get("name") == "stderr":
+                first = (output.get("text") or "").strip().splitlines()[:1]
+                printed.append(f"  cell {index}: {first[0] if first else '(empty)'}")
+    return printed
 
 
 def record_environment(target: Path, profile: str) -> None:
@@ -319,7 +340,11 @@ def main() -> int:
         if args.only and not source.name.startswith(args.only):
             continue
         print(f"[{args.profile}] {source.name} ...", flush=True)
-        seconds = execute(source, args.profile, args.reference, progress=not args.quiet)
+        try:
+            seconds = execute(source, args.profile, args.reference, progress=not args.quiet)
+        except NotebookPrintedToStderr as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 1
         print(f"[{args.profile}] {source.name} done in {seconds:.0f} s", flush=True)
     write_status()
     return 0

@@ -165,3 +165,23 @@ def test_papermill_with_the_variable_set_fills_the_side_channel_only(tmp_path, m
     executed = nbformat.read(tmp_path / "out.ipynb", as_version=4)
     outputs = [o for cell in executed.cells if cell.cell_type == "code" for o in cell.outputs]
     assert [o.get("text") for o in outputs] == ["slept\n"]
+
+
+def test_what_a_notebook_printed_to_stderr_is_found_by_cell() -> None:
+    """A warning printed into an executed notebook stops the build (the book would show
+    it, or a hidden cell would hide it); stdout and other outputs do not."""
+    stream = nbformat.v4.new_output
+    quiet = nbformat.v4.new_code_cell(
+        "print(1)", outputs=[stream("stream", name="stdout", text="1\n")]
+    )
+    warned = nbformat.v4.new_code_cell(
+        "f()",
+        outputs=[
+            stream("stream", name="stderr", text="/x.py:3: PerformanceWarning: slow\n  f()\n"),
+            stream("execute_result", data={"text/plain": "2"}, execution_count=1),
+        ],
+    )
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# T"), quiet, warned])
+    assert runner.printed_to_stderr(notebook) == ["  cell 2: /x.py:3: PerformanceWarning: slow"]
+    notebook.cells.pop()
+    assert runner.printed_to_stderr(notebook) == []
