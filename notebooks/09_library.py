@@ -45,6 +45,7 @@ import torch
 
 import rsutils as rs
 from rsutils.book import Chapter, glue_all, show_refusals
+from rsutils.book.manual import describe_page_model, page_model
 from rsutils.logs.resumable import ResumableLog
 from rsutils.training.train import TRAINING_THREADS, evaluate_accuracy
 
@@ -61,7 +62,7 @@ seed = 0
 # %% tags=["hide-input"]
 chapter = Chapter.open(profile, seed=seed, progress=progress)
 n = chapter.profile.secondary.n  # the scale of the book's smaller runs
-model_row = "small_cnn, σ = 0.25, 1 epoch on 2,000 images"
+model_row = describe_page_model(page_model(seed))
 rows = {"model": model_row, "n (estimation draws)": f"{n:,}"}
 chapter.run_at(rows, standard=("n0", "alpha"))
 
@@ -100,6 +101,7 @@ clean = evaluate_accuracy(model, test)
 noisy = evaluate_accuracy(model, test, noise_scale=0.25)
 
 # %% tags=["remove-cell"]
+assert config == page_model(seed), "the model the other manual pages train"
 glue_all(train_images=config.train_subset)
 glue_all(clean_accuracy=clean, noisy_accuracy=noisy)
 

@@ -35,7 +35,8 @@ import tempfile
 from pathlib import Path
 
 import rsutils as rs
-from rsutils.book import Chapter, kill_part_way, run_command
+from rsutils.book import Chapter, glue_all, kill_part_way, run_command
+from rsutils.book.manual import describe_page_model, page_model
 
 # %% tags=["parameters"]
 profile = "cpu"  # smoke | cpu | paper
@@ -50,8 +51,12 @@ seed = 0
 # %% tags=["hide-input"]
 chapter = Chapter.open(profile, seed=seed, progress=progress)
 n = chapter.profile.secondary.n  # the scale of the book's smaller runs
-model_row = "small_cnn, σ = 0.25, 1 epoch on 2,000 images"
-rows = {"model": model_row, "n (estimation draws)": f"{n:,}"}
+# the library page's model, which `train` trains below
+config = page_model(seed)
+rows = {
+    "model": describe_page_model(config),
+    "n (estimation draws)": f"{n:,}",
+}
 chapter.run_at(rows, standard=("n0", "alpha"))
 
 # %% [markdown]
@@ -68,18 +73,23 @@ run_command("python -m rsutils --help")
 #
 # `train` trains a base model with noise augmentation (or SmoothAdv or MACER, with
 # `--method`) and saves it as a checkpoint that records its training configuration and
-# environment. This one takes seconds: one epoch on the first 2,000 training images.
+# environment. This one, the model of {ref}`manual-library`, takes seconds: one epoch
+# on the first {glue:text}`train_images:,d` training images.
 # Training is deterministic for a `--seed` and a `--threads` count (two by default,
 # whatever the machine's cores).
 
 # %%
 run_command(
     "python -m rsutils train fashion-mnist small_cnn model.pt "
-    "--noise-sd 0.25 --epochs 1 --train-subset 2000 "
-    f"--seed {seed} --quiet"
+    f"--noise-sd {config.scale:g} --epochs {config.epochs} "
+    f"--train-subset {config.train_subset} --seed {config.seed} --quiet"
 )
 _, info = rs.load_checkpoint("model.pt")
 info["meta"]["train_config"]
+
+# %% tags=["remove-cell"]
+assert info["meta"]["train_config"] == config.as_dict()
+glue_all(train_images=config.train_subset)
 
 # %% [markdown]
 # ## (b) Certify and predict

@@ -37,6 +37,7 @@ import torch
 
 import rsutils as rs
 from rsutils.book import Chapter, glue_all, run_command, show_refusals
+from rsutils.book.manual import describe_page_model, page_model
 from rsutils.core.radius import rules
 
 # %% tags=["parameters"]
@@ -54,9 +55,8 @@ seed = 0
 chapter = Chapter.open(profile, seed=seed, progress=progress)
 n = chapter.profile.secondary.n
 K = min(chapter.profile.ds.iterations, 20)  # the chapters' K, at most 20
-model_row = "small_cnn, σ = 0.25, 1 epoch on 2,000 images"
 rows = {
-    "model": model_row,
+    "model": describe_page_model(page_model(seed)),
     "n (estimation draws)": f"{n:,}",
     "sigma ascent steps K": K,
 }
@@ -76,7 +76,7 @@ workdir = tempfile.TemporaryDirectory(prefix="rsutils-manual-")
 os.chdir(workdir.name)
 train = rs.load_dataset("fashion-mnist", "train")
 test = rs.load_dataset("fashion-mnist", "test")
-config = rs.TrainConfig(scale=0.25, epochs=1, train_subset=2000, seed=seed)
+config = page_model(seed)  # the TrainConfig of the library page
 model = rs.train_model(config, train, progress=progress)
 ARCH = {"arch": "small_cnn", "dataset": "fashion-mnist"}
 rs.save_checkpoint(model, "model.pt", **ARCH)

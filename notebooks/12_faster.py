@@ -32,6 +32,7 @@ import pandas as pd
 
 import rsutils as rs
 from rsutils.book import Chapter, glue_all, run_command
+from rsutils.book.manual import describe_page_model, page_model
 from rsutils.core.confidence import min_samples_for_radius
 from rsutils.logs.sequential_runs import read_decisions
 
@@ -47,7 +48,7 @@ seed = 0
 # %% tags=["hide-input"]
 chapter = Chapter.open(profile, seed=seed, progress=progress)
 n = chapter.profile.secondary.n  # the scale of the book's smaller runs
-model_row = "small_cnn, σ = 0.25, 1 epoch on 2,000 images"
+model_row = describe_page_model(page_model(seed))
 rows = {"model": model_row, "n (estimation draws)": f"{n:,}"}
 chapter.run_at(rows, standard=("n0", "alpha"))
 
@@ -64,7 +65,7 @@ workdir = tempfile.TemporaryDirectory(prefix="rsutils-manual-")
 os.chdir(workdir.name)
 train = rs.load_dataset("fashion-mnist", "train")
 test = rs.load_dataset("fashion-mnist", "test")
-config = rs.TrainConfig(scale=0.25, epochs=1, train_subset=2000, seed=seed)
+config = page_model(seed)  # the TrainConfig of the library page
 model = rs.train_model(config, train, progress=progress)
 ARCH = {"arch": "small_cnn", "dataset": "fashion-mnist"}
 rs.save_checkpoint(model, "model.pt", **ARCH)

@@ -12,6 +12,9 @@ example cannot go stale. Two kinds need help from here:
 - refusals: :func:`refusal` returns the error a call is refused with, and
   :func:`show_refusals` prints several, so that a page shows the message a user gets.
 
+Every page trains the same small model, :func:`page_model`, and names it in its run-at
+table with :func:`describe_page_model`.
+
 A line is split as a POSIX shell splits words (``shlex.split``), without pipes,
 redirections, globs or variables. Leading ``NAME=value`` words set environment variables
 for the command, and the programs ``python`` and ``torchrun`` are the interpreter that
@@ -30,13 +33,19 @@ import sys
 import textwrap
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
+
+from rsutils.training.train import TrainConfig
 
 __all__ = [
+    "PAGE_MODEL",
     "CommandFailed",
     "command_argv",
+    "describe_page_model",
     "fold_lines",
     "kill_part_way",
     "log_rows",
+    "page_model",
     "refusal",
     "run_command",
     "shell_lines",
@@ -50,6 +59,25 @@ PROGRAMS = {"python": [sys.executable], "torchrun": [sys.executable, "-m", "torc
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 #: A word of a command line as written, quotes included.
 _RAW_WORD = re.compile(r"""(?:[^\s"']+|"[^"]*"|'[^']*')+""")
+
+
+#: What every manual page trains in seconds on a CPU. The library's defaults
+#: (small_cnn on Fashion-MNIST, Gaussian noise augmentation) at σ = 0.25, one epoch on
+#: the first 2,000 training images.
+PAGE_MODEL = TrainConfig(scale=0.25, epochs=1, train_subset=2000)
+
+
+def page_model(seed: int = 0) -> TrainConfig:
+    """:data:`PAGE_MODEL` with ``seed``: what every manual page trains."""
+    return replace(PAGE_MODEL, seed=seed)
+
+
+def describe_page_model(config: TrainConfig) -> str:
+    """A run-at table's ``model`` row, e.g. ``small_cnn, σ = 0.25, 1 epoch on 2,000
+    images``."""
+    epochs = f"{config.epochs} epoch{'' if config.epochs == 1 else 's'}"
+    data = f"{config.train_subset:,} images" if config.train_subset else "the training split"
+    return f"{config.arch}, σ = {config.scale:g}, {epochs} on {data}"
 
 
 class CommandFailed(RuntimeError):

@@ -4,17 +4,21 @@ error a user gets."""
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 import sys
 
 import pytest
 
 from rsutils.book.manual import (
+    PAGE_MODEL,
     CommandFailed,
     command_argv,
+    describe_page_model,
     fold_lines,
     kill_part_way,
     log_rows,
+    page_model,
     refusal,
     run_command,
     shell_lines,
@@ -138,3 +142,10 @@ def test_an_accepted_call_is_not_shown_as_refused() -> None:
         refusal(lambda: 1)
     with pytest.raises(KeyError):  # other errors are not refusals: they propagate
         refusal(lambda: {}["missing"])
+
+
+def test_the_pages_model_is_named_from_its_configuration() -> None:
+    assert page_model(3) == dataclasses.replace(PAGE_MODEL, seed=3)
+    assert describe_page_model(page_model()) == "small_cnn, σ = 0.25, 1 epoch on 2,000 images"
+    other = dataclasses.replace(PAGE_MODEL, epochs=2, train_subset=None, scale=0.5)
+    assert describe_page_model(other) == "small_cnn, σ = 0.5, 2 epochs on the training split"
