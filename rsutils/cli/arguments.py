@@ -11,8 +11,11 @@ import math
 import re
 import textwrap
 
+from rsutils.core.noise import FAMILIES
+
 __all__ = [
     "HelpFormatter",
+    "add_noise_family_argument",
     "non_negative_int",
     "positive_float",
     "positive_int",
@@ -36,6 +39,17 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
         if silent or "%(default)" in text:
             return text
         return f"{text} (default: %(default)s)"
+
+
+def add_noise_family_argument(parser: argparse.ArgumentParser) -> None:
+    """``--noise FAMILY``, one of the registered families, Gaussian by default."""
+    parser.add_argument(
+        "--noise",
+        choices=sorted(FAMILIES),
+        default="gaussian",
+        metavar="FAMILY",
+        help="noise family: %(choices)s",
+    )
 
 
 def _refilled(paragraph: str, width: int, indent: str) -> str:

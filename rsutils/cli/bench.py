@@ -27,11 +27,16 @@ from torch import nn
 
 from rsutils.anisotropic.noise import Anisotropic
 from rsutils.anisotropic.patterns import spatial_pattern
-from rsutils.cli.arguments import HelpFormatter, positive_float, positive_int
+from rsutils.cli.arguments import (
+    HelpFormatter,
+    add_noise_family_argument,
+    positive_float,
+    positive_int,
+)
 from rsutils.cli.common import DATASETS, noise_from_args
 from rsutils.core.devices import model_device, pick_device
 from rsutils.core.inference import INFERENCE_MODES, check_inference_mode, inference_model
-from rsutils.core.noise import FAMILIES, NoiseFamily
+from rsutils.core.noise import NoiseFamily
 from rsutils.core.sampling import NoiseStream, count_classes
 from rsutils.core.streams import image_generator
 from rsutils.training.models import ARCHITECTURES, build_model, load_checkpoint
@@ -189,13 +194,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     )
     bench.add_argument("--batches", type=positive_int, default=10, help="batches per timing")
     bench.add_argument("--sigma", type=positive_float, default=0.25, help="noise scale")
-    bench.add_argument(
-        "--noise",
-        choices=sorted(FAMILIES),
-        default="gaussian",
-        metavar="FAMILY",
-        help="noise family: %(choices)s",
-    )
+    add_noise_family_argument(bench)
     bench.add_argument(
         "--power-a", type=positive_float, default=None, help="exponent a of power_law"
     )

@@ -25,10 +25,16 @@ from torch import nn
 from rsutils.anisotropic.generated import GeneratedSmooth
 from rsutils.anisotropic.generators import load_generator
 from rsutils.anisotropic.noise import Anisotropic
-from rsutils.cli.arguments import non_negative_int, positive_float, positive_int, probability
+from rsutils.cli.arguments import (
+    add_noise_family_argument,
+    non_negative_int,
+    positive_float,
+    positive_int,
+    probability,
+)
 from rsutils.core.devices import pick_device
 from rsutils.core.inference import INFERENCE_MODES
-from rsutils.core.noise import FAMILIES, NoiseFamily, make_noise
+from rsutils.core.noise import NoiseFamily, make_noise
 from rsutils.core.settings import CertifySettings
 from rsutils.core.smooth import Smooth
 from rsutils.logs.dataset_run import select_indices
@@ -123,13 +129,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _add_noise_arguments(parser: argparse.ArgumentParser) -> None:
     """The noise: a family, per-dimension maps, or a generator."""
-    parser.add_argument(
-        "--noise",
-        choices=sorted(FAMILIES),
-        default="gaussian",
-        metavar="FAMILY",
-        help="noise family: %(choices)s",
-    )
+    add_noise_family_argument(parser)
     parser.add_argument(
         "--power-a",
         type=positive_float,

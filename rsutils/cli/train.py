@@ -7,11 +7,16 @@ from __future__ import annotations
 import argparse
 import os
 
-from rsutils.cli.arguments import HelpFormatter, non_negative_int, positive_float, positive_int
+from rsutils.cli.arguments import (
+    HelpFormatter,
+    add_noise_family_argument,
+    non_negative_int,
+    positive_float,
+    positive_int,
+)
 from rsutils.cli.common import DATASETS
 from rsutils.core.devices import pick_device
 from rsutils.core.environment import describe_environment
-from rsutils.core.noise import FAMILIES
 from rsutils.ddrs.sigma_ascent import SigmaAscent
 from rsutils.training.data import load_dataset
 from rsutils.training.models import ARCHITECTURES, save_checkpoint
@@ -80,13 +85,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     train.add_argument(
         "--noise-sd", type=positive_float, required=True, help="noise scale during training"
     )
-    train.add_argument(
-        "--noise",
-        choices=sorted(FAMILIES),
-        default="gaussian",
-        metavar="FAMILY",
-        help="noise family: %(choices)s",
-    )
+    add_noise_family_argument(train)
     train.add_argument("--epochs", type=positive_int, default=6, help="passes over the data")
     train.add_argument("--batch", type=positive_int, default=128, help="images per step")
     train.add_argument(
