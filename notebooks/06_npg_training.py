@@ -54,7 +54,9 @@
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+import seaborn as sns
 import torch
+from scipy.stats import norm
 
 import rsutils as rs
 from rsutils.anisotropic.audit import summarize_audits
@@ -73,12 +75,18 @@ from rsutils.book import (
     plot_curves,
 )
 from rsutils.book.experiments import trained_npg
-from rsutils.book.profiles import ANISOTROPIC_LAMBDA, NPG_GROUPS
-from rsutils.core.streams import derived_seed
-from rsutils.logs.analysis import (
-    acr_comparisons,
-    certified_accuracy_interval,
+from rsutils.book.profiles import (
+    ANISOTROPIC_LAMBDA,
+    EQUIVALENCE_MARGIN,
+    NPG_GROUPS,
 )
+from rsutils.book.replicates import (
+    ceiling_columns,
+    replicate_curves,
+    replicate_levels,
+)
+from rsutils.core.streams import derived_seed
+from rsutils.logs.analysis import replicated_comparisons
 from rsutils.memory import anisotropic_conflicting_pairs
 
 # %% tags=["parameters"]
@@ -116,6 +124,9 @@ chapter.run_at(
         "base model": f"chapter 01's small_cnn, σ = {LAMBDA}",
         "fine-tuning": (
             f"{P.generators.steps:,} Adam steps, batch 128, 1 draw"
+        ),
+        "replicate models": (
+            f"{P.replicates.models} per method, each from its own base"
         ),
         "test images certified": (
             f"{len(runs.indices)} (every {P.secondary.skip}th)"
@@ -341,28 +352,38 @@ glue_all(
 # statement about the classifier $g_x$ whose noise is frozen at $x$, Theorem 7's
 # object, and why section (d) has to ask separately about the classifier that
 # recomputes the noise at each input it receives.
+#
+# One trained model per method would not carry a verdict: a retraining moves an ACR by
+# as much as the differences this section looks for. Every method is therefore trained
+# {glue:text}`n_models` times, each replicate from its own base model (trained like
+# chapter 01's, with the replicate's seed) with its own fine-tuning order, noise and
+# generator initialisation ({func}`~rsutils.core.streams.replicate_seeds`; the first
+# replicate is the model the other sections show), and every replicate is certified on
+# the same test images.
 
 # %%
-logs = {
-    name: runs.certify_generated(config)
-    for name, config in methods.items()
-}
+replicate_methods = [
+    P.npg_methods(P.base_models(s)[LAMBDA], s)
+    for s in P.replicate_seeds(seed)
+]
+replicates = [
+    {name: runs.certify_generated(c) for name, c in models.items()}
+    for models in replicate_methods
+]
+logs = replicates[0]
 
 # %% [markdown]
 # Each log holds, per image, the region's $R$, the radius $\min_i\sigma_i R$ and the
 # ALM of the noise computed at that image. Every method appears twice in the table
-# below: its certified accuracies and ACR measured by the radius, then by ALM. For the
-# isotropic controls the two rows coincide.
+# below: its certified accuracies and ACR measured by the radius, then by ALM, averaged
+# over the replicate models, with the lowest and highest ACR of a single model
+# ({func}`~rsutils.book.replicates.replicate_levels`). For the isotropic controls the two
+# rows coincide.
 
 # %%
 radii = np.round(np.arange(0.0, 1.51, 0.25), 2)
-rows = {}
-for name, log in logs.items():
-    for column, measure in (("radius", "radius"), ("alm", "ALM")):
-        accuracy = rs.certified_accuracy(log, radii, column=column)
-        acr = rs.average_certified_radius(log, column=column)
-        rows[(name, measure)] = [*accuracy, acr]
-table = pd.DataFrame(rows, index=[*(f"r = {r:g}" for r in radii), "ACR"]).T
+both = {"radius": "radius", "ALM": "alm"}
+table = replicate_levels(replicates, radii, measures=both)
 table.round(3)
 
 # %% [markdown]
@@ -370,22 +391,51 @@ table.round(3)
 # ALM is its radius; for every other method the ALM row lies at or above the radius
 # row, by the factor between its scales' geometric mean and minimum. The ACR column
 # summarises each row in one number, which the comparisons below use.
+#
+# The last column is the share of correct certificates whose {glue:text}`cert_n`
+# estimation draws all fell in the certified class. Such a certificate sits at the
+# CERTIFY ceiling: with $n$ draws at level $\alpha$ the lower bound on $p_A$ cannot
+# exceed $\alpha^{1/n}$, so no radius exceeds
+# $\lambda\,\Phi^{-1}(\alpha^{1/n})\min_i\sigma_i =$ {glue:text}`ceiling_iso:.2f`
+# $\min_i\sigma_i$ here ({mod}`~rsutils.logs.ceilings`): {glue:text}`ceiling_iso:.2f` for
+# $\sigma \equiv 1$ and {glue:text}`ceiling_iso2:.2f` for $\sigma \equiv 2$. Where most
+# certificates of a method sit at that ceiling, its ACR measures the ceiling, that is
+# $n$ and the noise level, more than the method.
 
 # %% tags=["remove-cell"]
 for name, log in logs.items():
     assert (log["alm"] >= log["radius"] * (1 - 1e-12)).all(), name
+ceiling = LAMBDA * float(
+    norm.ppf(rs.max_certifiable_pA(runs.settings.n, runs.settings.alpha))
+)
+glue_all(
+    n_models=len(replicates),
+    cert_n=f"{runs.settings.n:,}",
+    ceiling_iso=ceiling,
+    ceiling_iso2=2 * ceiling,
+    margin=EQUIVALENCE_MARGIN,
+)
 
 # %% [markdown]
 # The table gives levels, not comparisons; a difference between two rows may be no
-# larger than the sampling error of these few images. The comparisons below put an
-# interval on each difference that matters for UCAN's claims.
+# larger than the spread of the images or of the retraining. The comparisons below put
+# an interval on each difference that matters for UCAN's claims, over both: the
+# paired difference of ACR on each image and each replicate model, with a crossed
+# random-effects interval ({func}`~rsutils.logs.analysis.replicated_comparisons`) whose
+# variance holds a part for the models, one for the images and one for their
+# interaction. With three models its Student-$t$ quantile has two degrees of freedom or
+# a few more, so a difference that moves from model to model gets a wide interval: that
+# width is what one trained model per method would have hidden.
 #
-# UCAN's claim is that anisotropic noise certifies more than isotropic noise. The
-# paired bootstrap of the ACR difference
-# ({func}`~rsutils.logs.analysis.acr_difference`) against an isotropic control
-# fine-tuned for as many steps finds a clear gain in {glue:text}`n_rises` of
-# {glue:text}`n_claims` comparisons and a clear loss in {glue:text}`n_falls`; the rest
-# are within the sampling error of these images. By group:
+# Each difference gets one of four verdicts ({func}`~rsutils.logs.analysis.judge`):
+# "rises" or "falls" when its 95% interval excludes 0; "equivalent within
+# ±{glue:text}`margin`" when its 90% interval lies inside $\pm m$, $m =$
+# {glue:text}`margin` (two one-sided tests at level 5%: a margin of a tenth of
+# $\lambda$, under which no reader would prefer one method to the other); "undecided"
+# otherwise. Against an isotropic control fine-tuned for as many steps, the
+# anisotropic methods rise in {glue:text}`n_rises` of {glue:text}`n_claims`
+# comparisons, fall in {glue:text}`n_falls`, are equivalent in {glue:text}`n_equivalent`
+# and undecided in {glue:text}`n_undecided`. By group:
 #
 # - **pattern-wise**, measured by the radius: "{glue:text}`pattern_radius`" (a pattern
 #   of mean 1 has $\min_i\sigma_i < 1$, which shrinks the radius by construction);
@@ -397,21 +447,27 @@ for name, log in logs.items():
 # - **certification-wise**: "{glue:text}`cw_vs_iso`"; section (c) shows where it comes
 #   from.
 #
-# Each method against its controls ({data}`~rsutils.book.profiles.NPG_GROUPS`), by radius
-# and by ALM:
+# Each method against its controls ({data}`~rsutils.book.profiles.NPG_GROUPS`), by
+# radius and by ALM, with the share of each side's correct certificates at the
+# ceiling ({func}`~rsutils.book.replicates.ceiling_columns`):
 
 # %%
 pairs = NPG_GROUPS.comparisons()
-both = {"radius": "radius", "ALM": "alm"}
-verdicts = acr_comparisons(logs, pairs, measures=both, seed=seed)
+verdicts = replicated_comparisons(
+    replicates, pairs, measures=both, margin=EQUIVALENCE_MARGIN, seed=seed
+)
+verdicts = verdicts.join(ceiling_columns(replicates, pairs))
 verdicts.round(3)
 
 # %% [markdown]
-# One row per method, control and measure: the ACR gain of the method over the
-# control on the same images, its paired 95% bootstrap interval and the verdict that
-# interval allows. Every method is measured against the isotropic control; the
-# dataset-wise ones also against the control at $\sigma \equiv 2$, the level their
-# scales reached.
+# One row per method, control and measure: the ACR gain of the method over the control
+# on the same images, averaged over the replicate models, its 95% interval over images
+# and models, and the verdict. Where the control has most of its correct certificates
+# at its ceiling and the method's ceiling is higher (the control at $\sigma \equiv 2$
+# against $\sigma \equiv 1$, or a method whose $\min_i\sigma_i$ exceeds 1), a gain is at
+# least in part a difference of ceilings: {glue:text}`ceiling_bound` of the
+# comparisons have a side with more than half of its correct certificates at the
+# ceiling.
 
 
 # %% tags=["remove-cell"]
@@ -429,10 +485,15 @@ def verdicts_of(
 
 
 control, control_at_bound = NPG_GROUPS.controls
+said = verdicts.verdict
+sides = verdicts[["method at ceiling", "control at ceiling"]]
 glue_all(
-    n_rises=int((verdicts.verdict == "rises").sum()),
-    n_falls=int((verdicts.verdict == "falls").sum()),
+    n_rises=int((said == "rises").sum()),
+    n_falls=int((said == "falls").sum()),
+    n_equivalent=int(said.str.startswith("equivalent").sum()),
+    n_undecided=int((said == "undecided").sum()),
     n_claims=len(verdicts),
+    ceiling_bound=f"{int((sides.max(axis=1) > 0.5).sum())} of {len(sides)}",
     pattern_radius=verdicts_of(NPG_GROUPS.patterns, control, ("radius",)),
     pattern_alm=verdicts_of(NPG_GROUPS.patterns, control, ("ALM",)),
     ds_vs_iso=verdicts_of(NPG_GROUPS.dataset_wise, control),
@@ -441,31 +502,29 @@ glue_all(
 )
 
 # %% [markdown]
-# The curves with their 95% Clopper–Pearson bands over the test images
-# ({func}`~rsutils.logs.analysis.certified_accuracy_interval`): where two bands overlap,
-# these images do not tell the methods apart.
-#
-# A band is an exact binomial interval on the certified accuracy at each radius, from
-# the number of test images certified there; it is widest near 50% and narrows
-# towards 0 and 100%. It accounts for the choice of images, not for a retrained
-# model, which would move the curves as well.
+# The curves, averaged over the replicate models, with the band between the lowest
+# and the highest replicate's curve for three methods
+# ({func}`~rsutils.book.replicates.replicate_curves`), and each banded method's
+# ceiling as a dotted line in its colour: the median over the certified images of
+# the largest radius CERTIFY could give them at this $n$. A curve cannot pass its
+# ceiling, so where two methods' curves part at the lower one's ceiling, they part
+# by their ceilings.
 
 # %% tags=["hide-input"]
-grid = np.linspace(0.0, 1.5, 151)
+grid = np.linspace(0.0, 2.5, 251)
 fig, axes = plt.subplots(1, 2, figsize=(12, 4), sharey=True)
 measured = (("radius", "ℓ2 radius min(σ)·R"), ("alm", "ALM"))
 banded = ("isotropic", "dataset-wise, min", "certification-wise")
+palette = sns.color_palette(n_colors=len(logs))
+colours = dict(zip(logs, palette, strict=True))
 for ax, (column, label) in zip(axes, measured, strict=True):
-    curves = {
-        name: rs.certified_accuracy(log, grid, column=column)
-        for name, log in logs.items()
-    }
-    bands = {
-        name: certified_accuracy_interval(log, grid, column=column)
-        for name, log in logs.items()
-        if name in banded
-    }
+    curves = replicate_curves(replicates, grid, logs, column=column)[0]
+    _, bands, tops = replicate_curves(
+        replicates, grid, banded, column=column
+    )
     plot_curves(curves, grid, ax=ax, xlabel=label, bands=bands)
+    for name, top in tops.items():
+        ax.axvline(top, color=colours[name], linestyle=":", linewidth=1.2)
 glue_all(fig_npg_curves=fig)
 plt.close(fig)
 
@@ -474,14 +533,15 @@ plt.close(fig)
 # :name: fig-npg-curves
 #
 # Certified accuracy of every method against the guaranteed radius (left) and
-# against ALM (right), with 95% Clopper–Pearson bands over the test images for the
-# isotropic control, dataset-wise (min) and certification-wise noise.
+# against ALM (right), averaged over the replicate models; shaded, the range of the
+# replicates' curves for the isotropic control, dataset-wise (min) and
+# certification-wise noise; dotted, the median CERTIFY ceiling of those three.
 # ```
 #
 # The bands are drawn for three methods only, to keep the figure readable; the table
-# of verdicts above is the complete comparison. Two methods whose bands overlap over
-# a range of radii are not told apart there by these images, whatever the order of
-# their curves.
+# of verdicts above is the complete comparison, and its intervals also cover the
+# choice of images, which a band over models does not. Two methods whose bands
+# overlap over a range of radii are not told apart there by these models.
 #
 # ## (c) How much does the offset decide?
 #

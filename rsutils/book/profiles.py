@@ -12,7 +12,8 @@ group it needs (``P.certify.n``, ``P.secondary.images``, ``P.audit.steps``): tra
 (:class:`TrainingScale`), the main CERTIFY runs (:class:`CertifyScale`), the secondary
 runs (:class:`SecondaryScale`), data-dependent smoothing (:class:`DataDependentScale`),
 the noise parameter generators (:class:`GeneratorScale`), their audit
-(:class:`AuditScale`) and the Monte Carlo checks against known answers
+(:class:`AuditScale`), the independently trained replicate models behind a comparison
+(:class:`ReplicateScale`) and the Monte Carlo checks against known answers
 (:class:`CheckScale`).
 
 It also hands out what chapters share, so that they cannot drift apart
@@ -30,6 +31,7 @@ from dataclasses import asdict, dataclass, replace
 
 from rsutils.anisotropic.training import NPGConfig
 from rsutils.core.settings import CertifySettings
+from rsutils.core.streams import replicate_seeds
 from rsutils.ddrs.sigma_ascent import SigmaAscent
 from rsutils.logs.runner import select_indices
 from rsutils.training.train import TrainConfig
@@ -37,6 +39,7 @@ from rsutils.training.train import TrainConfig
 __all__ = [
     "ANISOTROPIC_LAMBDA",
     "BOOK_SIGMAS",
+    "EQUIVALENCE_MARGIN",
     "FIG4_PATTERN",
     "FINETUNE_LR",
     "NPG_GROUPS",
@@ -48,6 +51,7 @@ __all__ = [
     "GeneratorScale",
     "NoiseMethodGroups",
     "Profile",
+    "ReplicateScale",
     "SecondaryScale",
     "TrainingScale",
     "get_profile",
@@ -70,6 +74,12 @@ COHEN = CertifySettings()
 
 #: Learning rate of every fine-tuning run of the book (a quarter of training's).
 FINETUNE_LR = 5e-4
+
+#: The margin within which two methods' ACRs count as equivalent (two one-sided tests):
+#: 0.05 in the radius's units (ℓ2 distance in [0, 1] pixel space), a tenth of the
+#: anisotropic chapters' λ = 0.5 and about a tenth of the ACRs they measure, below which
+#: no reader would prefer one method to the other.
+EQUIVALENCE_MARGIN = 0.05
 
 
 @dataclass(frozen=True)
@@ -208,6 +218,15 @@ class AuditScale:
 
 
 @dataclass(frozen=True)
+class ReplicateScale:
+    """Independently trained models behind every comparison a verdict rests on."""
+
+    #: Replicate models per setting, each with its own base model, fine-tuning and
+    #: generators (seeds from :func:`~rsutils.core.streams.replicate_seeds`).
+    models: int
+
+
+@dataclass(frozen=True)
 class CheckScale:
     """Monte Carlo checks against a known answer, which need no data: their draws."""
 
@@ -231,6 +250,7 @@ class Profile:
     ds: DataDependentScale
     generators: GeneratorScale
     audit: AuditScale
+    replicates: ReplicateScale
     checks: CheckScale
     #: Where models train, certify and audit (:func:`~rsutils.core.devices.pick_device`).
     device: str = "auto"
@@ -254,6 +274,11 @@ class Profile:
         """
         scale = self.secondary if secondary else self.certify
         return select_indices(length, scale.skip)[: scale.images]
+
+    def replicate_seeds(self, seed: int = 0) -> tuple[int, ...]:
+        """The run seeds of the ``replicates.models`` replicate models of run ``seed``
+        (the first is ``seed`` itself)."""
+        return replicate_seeds(seed, self.replicates.models)
 
     def base_models(self, seed: int = 0) -> dict[float, TrainConfig]:
         """The Gaussian-augmentation base models of the book, by sigma."""
@@ -339,6 +364,7 @@ PROFILES: dict[str, Profile] = {
         ),
         generators=GeneratorScale(steps=4, subset=1000),
         audit=AuditScale(images=3, n_verify=100, steps=3, draws=4),
+        replicates=ReplicateScale(models=2),
         checks=CheckScale(worst_case_draws=50_000, volume_draws=100_000, coverage_runs=200),
     ),
     "cpu": Profile(
@@ -365,6 +391,7 @@ PROFILES: dict[str, Profile] = {
         ),
         generators=GeneratorScale(steps=320, subset=10_000),
         audit=AuditScale(images=30, n_verify=500, steps=20, draws=16),
+        replicates=ReplicateScale(models=3),
         checks=CheckScale(worst_case_draws=200_000, volume_draws=400_000, coverage_runs=2000),
     ),
     "paper": Profile(
@@ -390,6 +417,7 @@ PROFILES: dict[str, Profile] = {
         ),
         generators=GeneratorScale(steps=93_750, subset=None),
         audit=AuditScale(images=500, n_verify=10_000, steps=50, draws=32),
+        replicates=ReplicateScale(models=5),
         checks=CheckScale(worst_case_draws=200_000, volume_draws=400_000, coverage_runs=2000),
     ),
 }

@@ -33,6 +33,7 @@ __all__ = [
     "derived_seed",
     "draw_seed",
     "image_generator",
+    "replicate_seeds",
     "stream_generator",
 ]
 
@@ -78,7 +79,9 @@ class StreamKey:
 #: - ``order`` (2001): the order in which training visits the images;
 #: - ``augment`` (2002): the noise training draws (augmentation, SmoothAdv's and MACER's
 #:   draws, the sigma ascent of data-dependent training, the noise of NPG training);
-#: - ``evaluate`` (2003): the noise of :func:`~rsutils.training.train.evaluate_accuracy`.
+#: - ``evaluate`` (2003): the noise of :func:`~rsutils.training.train.evaluate_accuracy`;
+#: - ``replicate`` (2004, index the replicate): the run seed of replicate model ``r ≥ 1``
+#:   of a setting (:func:`replicate_seeds`; replicate 0 is the run itself).
 #:
 #: Queries beyond the test images, whose answers go through a certificate memory:
 #:
@@ -113,6 +116,7 @@ STREAMS: Mapping[str, StreamKey] = MappingProxyType(
         "order": StreamKey(2001),
         "augment": StreamKey(2002),
         "evaluate": StreamKey(2003),
+        "replicate": StreamKey(2004),
         "probes": StreamKey(2100),
         "requery": StreamKey(2101),
         "worst-case": StreamKey(3000, ("part",)),
@@ -158,6 +162,20 @@ def derived_seed(seed: int, index: int, stream: str, *sub_keys: int) -> int:
     spawn_key = (int(index), key.number, *(int(value) for value in sub_keys))
     sequence = np.random.SeedSequence(entropy=int(seed), spawn_key=spawn_key)
     return int(sequence.generate_state(1, np.uint64)[0]) >> 1
+
+
+def replicate_seeds(seed: int, count: int) -> tuple[int, ...]:
+    """The run seeds of ``count`` independently trained replicates of run ``seed``.
+
+    Replicate 0 is the run itself (``seed``), so the first replicate of a comparison is
+    the model every other section of a chapter shows; replicate ``r ≥ 1`` runs with
+    ``derived_seed(seed, r, "replicate")``. A replicate's seed reaches every stream of
+    its training (initial weights, order, noise) and of its base model, so replicates
+    share no stream with each other or with run ``seed + r``.
+    """
+    if isinstance(count, bool) or not isinstance(count, int | np.integer) or count < 1:
+        raise ValueError(f"count must be a positive integer (the number of models), got {count!r}")
+    return (int(seed), *(derived_seed(seed, r, "replicate") for r in range(1, int(count))))
 
 
 def stream_generator(

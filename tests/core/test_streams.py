@@ -13,6 +13,7 @@ from rsutils.core.streams import (
     STREAMS,
     derived_seed,
     image_generator,
+    replicate_seeds,
     stream_generator,
 )
 
@@ -76,6 +77,7 @@ def test_the_streams_seeds_are_pinned() -> None:
         "order": 3789998404713047443,
         "augment": 607414929726402304,
         "evaluate": 6439140972155945753,
+        "replicate": 7058019674807455620,
         "probes": 6216602344994418375,
         "requery": 8976975852875164497,
         "worst-case": 13578553808067153,
@@ -139,6 +141,18 @@ def test_replicate_seeds_share_no_stream() -> None:
     ]
     assert len(set(seeds)) == len(seeds)
     assert all(0 <= seed < 2**63 for seed in seeds)
+
+
+def test_replicate_seeds_start_with_the_run_and_are_pinned() -> None:
+    """Replicate 0 is the run itself (its cached models are the chapter's headline ones);
+    the others come from the ``replicate`` stream, pinned like the streams above."""
+    assert replicate_seeds(0, 3) == (0, 5038298068607547015, 7437520495275811086)
+    assert replicate_seeds(7, 1) == (7,)
+    assert replicate_seeds(7, 4)[:2] == replicate_seeds(7, 2)
+    assert len(set(replicate_seeds(0, 50) + replicate_seeds(1, 50))) == 100
+    for count in (0, -1, 2.0, True):
+        with pytest.raises(ValueError, match="count must be a positive integer"):
+            replicate_seeds(0, count)  # type: ignore[arg-type]
 
 
 REPO = Path(__file__).resolve().parents[2]
