@@ -99,7 +99,8 @@ class StreamKey:
 #: - ``swap`` (3002, index the pair): the votes of
 #:   :func:`~rsutils.anisotropic.leakage.mu_swap_votes`;
 #: - ``bootstrap`` (3003, index 0): the resamples of
-#:   :func:`~rsutils.logs.analysis.acr_difference`'s bootstrap;
+#:   :func:`~rsutils.logs.analysis.acr_difference`'s bootstrap, and of
+#:   :func:`~rsutils.logs.replicates.replicated_difference`'s;
 #: - ``example`` (4000, index the example, sub-key ``chapter``): a chapter's own worked
 #:   examples (a random classifier, probe inputs, a Monte Carlo volume), numbered within
 #:   the chapter.

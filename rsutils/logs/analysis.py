@@ -21,6 +21,13 @@ from rsutils.core.confidence import check_alpha, clopper_pearson_lower
 from rsutils.core.noise import NoiseFamily
 from rsutils.core.smooth import ABSTAIN
 from rsutils.core.streams import derived_seed
+from rsutils.logs.replicates import METHODS as METHODS
+from rsutils.logs.replicates import CrossedInterval as CrossedInterval
+from rsutils.logs.replicates import ReplicatedDifference as ReplicatedDifference
+from rsutils.logs.replicates import crossed_interval as crossed_interval
+from rsutils.logs.replicates import judge
+from rsutils.logs.replicates import replicated_comparisons as replicated_comparisons
+from rsutils.logs.replicates import replicated_difference as replicated_difference
 
 __all__ = [
     "ACRDifference",
@@ -142,10 +149,13 @@ class ACRDifference:
 
     @property
     def verdict(self) -> str:
-        """``"rises"``, ``"falls"`` or ``"no clear change"``: the sign the interval allows."""
-        if self.low > 0:
-            return "rises"
-        return "falls" if self.high < 0 else "no clear change"
+        """``"rises"``, ``"falls"`` or ``"no clear change"``: the sign the interval allows.
+
+        :func:`~rsutils.logs.replicates.judge` without a margin, its ``"undecided"``
+        worded as this class always has.
+        """
+        verdict = judge(self.low, self.high)
+        return "no clear change" if verdict == "undecided" else verdict
 
 
 def acr_difference(
