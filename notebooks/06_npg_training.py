@@ -434,7 +434,6 @@ ucan_fields = {
     "at_bound": "σ at its bound",
     "mu_near": "|μ| near λ",
     "mu_abs": "mean |μ|",
-    "mu_norm": "‖μ‖₂",
     "mu_ratio": "‖μ‖₂ / λ√d",
 }
 for name, short in ucan_rows.items():
