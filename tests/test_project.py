@@ -91,6 +91,7 @@ def test_only_declared_parameters_are_injected() -> None:
     assert all({"profile", "progress", "seed"} <= names for names in declared.values())
     assert [stem for stem, names in declared.items() if "reference_root" in names] == [
         "01_tight_radius",
+        "06_npg_training",
         "07_sota_tables",
     ]
 

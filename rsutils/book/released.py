@@ -3,8 +3,9 @@
 Cohen et al. released per-image certification and prediction logs with their code
 (repository ``locuslab/smoothing``, folder ``data/``). rsutils reads them from
 
-1. an explicit ``root`` argument, or the ``RSUTILS_REFERENCE`` environment variable,
-   pointing at a folder with a ``cohen2019/`` subfolder laid out like their ``data/``;
+1. an explicit ``root`` argument, or the ``RSUTILS_REFERENCE`` environment variable
+   (:func:`rsutils.reference.reference_root`), pointing at a folder with a
+   ``cohen2019/`` subfolder laid out like their ``data/``;
 2. otherwise, when ``download=True``, a copy fetched into the rsutils cache from
    ``COHEN2019_URL`` (which may also be a ``file://`` URL of a local mirror);
 
@@ -34,6 +35,7 @@ from rsutils.core.confidence import (
 )
 from rsutils.core.smooth import ABSTAIN
 from rsutils.logs.analysis import average_certified_radius, certified_accuracy, read_log
+from rsutils.reference import reference_root
 
 __all__ = [
     "COHEN2019_CERTIFY_LOGS",
@@ -47,7 +49,6 @@ __all__ = [
     "reanalyse_released_predict",
     "recertify_released",
     "recertify_released_logs",
-    "reference_root",
 ]
 
 #: Raw files of Cohen et al.'s repository at the commit whose logs the book uses.
@@ -74,14 +75,6 @@ COHEN2019_CERTIFY_LOGS = (
 
 #: The PREDICT logs of the release (ImageNet, sigma = 0.25), by number of draws.
 COHEN2019_PREDICT_NS = (100, 1000, 10_000, 100_000)
-
-
-def reference_root(root: str | os.PathLike[str] | None = None) -> Path | None:
-    """The configured reference folder, or ``None`` when nothing is configured."""
-    if root is not None:
-        return Path(root)
-    env = os.environ.get("RSUTILS_REFERENCE")
-    return Path(env) if env else None
 
 
 def _resolve(relative: str, root: str | os.PathLike[str] | None, download: bool, url: str) -> Path:

@@ -101,6 +101,8 @@ class StreamKey:
 #: - ``bootstrap`` (3003, index 0): the resamples of
 #:   :func:`~rsutils.logs.analysis.acr_difference`'s bootstrap, and of
 #:   :func:`~rsutils.logs.replicates.replicated_difference`'s;
+#: - ``uniform-images`` (3010, index the image): the random inputs of
+#:   :func:`~rsutils.anisotropic.released.uniform_images`;
 #: - ``example`` (4000, index the example, sub-key ``chapter``): a chapter's own worked
 #:   examples (a random classifier, probe inputs, a Monte Carlo volume), numbered within
 #:   the chapter.
@@ -124,6 +126,7 @@ STREAMS: Mapping[str, StreamKey] = MappingProxyType(
         "pairs": StreamKey(3001),
         "swap": StreamKey(3002),
         "bootstrap": StreamKey(3003),
+        "uniform-images": StreamKey(3010),
         "example": StreamKey(4000, ("chapter",)),
     }
 )
