@@ -660,8 +660,9 @@ verdicts[[*shown, "method at ceiling", "control at ceiling"]].round(3)
 # One row per method, control and measure: the ACR gain of the method over the control
 # on the same images, averaged over the replicate models, its 95% interval over images
 # and models, the verdict, and the two one-sided tests' p-value for equivalence
-# within the margin (below the tests' level exactly when the verdict is "equivalent"). Where the control has most of its correct certificates
-# at its ceiling and the method's ceiling is higher (the control at $\sigma \equiv 2$
+# within the margin (below the tests' level exactly when the verdict is
+# "equivalent"). Where the control has most of its correct certificates at its
+# ceiling and the method's ceiling is higher (the control at $\sigma \equiv 2$
 # against $\sigma \equiv 1$, or a method whose $\min_i\sigma_i$ exceeds 1), a gain is at
 # least in part a difference of ceilings: {glue:text}`ceiling_bound` of the
 # comparisons have a side with more than half of its correct certificates at the
