@@ -97,6 +97,13 @@ class StreamKey:
 #:   :func:`~rsutils.anisotropic.leakage.mu_swap_votes`;
 #: - ``bootstrap`` (3003, index 0): the resamples of
 #:   :func:`~rsutils.logs.analysis.acr_difference`'s bootstrap;
+#: - ``label-probe`` (3010, index the input, sub-key ``probe``): the votes of
+#:   :func:`~rsutils.anisotropic.leakage.label_channel_votes`, probe 0 the input's own
+#:   offset, 1 a same-class donor's, 2 the offset alone, 3 the background alone;
+#: - ``donors`` (3011, index the input): the same-class donor of
+#:   :func:`~rsutils.anisotropic.leakage.same_class_donors`;
+#: - ``vote-bootstrap`` (3012, index the row): the resamples of
+#:   :func:`~rsutils.anisotropic.leakage.vote_share_table`'s bootstrap;
 #: - ``example`` (4000, index the example, sub-key ``chapter``): a chapter's own worked
 #:   examples (a random classifier, probe inputs, a Monte Carlo volume), numbered within
 #:   the chapter.
@@ -119,6 +126,9 @@ STREAMS: Mapping[str, StreamKey] = MappingProxyType(
         "pairs": StreamKey(3001),
         "swap": StreamKey(3002),
         "bootstrap": StreamKey(3003),
+        "label-probe": StreamKey(3010, ("probe",)),
+        "donors": StreamKey(3011),
+        "vote-bootstrap": StreamKey(3012),
         "example": StreamKey(4000, ("chapter",)),
     }
 )
