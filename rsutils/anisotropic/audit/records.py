@@ -153,6 +153,33 @@ class AuditSummary:
             f"{self.confidence:.0%} interval": f"[{self.low:.2f}, {self.high:.2f}]",
         }
 
+    def by_search(self) -> pd.DataFrame:
+        """Which search found what: one row per ``search`` of :attr:`table`.
+
+        ``images`` counts the images the search ran on, ``with a contradiction`` those
+        where it found one, and ``rate``, ``low``, ``high`` their ratio and its exact
+        Clopper–Pearson interval at :attr:`confidence`. Searches of one image share
+        its contradictions' level, so the rows are not independent, and an image found
+        by two searches counts in both.
+        """
+        found = self.table.assign(found=self.table["contradictions"] > 0)
+        per_image = found.groupby(["search", "index"])["found"].any()
+        rows = {}
+        for search, hits in per_image.groupby(level="search"):
+            images, contradicted = int(hits.size), int(hits.sum())
+            interval = binomtest(contradicted, images).proportion_ci(
+                self.confidence, method="exact"
+            )
+            rows[search] = {
+                "images": images,
+                "with a contradiction": contradicted,
+                "rate": contradicted / images,
+                "low": float(interval.low),
+                "high": float(interval.high),
+            }
+        columns = ["images", "with a contradiction", "rate", "low", "high"]
+        return pd.DataFrame.from_dict(rows, orient="index", columns=columns)
+
 
 def summarize_audits(records: Sequence[AuditRecord], confidence: float = 0.95) -> AuditSummary:
     """One row per (image, region, search), and the rate of images with a contradiction.

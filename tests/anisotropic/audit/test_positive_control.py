@@ -13,7 +13,7 @@ certified ball of radius ``R`` holds none.
 import numpy as np
 import pytest
 import torch
-from scipy.stats import norm
+from scipy.stats import binomtest, norm
 
 from rsutils.anisotropic.audit import (
     ATTACK_SEARCHES,
@@ -24,6 +24,7 @@ from rsutils.anisotropic.audit import (
     audit_certificate,
     record_from_dict,
     record_to_dict,
+    summarize_audits,
 )
 from rsutils.checks.classifiers import LinearClassifier
 from rsutils.core.noise import Gaussian
@@ -203,3 +204,23 @@ def test_a_shell_attack_pulled_inwards_is_pushed_back_out(box) -> None:
             assert float((x[0] + delta - centre[0]).norm()) < 0.5 * R
         else:
             assert 1.5 * R * (1 - 1e-9) <= float(delta.norm()) <= 1.98 * R * (1 + 1e-9)
+
+
+def test_the_summary_says_which_search_found_what(radius) -> None:
+    shell = audit_certificate(
+        MODEL, PARAMS, X, 1, radius, SETTINGS.replace(region_scale=(1.5, 2.0)), scale=SCALE,
+        index=0,
+    )  # fmt: skip
+    inside = audit_certificate(MODEL, PARAMS, X, 1, radius, SETTINGS, scale=SCALE, index=1)
+    found = summarize_audits([shell, inside]).by_search()
+    assert list(found.columns) == ["images", "with a contradiction", "rate", "low", "high"]
+    assert sorted(found.index) == ["attack", "boundary", "margin attack"]
+    for search in ("attack", "margin attack"):  # the shell's, never the ball's
+        assert found.loc[search, ["images", "with a contradiction"]].tolist() == [2, 1]
+        interval = binomtest(1, 2).proportion_ci(0.95, method="exact")
+        assert found.loc[search, "low"] == pytest.approx(interval.low)
+        assert found.loc[search, "high"] == pytest.approx(interval.high)
+    boundary = any(
+        p.verdict.verdict == "contradiction" for p in shell.points if p.search == "boundary"
+    )
+    assert found.loc["boundary", "with a contradiction"] == int(boundary)
