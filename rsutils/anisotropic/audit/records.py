@@ -154,11 +154,11 @@ class AuditSummary:
         }
 
     def by_search(self) -> pd.DataFrame:
-        """Which search found what: one row per ``search`` of :attr:`table`.
+        """Which search found what: one row per ``search`` of ``table``.
 
         ``images`` counts the images the search ran on, ``with a contradiction`` those
         where it found one, and ``rate``, ``low``, ``high`` their ratio and its exact
-        Clopper–Pearson interval at :attr:`confidence`. Searches of one image share
+        Clopper–Pearson interval at ``confidence``. Searches of one image share
         its contradictions' level, so the rows are not independent, and an image found
         by two searches counts in both.
         """
