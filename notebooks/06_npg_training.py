@@ -818,7 +818,86 @@ columns = {"certified accuracy at r = 0": "acc", "ACR": "acr"}
 glue_table(ablation, "{column}_{row}", rows=rows, columns=columns)
 
 # %% [markdown]
-# Read together, the two probes bound what the offset does. A swap that moves many
+# A share of votes for the donor's class means little without references. Three
+# more probes give them, on the same images
+# ({func}`~rsutils.anisotropic.leakage.label_channel_votes`): the image with its
+# **own** offset (the smoothed classifier itself, the swap's reference), the image
+# with the offset of another image **of the same class** (a donor that cannot move
+# the vote to another class, so any loss against the own offset is the cost of a
+# foreign offset as such), and the offset **without the image**: the input replaced
+# by a constant background $c$, here the mean pixel of the training set,
+# $c =$ {glue:text}`background:.3f`, so that the classifier sees
+# $c + \mu(x) + \sigma(x)\odot\lambda\varepsilon$. The generator still reads
+# $x$; only the classifier is denied it. A constant input gets one answer whatever
+# the image's class, so the last probe, the background with no offset, is this
+# classifier's chance level: near $1/K =$ {glue:text}`chance:.2f` when the classes
+# are balanced. Each row names the offset the classifier sees and the class whose
+# votes it counts, and gives the mean over images of that class's share of the
+# votes, with a 95% bootstrap interval over the images
+# ({func}`~rsutils.anisotropic.leakage.vote_share_table`).
+
+# %%
+train_mean = rs.load_dataset(test.name, "train").images.mean()
+channel = leakage.label_channel_votes(
+    cw_model,
+    cw_generator,
+    test.images,
+    test.labels,
+    runs.indices,
+    LAMBDA,
+    draws=100,
+    background=float(train_mean),
+    seed=seed,
+)
+shares = {
+    "own μ(x_i): for y_i": channel["own"],
+    "same-class μ(x_j): for y_i": channel["same_class"],
+    "other-class μ(x_j): for y_j": swap["offset"],
+    "other-class μ(x_j): for y_i": swap["own"],
+    "μ(x_i) on c, no image: for y_i": channel["mu_only"],
+    "c alone, no μ: for y_i": channel["background_only"],
+}
+label_channel = leakage.vote_share_table(shares, seed=seed)
+label_channel.round(3)
+
+# %% tags=["remove-cell"]
+short = ["own", "same", "swap", "swap_own", "mu_only", "blank"]
+probes = dict(zip(shares, short, strict=True))
+glue_table(label_channel, "lc_{row}_{column}", rows=probes)
+glue_all(background=float(train_mean), chance=1 / test.num_classes)
+
+# %% [markdown]
+# With its own offset the classifier votes for the image's class
+# {glue:text}`lc_own_mean:.1%` of the time ([{glue:text}`lc_own_low:.2f`,
+# {glue:text}`lc_own_high:.2f`]); with a same-class donor's,
+# {glue:text}`lc_same_mean:.1%` ([{glue:text}`lc_same_low:.2f`,
+# {glue:text}`lc_same_high:.2f`]); with an other-class donor's, it votes
+# {glue:text}`lc_swap_mean:.1%` for the donor's class ([{glue:text}`lc_swap_low:.2f`,
+# {glue:text}`lc_swap_high:.2f`]) and {glue:text}`lc_swap_own_mean:.1%` for its own
+# ([{glue:text}`lc_swap_own_low:.2f`, {glue:text}`lc_swap_own_high:.2f`]). With the
+# image removed, the offset alone draws {glue:text}`lc_mu_only_mean:.1%` of the votes
+# to the image's class ([{glue:text}`lc_mu_only_low:.2f`,
+# {glue:text}`lc_mu_only_high:.2f`]), against {glue:text}`lc_blank_mean:.1%` for the
+# background alone ([{glue:text}`lc_blank_low:.2f`, {glue:text}`lc_blank_high:.2f`]).
+# How to read it: the gap between the own and the same-class rows is what a foreign
+# offset costs whatever its class; the other-class rows, measured against it, are
+# what the donor's class adds; and a μ-only row above the background's is the label
+# written into the offset, read by the classifier with no image to look at. Where
+# the two bottom intervals are disjoint, $\mu$ is a label channel.
+#
+# Why a label channel matters, whatever its size here. Theorem 7 holds for *any*
+# offset $\mu(x)$: it never asks what $\mu$ encodes. Take a classifier $h$ with no
+# robustness at all and a generator that writes $h(x)$ into the offset, say a bright
+# corner whose position codes the class, and a base classifier $f$ trained to read
+# the corner. Under noise $f$ still reads it, so CERTIFY at $x$ returns $h(x)$ with
+# $p_A$ near one and a large $R$, and Theorem 7 is right: the classifier $g_x$ with
+# $\mu$ frozen at $\mu(x)$ keeps $h(x)$ on the whole region. But the classifier a
+# user runs recomputes $\mu(x + \delta)$, which codes $h(x + \delta)$ and changes
+# as soon as $h$ does, at perturbations far below $R$. The certificate then vouches
+# for the encoding, not for the robustness of anything deployed: an input-dependent
+# offset that carries the label can make a non-robust network look certified.
+#
+# Read together, the probes bound what the offset does. A swap that moves many
 # votes towards the other image's class means $\mu(x_j)$ alone carries class
 # information; an ablation that costs much certified accuracy means the classifier
 # relies on it. Either makes the certified accuracy partly a property of the
@@ -837,18 +916,39 @@ glue_table(ablation, "{column}_{row}", rows=rows, columns=columns)
 # the claimed region $\{\|\delta\oslash\sigma(x)\|_2 < R\}$, inside the pixel range
 # $[0, 1]$, for points where $G$ answers another class
 # ({func}`~rsutils.anisotropic.audit.runs.audit_certificate`): two random points at 0.99 of
-# the boundary and the end of a {glue:text}`audit_steps`-step projected gradient
-# ascent on the noisy cross-entropy through the classifier **and** both generators.
+# the boundary and the ends of two {glue:text}`audit_steps`-step projected gradient
+# ascents through the classifier **and** both generators, one on the noisy
+# cross-entropy and one on the noisy logit margin, the mean over draws of
+# $\max_{k\ne c} z_k - z_c$ ({func}`~rsutils.anisotropic.audit.attack.attack_objective`).
+# The second is there because the first can stall: where the classifier is very sure,
+# the softmax rounds to one-hot and the cross-entropy's gradient underflows to zero,
+# while a difference of logits keeps its slope.
 # A point counts as a contradiction only when {glue:text}`audit_n` fresh draws bound
 # another class's probability above $\tfrac12$ (Clopper–Pearson, level $\alpha$
 # shared by the points of an image), never from a single vote. Two controls must show
 # none: the same search against $g_x$ (parameters frozen at $x$, Theorem 7's object)
-# and against the isotropic model inside its own certificates.
+# and against the isotropic model inside its own certificates. Against $g_x$ the
+# cross-entropy ascent alone runs: Theorem 7 guarantees that $g_x$ keeps its class on
+# the region, so a stronger search there could only test the verification, whose
+# error the level $\alpha$ already bounds.
+#
+# A zero from those controls means something only if the search can find
+# contradictions where they exist. The **positive control** runs the same search on
+# the isotropic model in the shell $1.5R \le \|\delta\oslash\sigma\|_2 \le 2R$
+# just outside each certificate (AuditSettings' `region_scale`): boundary points at
+# 0.99 of $2R$, and ascents kept in the shell by projecting onto the ball of $2R$
+# and pushing back out any step that falls inside $1.5R$. Contradictions may exist
+# there, since the certificate only promises the class up to $R$; they do exist when
+# the smoothed classifier's boundary comes within $2R$, which is exactly so for a
+# linear classifier whose $R$ is tight (the constructed case the tests use), and not
+# guaranteed for a network, whose boundary may lie further out than Cohen's bound.
 #
 # The deployed certification-wise classifier contradicts its certificate on
 # {glue:text}`rate_deployed` of the audited images (95% interval
 # {glue:text}`ci_deployed`); the frozen control on {glue:text}`rate_frozen`, the
-# isotropic control on {glue:text}`rate_iso`.
+# isotropic control on {glue:text}`rate_iso`. In the shell outside the isotropic
+# certificates the same search finds contradictions on {glue:text}`rate_pos` images
+# (95% interval {glue:text}`ci_pos`).
 
 # %%
 audit = rs.AuditSettings(
@@ -859,26 +959,49 @@ audit = rs.AuditSettings(
     draws=P.audit.draws,
     seed=seed,
     input_range=(0.0, 1.0),
+    losses=("ce", "margin"),
 )
-cw_config = methods["certification-wise"]
-audits = {
-    "certification-wise, deployed G": runs.audit_generated(
-        cw_config, audit, limit=P.audit.images
-    ),
-    "certification-wise, frozen g_x": runs.audit_generated(
-        cw_config, audit, freeze=True, limit=P.audit.images
-    ),
-    "isotropic control": runs.audit_generated(
-        methods["isotropic"], audit, limit=P.audit.images
-    ),
+cw_config, iso_config = methods["certification-wise"], methods["isotropic"]
+shell = audit.replace(region_scale=(1.5, 2.0))
+ce_only = audit.replace(losses=("ce",))
+searched = {  # (generator pair, settings, frozen parameters?)
+    "certification-wise, deployed G": (cw_config, audit, False),
+    "certification-wise, frozen g_x": (cw_config, ce_only, True),
+    "isotropic control": (iso_config, audit, False),
+    "isotropic, 1.5R to 2R (positive control)": (iso_config, shell, False),
 }
+audits = {
+    name: runs.audit_generated(
+        config, settings, freeze=freeze, limit=P.audit.images
+    )
+    for name, (config, settings, freeze) in searched.items()
+}
+
+# %% [markdown]
+# Per audit: the images audited, those with at least one contradiction and its
+# interval, then how many images each search found a contradiction on
+# ({meth}`~rsutils.anisotropic.audit.records.AuditSummary.by_search`; an image found
+# by two searches counts under both):
+
+# %%
 summaries = {
     name: summarize_audits(records) for name, records in audits.items()
 }
-deployed, frozen_control, iso_control = summaries.values()
+deployed, frozen_control, iso_control, positive = summaries.values()
+found = (
+    pd.DataFrame(
+        {
+            name: summary.by_search()["with a contradiction"]
+            for name, summary in summaries.items()
+        }
+    )
+    .T.reindex(columns=["boundary", "attack", "margin attack"])
+    .astype("Int64")  # <NA>: the search did not run
+    .rename(columns={"attack": "CE attack"})
+)
 pd.DataFrame(
     {name: summary.row() for name, summary in summaries.items()}
-).T
+).T.join(found.add_prefix("found by "))
 
 
 # %% tags=["remove-cell"]
@@ -894,9 +1017,62 @@ glue_all(
     ci_deployed=f"[{deployed.low:.2f}, {deployed.high:.2f}]",
     rate_frozen=rate(frozen_control),
     rate_iso=rate(iso_control),
+    rate_pos=rate(positive),
+    ci_pos=f"[{positive.low:.2f}, {positive.high:.2f}]",
+)
+short = ["deployed", "frozen", "iso", "pos"]
+audit_rows = dict(zip(summaries, short, strict=True))
+del audit_rows["certification-wise, frozen g_x"]  # no margin search
+searches = {
+    "boundary": "boundary",
+    "CE attack": "ce",
+    "margin attack": "margin",
+}
+glue_table(
+    found, "found_{row}_{column}", rows=audit_rows, columns=searches
 )
 
 # %% [markdown]
+# Which search found them: on the deployed certification-wise classifier, the
+# boundary points found contradictions on {glue:text}`found_deployed_boundary`
+# images, the cross-entropy ascent on {glue:text}`found_deployed_ce` and the margin
+# ascent on {glue:text}`found_deployed_margin`; in the shell outside the isotropic
+# certificates, {glue:text}`found_pos_boundary`, {glue:text}`found_pos_ce` and
+# {glue:text}`found_pos_margin`. Random boundary points test the region without
+# aiming; the ascents aim, and the two losses aim differently only where the
+# classifier is so sure that the cross-entropy goes flat.
+#
+# Does the search have power? We call it strong when the lower end of the positive
+# control's 95% interval exceeds one half, weak when the control finds some
+# contradictions but not that many, and absent when it finds none:
+
+# %%
+power = "strong" if positive.low > 0.5 else "weak"
+power = power if positive.contradicted > 0 else "absent"
+power
+
+# %% tags=["remove-cell"]
+readings = {
+    "strong": "most images just outside a certificate hold a "
+    "contradiction that the search finds, so the controls' zeros "
+    "inside the certificates are evidence, not silence",
+    "weak": "the search finds some contradictions where they may "
+    "exist, but its interval does not exclude a minority of images; "
+    "so the controls' zeros bound the rate inside only loosely",
+    "absent": "the search finds none even where they may exist: "
+    "either the smoothed boundaries lie beyond 2R or the search "
+    "cannot find them, and the controls' zeros say nothing either way",
+}
+glue_all(power=power, power_reading=readings[power])
+
+# %% [markdown]
+# Here the search's power is {glue:text}`power`: {glue:text}`power_reading`. The
+# positive control's rate is itself a lower bound on what the search can do, since
+# an image may hold no contradiction within $2R$ at all; and it measures power at
+# the isotropic model's depth outside its certificates, which is the natural
+# yardstick for contradictions that the deployed classifier's moving $\mu$ would
+# create inside them.
+#
 # Per search, medians over the audited images of how far the generators move when the
 # input moves (the largest $\|\mu(x+\delta) - \mu(x)\|_2 / \|\delta\|_2$ and the
 # largest change of $\sigma$ among the searched points), and of the lowest estimated
@@ -936,6 +1112,17 @@ deployed.table.groupby("search")[list(columns)].median().rename(
 # at {glue:text}`n_flipped` of the {glue:text}`n_queried` points its own Monte Carlo
 # answer was another class than the one stored for the audited image, and the memory
 # answers with a contradiction at {glue:text}`n_memory_contradictions` of them.
+#
+# That zero holds by construction, not by measurement. A query inside a stored
+# region gets the stored class, and a new region is admitted only where it meets no
+# region of another class, so no answer can contradict a stored region whatever
+# $\mu$ and $\sigma$ do (the chapter asserts it below). And it holds only because
+# every audited image was admitted before its perturbed points were asked: had
+# $x + \delta$ come first, the memory would have stored the Monte Carlo answer there,
+# the flipped one in the count above, and the clean $x$ asked later would have
+# inherited it. The memory makes the deployed classifier consistent with its own
+# earlier answers; it does not make it robust, and the certificates it keeps say
+# nothing about inputs nobody has asked yet.
 
 # %%
 memory = rs.AnisotropicMemory()

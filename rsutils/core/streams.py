@@ -101,7 +101,14 @@ class StreamKey:
 #: - ``bootstrap`` (3003, index 0): the resamples of
 #:   :func:`~rsutils.logs.analysis.acr_difference`'s bootstrap, and of
 #:   :func:`~rsutils.logs.replicates.replicated_difference`'s;
-#: - ``uniform-images`` (3010, index the image): the random inputs of
+#: - ``label-probe`` (3010, index the input, sub-key ``probe``): the votes of
+#:   :func:`~rsutils.anisotropic.leakage.label_channel_votes`, probe 0 the input's own
+#:   offset, 1 a same-class donor's, 2 the offset alone, 3 the background alone;
+#: - ``donors`` (3011, index the input): the same-class donor of
+#:   :func:`~rsutils.anisotropic.leakage.same_class_donors`;
+#: - ``vote-bootstrap`` (3012, index the row): the resamples of
+#:   :func:`~rsutils.anisotropic.leakage.vote_share_table`'s bootstrap;
+#: - ``uniform-images`` (3013, index the image): the random inputs of
 #:   :func:`~rsutils.anisotropic.released.uniform_images`;
 #: - ``example`` (4000, index the example, sub-key ``chapter``): a chapter's own worked
 #:   examples (a random classifier, probe inputs, a Monte Carlo volume), numbered within
@@ -126,7 +133,10 @@ STREAMS: Mapping[str, StreamKey] = MappingProxyType(
         "pairs": StreamKey(3001),
         "swap": StreamKey(3002),
         "bootstrap": StreamKey(3003),
-        "uniform-images": StreamKey(3010),
+        "label-probe": StreamKey(3010, ("probe",)),
+        "donors": StreamKey(3011),
+        "vote-bootstrap": StreamKey(3012),
+        "uniform-images": StreamKey(3013),
         "example": StreamKey(4000, ("chapter",)),
     }
 )

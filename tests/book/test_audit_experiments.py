@@ -49,7 +49,8 @@ def test_audits_are_computed_once_then_read_from_the_cache(experiments, monkeypa
     _refuse(monkeypatch)
     again = experiments.audit_generated(NPG, AUDIT.replace(batch_size=7), limit=5)  # speed only
     assert [r.rows() for r in again] == [r.rows() for r in records]
-    for changed in (AUDIT.replace(seed=4), AUDIT.replace(ball=True)):
+    searches = (AUDIT.replace(losses=("ce", "margin")), AUDIT.replace(region_scale=(1.5, 2.0)))
+    for changed in (AUDIT.replace(seed=4), AUDIT.replace(ball=True), *searches):
         with pytest.raises(AssertionError, match="must not be recomputed"):
             experiments.audit_generated(NPG, changed, limit=5)
     with pytest.raises(AssertionError, match="must not be recomputed"):

@@ -84,7 +84,10 @@ def test_the_streams_seeds_are_pinned() -> None:
         "pairs": 5566018115260026432,
         "swap": 8333647316339763395,
         "bootstrap": 1431065535126935632,
-        "uniform-images": 4326958622334274224,
+        "label-probe": 4308048654136246563,
+        "donors": 7310719551096852974,
+        "vote-bootstrap": 6008534405337709521,
+        "uniform-images": 8233039697272207551,
         "example": 7297904078908359013,
     }
     assert set(seeds) == set(STREAMS)

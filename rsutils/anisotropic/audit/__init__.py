@@ -17,11 +17,15 @@ and nothing makes ``G(x + δ) = c`` inside ``E_x``.
 where ``G`` is, with confidence ``1 − alpha``, another class: random points near the
 region's boundary (:func:`~rsutils.anisotropic.audit.boundary.boundary_points`) and a
 projected gradient ascent through both the base model and the generator
-(:func:`~rsutils.anisotropic.audit.attack.attack_in_region`). Every candidate is checked
+(:func:`~rsutils.anisotropic.audit.attack.attack_in_region`, on the noisy cross-entropy
+or the noisy logit margin). Every candidate is checked
 by a fresh Monte Carlo sample and a Clopper–Pearson bound
 (:func:`~rsutils.anisotropic.audit.verification.verify_point`); a search only proposes
 points, it never decides. How the region is searched and each candidate verified is one
-:class:`~rsutils.anisotropic.audit.settings.AuditSettings`.
+:class:`~rsutils.anisotropic.audit.settings.AuditSettings`. Its ``region_scale`` turns
+the audit into a positive control: the same search in a shell outside the certificate
+(e.g. between 1.5R and 2R), where a sound certificate allows contradictions, measures
+whether the search finds them when they exist.
 
 Everything here works below :class:`~rsutils.core.smooth.Smooth`: there is no input
 range check unless ``input_range`` is set (inputs need not be pixels; the tests use
@@ -46,7 +50,7 @@ serialisation), :mod:`~rsutils.anisotropic.audit.settings` and
 :mod:`~rsutils.anisotropic.audit.checks`. Every public name is importable from here.
 """
 
-from rsutils.anisotropic.audit.attack import attack_in_region
+from rsutils.anisotropic.audit.attack import ATTACK_LOSSES, attack_in_region, attack_objective
 from rsutils.anisotropic.audit.boundary import boundary_points, region_axes
 from rsutils.anisotropic.audit.params import FrozenParams, NoiseParams, frozen, noise_params
 from rsutils.anisotropic.audit.records import (
@@ -58,7 +62,7 @@ from rsutils.anisotropic.audit.records import (
     record_to_dict,
     summarize_audits,
 )
-from rsutils.anisotropic.audit.runs import audit_certificate, audit_log
+from rsutils.anisotropic.audit.runs import ATTACK_SEARCHES, audit_certificate, audit_log
 from rsutils.anisotropic.audit.settings import AuditSettings, check_audit_settings
 from rsutils.anisotropic.audit.verification import (
     PointVerdict,
@@ -69,6 +73,8 @@ from rsutils.anisotropic.audit.verification import (
 )
 
 __all__ = [
+    "ATTACK_LOSSES",
+    "ATTACK_SEARCHES",
     "POINT_COLUMNS",
     "AuditPoint",
     "AuditRecord",
@@ -79,6 +85,7 @@ __all__ = [
     "PointVerdict",
     "Verdict",
     "attack_in_region",
+    "attack_objective",
     "audit_certificate",
     "audit_log",
     "boundary_points",

@@ -2,7 +2,11 @@
 
 It pushes the deployed classifier ``G`` away from the certified class, through the
 base model and the noise parameters both, and stays strictly inside the region (and
-inside the input box when one is given) by an exact projection.
+inside the input box when one is given) by an exact projection. Two objectives
+(:data:`ATTACK_LOSSES`): the noisy cross-entropy, and the noisy logit margin, whose
+gradient survives where saturated logits make the cross-entropy's vanish. For a
+positive control of the search, the ascent can instead run in a shell outside the
+region (``region_scale``), where contradictions of a sound certificate may exist.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from rsutils.anisotropic.audit.checks import (
     as_model_input,
     check_generator,
     check_radius,
+    check_region_scale,
     check_shrink,
     check_sigma,
 )
@@ -26,7 +31,12 @@ from rsutils.core.noise import Gaussian
 from rsutils.core.settings import check_count
 from rsutils.core.validation import check_input_range, check_model
 
-__all__ = ["attack_in_region"]
+__all__ = ["ATTACK_LOSSES", "attack_in_region", "attack_objective"]
+
+#: The attack's objectives, in the order of their ``point`` sub-key of the ``attack``
+#: stream: ``"ce"``, the noisy cross-entropy of the certified class, and ``"margin"``,
+#: the noisy logit margin (see :func:`attack_objective`).
+ATTACK_LOSSES = ("ce", "margin")
 
 
 def attack_in_region(
@@ -44,12 +54,15 @@ def attack_in_region(
     ball: bool = False,
     shrink: float = 0.99,
     input_range: tuple[float, float] | None = None,
+    loss: str = "ce",
+    region_scale: tuple[float, float] | None = None,
 ) -> torch.Tensor:
     """A perturbation inside the region that pushes the deployed classifier away from ``c``.
 
     ``x`` is a batch ``(B, *shape)`` of inputs (``B = 1`` for one image), ``c`` their
     certified classes, ``sigma_x`` their scales ``sigma(x)`` (shape of ``x``), ``R`` their
-    region radii. The ascent runs on the noisy cross-entropy
+    region radii. The ascent runs on :func:`attack_objective` with ``loss``, by default
+    the noisy cross-entropy
 
         ``(1/m) Σ_j CE(f(x + δ + mu(x + δ) + sigma(x + δ) ⊙ λε_j), c)``
 
@@ -70,10 +83,22 @@ def attack_in_region(
     end. This is exact, unlike alternating projections, and unlike a final clamp,
     which would keep feasibility but is not a projection.
 
+    Positive control: with ``region_scale = (inner, outer)`` the ascent searches the
+    shell ``inner·R ≤ ‖u‖₂ ≤ shrink·outer·R`` instead (steps of ``2.5·outer·R/steps``).
+    Each step projects onto the outer ball (and box) as above, then pushes a point
+    that fell inside ``inner·R`` outwards along its own direction to ``‖u‖₂ = inner·R``
+    (in the box, the smallest ``t ≥ 1`` with ``‖clamp(t·u)‖₂ ≥ inner·R``, by bisection).
+    The shell is not convex, so this is a feasible step rather than a projection. Where
+    the box stops a direction short of ``inner·R`` (or the gradient was zero from the
+    start, ``u = 0``), the point stays as far out as the box lets it, inside the shell's
+    hole; the audit's ``region_fraction`` shows it.
+
     Guarantee: whatever the gradients, the returned δ (shape of ``x``, on the model's
     device) satisfies ``‖δ ⊘ a‖₂ ≤ shrink·R < R`` up to rounding: it is strictly inside
-    the open region. With a range, ``x + δ`` is in the box up to one rounding of the
-    sum (:func:`~rsutils.anisotropic.audit.runs.audit_certificate` clamps the sum, which
+    the open region (with ``region_scale``: ``≤ shrink·outer·R``, and ``≥ inner·R``
+    except where the box or a zero gradient prevents it, as said). With a range,
+    ``x + δ`` is in the box up to one rounding of the sum
+    (:func:`~rsutils.anisotropic.audit.runs.audit_certificate` clamps the sum, which
     moves it by at most that). Nothing is promised about G at ``x + δ``;
     :func:`~rsutils.anisotropic.audit.verification.verify_point` decides. Noise is
     drawn from ``generator`` (on the model's device), so the result is a function of
@@ -85,28 +110,42 @@ def attack_in_region(
     check_shrink(shrink)
     Gaussian(scale)  # validates the scale
     box = check_input_range(input_range)
+    _check_loss(loss)
+    shell = check_region_scale(region_scale, shrink)
+    inner, outer = (0.0, 1.0) if shell is None else shell
     x, sigma_x, radius, labels = _batch(model, x, c, sigma_x, R)
     check_generator(generator, x.device)
     axes = region_axes(sigma_x, ball)
     view = (x.shape[0], *[1] * (x.dim() - 1))
-    limit = (shrink * radius).to(x.device, x.dtype)
+    limit = (shrink * outer * radius).to(x.device, x.dtype)
+    hole = (inner * radius).to(x.device, x.dtype)
     lower = upper = None
     if box is not None:
         if bool((x < box[0]).any() or (x > box[1]).any()):
             raise ValueError(f"x lies outside input_range {box}; the box must contain x")
         lower, upper = (box[0] - x) / axes, (box[1] - x) / axes
-    step = (2.5 * radius / steps).to(x.device, x.dtype).reshape(view)
+    step = (2.5 * outer * radius / steps).to(x.device, x.dtype).reshape(view)
     u = torch.zeros_like(x)
     for _ in range(steps):
         u.requires_grad_(True)
-        loss = _noisy_loss(model, params, x + axes * u, labels, float(scale), draws, generator)
-        (grad,) = torch.autograd.grad(loss.sum(), u)
+        objective = attack_objective(
+            model, params, x + axes * u, labels, scale=scale, draws=draws,
+            generator=generator, loss=loss,
+        )  # fmt: skip
+        (grad,) = torch.autograd.grad(objective.sum(), u)
         if not bool(torch.isfinite(grad).all()):
             raise ValueError("the attack's gradient is not finite; check the model and params")
         with torch.no_grad():
             norm = grad.flatten(1).norm(dim=1).clamp_min(torch.finfo(x.dtype).tiny)
             u = _project(u + step * grad / norm.reshape(view), limit, lower, upper)
+            if shell is not None and inner > 0:
+                u = _push_out(u, hole, lower, upper)
     return (axes * u).detach()
+
+
+def _check_loss(loss: object) -> None:
+    if loss not in ATTACK_LOSSES:
+        raise ValueError(f"loss must be one of {ATTACK_LOSSES}, got {loss!r}")
 
 
 def _batch(
@@ -146,16 +185,34 @@ def _per_input(name: str, value: object, batch: int, dtype: torch.dtype | None) 
     return tensor.expand(batch).clone()
 
 
-def _noisy_loss(
+def attack_objective(
     model: nn.Module,
     params: NoiseParams,
     z: torch.Tensor,
     labels: torch.Tensor,
+    *,
     scale: float,
     draws: int,
     generator: torch.Generator,
+    loss: str = "ce",
 ) -> torch.Tensor:
-    """Per-input mean cross-entropy over ``draws`` reparameterised noisy copies."""
+    """What the attack ascends, per input: a mean over ``draws`` noisy copies of ``z``.
+
+    The copies are ``z + mu(z) + sigma(z) ⊙ λε_j`` with reparameterised draws ``ε_j``
+    from ``generator`` (``λ = scale``), so the result is differentiable in ``z``
+    through the base model and ``params``. ``labels`` holds the certified class ``c``
+    of each input of the batch ``z``. With ``loss``:
+
+    - ``"ce"``: the cross-entropy ``CE(logits, c)``. Where the logits saturate
+      (``logit_c`` far above the others) its gradient, ``softmax − onehot``,
+      underflows to exactly zero and the ascent cannot move;
+    - ``"margin"``: ``max_{k≠c} logit_k − logit_c``, the negated margin (so that
+      ascending it minimises the margin of ``c``). Its gradient is the difference of
+      two logits' gradients, which saturation does not shrink.
+
+    A value (and gradient) per input, shape ``(B,)``.
+    """
+    _check_loss(loss)
     batch, shape = z.shape[0], z.shape[1:]
     mu, sigma = noise_params(params, z)
     eps = torch.randn((batch, draws, *shape), generator=generator, device=z.device, dtype=z.dtype)
@@ -168,8 +225,14 @@ def _noisy_loss(
         )
     if bool((labels < 0).any() or (labels >= logits.shape[1]).any()):
         raise ValueError(f"c must be class labels in [0, {logits.shape[1]}), got {labels.tolist()}")
-    loss = F.cross_entropy(logits, labels.repeat_interleave(draws), reduction="none")
-    return loss.reshape(batch, draws).mean(dim=1)
+    targets = labels.repeat_interleave(draws)
+    if loss == "ce":
+        values = F.cross_entropy(logits, targets, reduction="none")
+    else:
+        own = logits.gather(1, targets[:, None])[:, 0]
+        others = logits.scatter(1, targets[:, None], float("-inf")).amax(dim=1)
+        values = others - own
+    return values.reshape(batch, draws).mean(dim=1)
 
 
 def _project(
@@ -203,3 +266,42 @@ def _project(
         ok = fits(mid)
         low, high = torch.where(ok, mid, low), torch.where(ok, high, mid)
     return torch.clamp(low * v, lower, upper)
+
+
+def _push_out(
+    u: torch.Tensor,
+    inner: torch.Tensor,
+    lower: torch.Tensor | None,
+    upper: torch.Tensor | None,
+) -> torch.Tensor:
+    """Each row of ``u`` with ``‖u‖ < inner`` moved outwards along itself to ``‖u‖ = inner``.
+
+    Without a box, ``u·inner/‖u‖``. With a box containing 0, ``clamp(t·u)`` for the
+    smallest ``t ≥ 1`` with ``‖clamp(t·u)‖ ≥ inner``: the norm does not decrease in
+    ``t``, so bisection finds it, keeping the end that reaches ``inner``. A direction
+    the box stops short of ``inner`` ends where every moving coordinate is at its
+    bound (the farthest point of the box along it); a zero row stays zero.
+    """
+    view = (u.shape[0], *[1] * (u.dim() - 1))
+    r = inner.reshape(view)
+    tiny = torch.finfo(u.dtype).tiny
+    short = u.flatten(1).norm(dim=1).reshape(view) < r
+    if not bool(short.any()):
+        return u
+    if lower is None or upper is None:
+        norm = u.flatten(1).norm(dim=1).reshape(view)
+        return torch.where(short & (norm > 0), u * (r / norm.clamp_min(tiny)), u)
+
+    def reaches(t: torch.Tensor) -> torch.Tensor:
+        moved = torch.clamp(t * u, lower, upper)
+        return moved.flatten(1).norm(dim=1).reshape(view) >= r
+
+    bound = torch.where(u > 0, upper, lower)
+    ratio = torch.where(u != 0, bound / torch.where(u != 0, u, 1.0), 1.0)
+    high = ratio.flatten(1).amax(dim=1).reshape(view).clamp_min(1.0)
+    low = torch.ones_like(high)
+    for _ in range(60):
+        mid = (low + high) / 2
+        ok = reaches(mid)
+        low, high = torch.where(ok, low, mid), torch.where(ok, mid, high)
+    return torch.where(short, torch.clamp(high * u, lower, upper), u)

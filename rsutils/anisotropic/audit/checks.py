@@ -19,6 +19,7 @@ __all__ = [
     "check_non_negative",
     "check_num_classes",
     "check_radius",
+    "check_region_scale",
     "check_shrink",
     "check_sigma",
 ]
@@ -71,6 +72,31 @@ def check_shrink(shrink: float) -> None:
         raise ValueError(f"shrink must be a number in (0, 1), e.g. 0.99, got {shrink!r}") from None
     if not 0.0 < value < 1.0:
         raise ValueError(f"shrink must lie in (0, 1) to stay strictly inside, got {shrink!r}")
+
+
+def check_region_scale(value: object, shrink: float) -> tuple[float, float] | None:
+    """``None``, or ``(inner, outer)`` as floats with ``0 ≤ inner < shrink·outer``.
+
+    The multiples of a certificate's ``R`` between which a positive control searches
+    (see :class:`~rsutils.anisotropic.audit.settings.AuditSettings`): the shell must
+    hold points (``inner`` below the outermost radius searched, ``shrink·outer·R``).
+    """
+    if value is None:
+        return None
+    message = (
+        "region_scale must be None (the certified region) or (inner, outer) multiples "
+        "of R with 0 <= inner < shrink*outer, e.g. (1.5, 2.0) for the shell outside the "
+        f"certificate; got {value!r}"
+    )
+    if isinstance(value, str | bytes):
+        raise ValueError(message)
+    try:
+        inner, outer = (float(v) for v in value)  # type: ignore[attr-defined]
+    except (TypeError, ValueError):
+        raise ValueError(message) from None
+    if not (np.isfinite(inner) and np.isfinite(outer) and 0.0 <= inner < float(shrink) * outer):
+        raise ValueError(message)
+    return inner, outer
 
 
 def check_non_negative(name: str, value: int) -> None:

@@ -32,7 +32,8 @@ __all__ = [
 class AuditPoint:
     """One candidate ``z = x + δ`` of an audit, its verdict and diagnostics.
 
-    ``search`` is ``"boundary"`` or ``"attack"``. ``region_fraction`` is
+    ``search`` is ``"boundary"``, ``"attack"`` (the ascent on the noisy
+    cross-entropy) or ``"margin attack"`` (on the noisy logit margin). ``region_fraction`` is
     ``‖δ ⊘ a‖₂/R`` (``a`` the region's axes, < 1 inside). ``verdict`` is G's verdict
     at ``z``. ``pA_deployed`` and ``pA_frozen`` are the fractions of draws in class
     ``c`` under G and under the frozen ``g_x``, on the same draws. ``mu_ratio`` is
@@ -88,6 +89,13 @@ class AuditRecord:
     ``region`` is ``"ellipsoid"`` or ``"ball"``. ``alpha`` is the family-wise level:
     each of the ``len(points)`` points is verified at ``point_alpha = alpha/len(points)``.
     So the record claims a false contradiction with probability at most ``alpha``.
+
+    ``region_scale`` is ``None`` for an audit of the certified region, or the
+    ``(inner, outer)`` multiples of ``R`` of the shell a positive control searched
+    (:class:`~rsutils.anisotropic.audit.settings.AuditSettings`): then a
+    contradiction lies outside the certificate (for ``inner ≥ 1``) and shows the
+    search's power, not a wrong certificate. Records cached before the field existed
+    read back with ``None``, which is what they searched.
     """
 
     index: int
@@ -101,6 +109,7 @@ class AuditRecord:
     seed: int
     input_range: tuple[float, float] | None
     points: tuple[AuditPoint, ...]
+    region_scale: tuple[float, float] | None = None
 
     @property
     def contradictions(self) -> int:
@@ -143,6 +152,33 @@ class AuditSummary:
             "rate": round(self.rate, 3),
             f"{self.confidence:.0%} interval": f"[{self.low:.2f}, {self.high:.2f}]",
         }
+
+    def by_search(self) -> pd.DataFrame:
+        """Which search found what: one row per ``search`` of ``table``.
+
+        ``images`` counts the images the search ran on, ``with a contradiction`` those
+        where it found one, and ``rate``, ``low``, ``high`` their ratio and its exact
+        Clopper–Pearson interval at ``confidence``. Searches of one image share
+        its contradictions' level, so the rows are not independent, and an image found
+        by two searches counts in both.
+        """
+        found = self.table.assign(found=self.table["contradictions"] > 0)
+        per_image = found.groupby(["search", "index"])["found"].any()
+        rows = {}
+        for search, hits in per_image.groupby(level="search"):
+            images, contradicted = int(hits.size), int(hits.sum())
+            interval = binomtest(contradicted, images).proportion_ci(
+                self.confidence, method="exact"
+            )
+            rows[search] = {
+                "images": images,
+                "with a contradiction": contradicted,
+                "rate": contradicted / images,
+                "low": float(interval.low),
+                "high": float(interval.high),
+            }
+        columns = ["images", "with a contradiction", "rate", "low", "high"]
+        return pd.DataFrame.from_dict(rows, orient="index", columns=columns)
 
 
 def summarize_audits(records: Sequence[AuditRecord], confidence: float = 0.95) -> AuditSummary:
@@ -202,6 +238,8 @@ def record_to_dict(record: AuditRecord) -> dict[str, object]:
     """``record`` as plain containers and tensors (``torch.load(weights_only=True)`` reads it)."""
     values = {f.name: getattr(record, f.name) for f in fields(record) if f.name != "points"}
     values["input_range"] = None if record.input_range is None else list(record.input_range)
+    shell = record.region_scale
+    values["region_scale"] = None if shell is None else list(shell)
     values["points"] = [
         {
             **{f.name: getattr(p, f.name) for f in fields(p) if f.name not in ("delta", "verdict")},
@@ -227,11 +265,12 @@ def record_from_dict(values: dict[str, object]) -> AuditRecord:
         )
         for point in values["points"]  # type: ignore[union-attr]
     )
-    box = values["input_range"]
+    box, shell = values["input_range"], values.get("region_scale")
     return AuditRecord(
         **{
             **values,
             "input_range": None if box is None else tuple(box),  # type: ignore[arg-type]
+            "region_scale": None if shell is None else tuple(shell),  # type: ignore[arg-type]
             "points": points,
         }
     )

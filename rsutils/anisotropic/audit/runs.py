@@ -15,7 +15,7 @@ import pandas as pd
 import torch
 from torch import nn
 
-from rsutils.anisotropic.audit.attack import attack_in_region
+from rsutils.anisotropic.audit.attack import ATTACK_LOSSES, attack_in_region
 from rsutils.anisotropic.audit.boundary import boundary_points, region_axes
 from rsutils.anisotropic.audit.checks import (
     as_model_input,
@@ -32,7 +32,11 @@ from rsutils.core.noise import Gaussian
 from rsutils.core.streams import stream_generator
 from rsutils.core.validation import check_model
 
-__all__ = ["audit_certificate", "audit_log"]
+__all__ = ["ATTACK_SEARCHES", "audit_certificate", "audit_log"]
+
+#: The ``search`` a record names the end of each attack by, per loss: ``"attack"`` for
+#: the cross-entropy (the name audits had before the margin loss existed).
+ATTACK_SEARCHES = {"ce": "attack", "margin": "margin attack"}
 
 
 def audit_certificate(
@@ -54,9 +58,15 @@ def audit_certificate(
     (:func:`~rsutils.anisotropic.audit.boundary.boundary_points`; clamped into
     ``settings.input_range`` if one is given, which only shrinks each ``|δ_i|`` since
     ``x`` is in the box, so they stay inside) and, if ``settings.steps > 0``, the end of
-    one projected gradient ascent
-    (:func:`~rsutils.anisotropic.audit.attack.attack_in_region`). Each candidate is
-    verified with ``settings.n_verify`` fresh draws
+    one projected gradient ascent per loss of ``settings.losses``
+    (:func:`~rsutils.anisotropic.audit.attack.attack_in_region`; loss ``k`` of
+    :data:`~rsutils.anisotropic.audit.attack.ATTACK_LOSSES` draws from the ``attack``
+    stream's point ``k``, and is recorded under the search :data:`ATTACK_SEARCHES`
+    names). With ``settings.region_scale = (inner, outer)`` the same search runs in the
+    shell ``inner·R ≤ ‖δ ⊘ a‖₂ ≤ shrink·outer·R`` instead (a positive control: the
+    boundary points at ``shrink·outer·R``, the attacks kept in the shell), and the
+    record says so; with ``inner ≥ 1`` its contradictions lie outside the certificate.
+    Each candidate is verified with ``settings.n_verify`` fresh draws
     (:func:`~rsutils.anisotropic.audit.verification.verify_point`) at level
     ``settings.alpha/(number of candidates)``. The same draws, with the frozen ``mu(x)``,
     ``sigma(x)``, give ``pA_frozen``. ``x`` is one input; ``R`` is the certificate's
@@ -99,6 +109,7 @@ def audit_certificate(
         "n_verify": int(settings.n_verify),
         "seed": int(settings.seed),
         "input_range": box,
+        "region_scale": settings.region_scale,
     }
     if R == 0.0:
         return AuditRecord(point_alpha=float(settings.alpha), points=(), **common)
@@ -176,14 +187,15 @@ class _Run:
         candidates, searches = [], []
         if s.boundary > 0:
             generator = self.stream("boundary")
+            outer = R if s.region_scale is None else s.region_scale[1] * R
             deltas = boundary_points(
-                self.control.sigma, R, s.boundary, generator, shrink=s.shrink, ball=s.ball
+                self.control.sigma, outer, s.boundary, generator, shrink=s.shrink, ball=s.ball
             )
             if box is not None:
                 deltas = torch.minimum(torch.maximum(deltas, box[0] - x), box[1] - x)
             candidates.append(deltas)
             searches += ["boundary"] * s.boundary
-        if s.steps > 0:
+        for loss in s.losses if s.steps > 0 else ():
             delta = attack_in_region(
                 self.model,
                 self.params,
@@ -194,13 +206,15 @@ class _Run:
                 scale=self.scale,
                 steps=s.steps,
                 draws=s.draws,
-                generator=self.stream("attack"),
+                generator=self.stream("attack", ATTACK_LOSSES.index(loss)),
                 ball=s.ball,
                 shrink=s.shrink,
                 input_range=box,
+                loss=loss,
+                region_scale=s.region_scale,
             )
             candidates.append(delta)
-            searches.append("attack")
+            searches.append(ATTACK_SEARCHES[loss])
         return searches, torch.cat(candidates)
 
     def verify(

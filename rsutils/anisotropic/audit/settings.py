@@ -14,7 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from rsutils.anisotropic.audit.checks import check_non_negative, check_shrink
+from rsutils.anisotropic.audit.attack import ATTACK_LOSSES
+from rsutils.anisotropic.audit.checks import (
+    check_non_negative,
+    check_region_scale,
+    check_shrink,
+)
 from rsutils.core.confidence import check_alpha
 from rsutils.core.settings import check_count
 from rsutils.core.validation import check_input_range
@@ -37,12 +42,29 @@ class AuditSettings:
     seeds the audit's noise streams (``boundary``, ``attack``, ``verify`` of
     :data:`~rsutils.core.streams.STREAMS`), with the certificate's index.
 
+    ``losses`` names the attack's objectives
+    (:data:`~rsutils.anisotropic.audit.attack.ATTACK_LOSSES`): one ascent per name,
+    each from its own ``attack`` stream, ``"ce"`` on the noisy cross-entropy (recorded
+    as the search ``"attack"``) and ``"margin"`` on the noisy logit margin (recorded as
+    ``"margin attack"``), whose gradient does not vanish where the logits saturate.
+
+    ``region_scale`` ``(inner, outer)`` turns the audit into a positive control of the
+    search: instead of the certified region it searches the shell
+    ``inner·R ≤ ‖δ ⊘ a‖₂ ≤ shrink·outer·R`` (boundary points at ``shrink·outer·R``, the
+    attack projected into the shell; see
+    :func:`~rsutils.anisotropic.audit.attack.attack_in_region`). With ``inner ≥ 1``
+    the shell lies outside the certificate, so a contradiction found there refutes
+    nothing: it shows that the search finds contradictions where they exist. ``None``
+    (the default) searches the certified region.
+
     The noise's scale λ and the number of classes are not settings: they belong to the
     smoothed classifier whose certificate is audited, and are passed with it.
 
     ``batch_size`` (noisy copies per forward pass when verifying) changes the speed,
-    never the records, so it is not part of :meth:`identity`. The settings are checked
-    when they are made: a bad value is a ``ValueError`` that says what to pass.
+    never the records, so it is not part of :meth:`identity`; ``losses`` and
+    ``region_scale`` are, but only when they differ from their defaults, so that the
+    audits cached before they existed keep their keys. The settings are checked when
+    they are made: a bad value is a ``ValueError`` that says what to pass.
     """
 
     alpha: float = 0.001
@@ -55,6 +77,8 @@ class AuditSettings:
     ball: bool = False
     input_range: tuple[float, float] | None = None
     batch_size: int = 1000
+    losses: tuple[str, ...] = ("ce",)
+    region_scale: tuple[float, float] | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.alpha, bool) or not isinstance(self.alpha, int | float | np.number):
@@ -76,16 +100,45 @@ class AuditSettings:
                 f"ellipsoid), got {self.ball!r}"
             )
         object.__setattr__(self, "input_range", check_input_range(self.input_range))
+        object.__setattr__(self, "losses", _check_losses(self.losses))
+        scale = check_region_scale(self.region_scale, self.shrink)
+        object.__setattr__(self, "region_scale", scale)
 
     def identity(self) -> dict[str, object]:
-        """The settings that determine the records (all but ``batch_size``), for cache keys."""
+        """The settings that determine the records, for cache keys: all but
+        ``batch_size``, and ``losses`` and ``region_scale`` only when they are not
+        their defaults (the keys of the audits made before they existed)."""
         values = asdict(self)
         del values["batch_size"]
+        for name, default in _LATER_DEFAULTS.items():
+            if values[name] == default:
+                del values[name]
         return values
 
     def replace(self, **changes: Any) -> AuditSettings:
         """A copy with some fields changed (checked like the original)."""
         return replace(self, **changes)
+
+
+#: Fields added after audits were first cached, with the defaults that keep their keys.
+_LATER_DEFAULTS: dict[str, object] = {"losses": ("ce",), "region_scale": None}
+
+
+def _check_losses(losses: object) -> tuple[str, ...]:
+    """``losses`` as a tuple of distinct names of ``ATTACK_LOSSES``, at least one."""
+    if isinstance(losses, str) or not isinstance(losses, tuple | list):
+        raise ValueError(
+            f"losses must be a tuple of names from {ATTACK_LOSSES}, e.g. ('ce', 'margin'), "
+            f"got {losses!r}"
+        )
+    names = tuple(losses)
+    unknown = [name for name in names if name not in ATTACK_LOSSES]
+    if not names or unknown or len(set(names)) != len(names):
+        raise ValueError(
+            f"losses must name distinct attack losses from {ATTACK_LOSSES}, at least one "
+            f"(e.g. ('ce', 'margin')), got {losses!r}"
+        )
+    return names
 
 
 def check_audit_settings(settings: object) -> AuditSettings:

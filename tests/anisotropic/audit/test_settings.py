@@ -88,12 +88,47 @@ def test_the_identity_is_everything_that_determines_the_records() -> None:
     }
     assert settings.replace(batch_size=7).identity() == identity  # speed only
     fields = {f.name for f in dataclasses.fields(AuditSettings)}
-    assert fields - set(identity) == {"batch_size"}
+    # losses and region_scale enter only away from their defaults: the cached audits
+    # made before they existed keep their keys (the dict above is such a key)
+    assert fields - set(identity) == {"batch_size", "losses", "region_scale"}
     for name, value in identity.items():
         changed = {"ball": True, "input_range": None}.get(name, value)
         if name not in ("ball", "input_range"):
             changed = value / 2 if isinstance(value, float) else value + 1
         assert settings.replace(**{name: changed}).identity() != identity, name
+    for name, value in {"losses": ("ce", "margin"), "region_scale": (1.5, 2.0)}.items():
+        other = settings.replace(**{name: value}).identity()
+        assert other == {**identity, name: value}, name
+    assert settings.replace(losses=("margin",)).identity()["losses"] == ("margin",)
+    assert settings.replace(losses=["ce"]).identity() == identity  # the default, as a list
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"losses": "ce"}, r"losses must be a tuple of names from \('ce', 'margin'\)"),
+        ({"losses": ()}, r"losses must name distinct attack losses"),
+        ({"losses": ("ce", "ce")}, r"losses must name distinct attack losses"),
+        ({"losses": ("hinge",)}, r"losses must name distinct.*e\.g\. \('ce', 'margin'\)"),
+        ({"region_scale": (2.0, 1.5)}, r"region_scale must be None.*0 <= inner < shrink\*outer"),
+        ({"region_scale": (1.98, 2.0)}, r"region_scale must be None"),  # inner = shrink·outer
+        ({"region_scale": (-1.0, 2.0)}, r"region_scale must be None"),
+        ({"region_scale": (1.5, float("inf"))}, r"region_scale must be None"),
+        ({"region_scale": 2.0}, r"region_scale must be None.*e\.g\. \(1\.5, 2\.0\)"),
+        ({"region_scale": "12"}, r"region_scale must be None"),
+        ({"region_scale": (1.0, 2.0, 3.0)}, r"region_scale must be None"),
+    ],
+)
+def test_bad_losses_and_region_scales_are_refused(change, message) -> None:
+    with pytest.raises(ValueError, match=message):
+        AuditSettings(**change)
+
+
+def test_losses_and_region_scale_are_stored_as_tuples() -> None:
+    settings = AuditSettings(losses=["margin", "ce"], region_scale=[1, 2])
+    assert settings.losses == ("margin", "ce") and settings.region_scale == (1.0, 2.0)
+    assert AuditSettings().losses == ("ce",) and AuditSettings().region_scale is None
+    assert AuditSettings(region_scale=(0, 1)).region_scale == (0.0, 1.0)  # the ball of R
 
 
 def test_audit_settings_are_part_of_the_public_surface() -> None:
