@@ -102,3 +102,36 @@ def test_saturation_is_the_end_of_the_at_bound_history() -> None:
     with pytest.raises(ValueError, match="varies a learned generator"):
         cpu = PROFILES["cpu"]
         RECIPE_GRID.runs(cpu.npg(cpu.base_models()[0.5], "isotropic"))
+
+
+def test_the_table_names_the_runs_that_saturate_and_the_figure_has_a_panel_each() -> None:
+    import matplotlib.pyplot as plt
+
+    from rsutils.book.npg_recipe import plot_histories, recipe_table, run_names
+
+    P = PROFILES["cpu"]
+    runs = P.recipe_runs(P.base_models()[0.5])
+    bound = {"w = 5": 1.0, "γ = 1": 0.5}  # these two saturate, the others do not
+
+    def history(run) -> pd.DataFrame:
+        share = bound.get(run.value, 0.0)
+        return pd.DataFrame(
+            {
+                "step": range(10),
+                "sigma_min": [0.5] * 10,
+                "sigma_median": [1.0] * 10,
+                "sigma_max": [2.0] * 10,
+                "at_bound": [0.0] * 9 + [share],
+            }
+        )
+
+    histories = {run.config: history(run) for run in runs}
+    table = recipe_table(runs, histories)
+    assert len(table) == len(runs) and table["saturates"].sum() == 2
+    assert table.loc[("dataset-wise", "bound γ", "γ = 1"), "share at bound"] == 0.5
+    assert run_names(runs, table, saturates=True) == "dataset-wise: w = 5, dataset-wise: γ = 1"
+    others = run_names(runs, table, saturates=False)
+    assert others.count("the recipe") == 1 and "w = 1" not in others and "γ = 2" not in others
+    figure = plot_histories(runs, histories)
+    assert sum(ax.get_visible() for ax in figure.axes) == len(runs)
+    plt.close(figure)
