@@ -124,13 +124,7 @@ chapter.run_at(
         "n (estimation draws)": f"{runs.settings.n:,}",
         "audited images": f"up to {P.audit.images}",
         "draws per audited point": f"{P.audit.n_verify:,}",
-        "recipe grid (b')": (
-            " and ".join(
-                npg_recipe.KIND_NAMES[k] for k in P.generators.recipe_kinds
-            )
-            + f", {P.generators.recipe_steps or P.generators.steps:,}"
-            + " steps"
-        ),
+        **P.generators.run_at_rows(),
     },
     standard=("n0", "alpha"),
 )

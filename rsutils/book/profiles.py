@@ -229,6 +229,15 @@ class GeneratorScale:
     #: The generators of the shape-only and log-mean runs.
     shape_only_kinds: tuple[str, ...] = ("dataset",)
 
+    def run_at_rows(self) -> dict[str, str]:
+        """Rows of chapter 06's run-at table for its section (b'): which generators
+        the recipe grid varies and for how many steps, and which the shape-only runs
+        train."""
+        kinds = " and ".join(KIND_NAMES[kind] for kind in self.recipe_kinds)
+        steps = self.recipe_steps or self.steps
+        shape = " and ".join(KIND_NAMES[kind] for kind in self.shape_only_kinds)
+        return {"recipe grid (b')": f"{kinds}, {steps:,} steps", "shape-only runs (b')": shape}
+
 
 @dataclass(frozen=True)
 class AuditScale:

@@ -135,3 +135,12 @@ def test_the_table_names_the_runs_that_saturate_and_the_figure_has_a_panel_each(
     figure = plot_histories(runs, histories)
     assert sum(ax.get_visible() for ax in figure.axes) == len(runs)
     plt.close(figure)
+
+
+def test_the_run_at_table_says_which_generators_the_grid_trains() -> None:
+    assert PROFILES["cpu"].generators.run_at_rows() == {
+        "recipe grid (b')": "dataset-wise, 320 steps",
+        "shape-only runs (b')": "dataset-wise",
+    }
+    paper = PROFILES["paper"].generators.run_at_rows()
+    assert paper["recipe grid (b')"] == "dataset-wise and certification-wise, 93,750 steps"
