@@ -59,13 +59,14 @@ import torch
 from scipy import stats
 
 import rsutils as rs
+import rsutils.book.npg_recipe as npg_recipe
 from rsutils.anisotropic import leakage, released
 from rsutils.anisotropic.audit import summarize_audits
 from rsutils.anisotropic.deployed import admit_log, query_audit_points
 from rsutils.anisotropic.generators import parameter_summary
 from rsutils.anisotropic.patterns import UCAN_CODE_PATTERN
 from rsutils.book import Chapter, glue_all, glue_fields, glue_table
-from rsutils.book.experiments import trained_npg
+from rsutils.book.experiments import npg_history, trained_npg
 from rsutils.book.plots import plot_curves
 from rsutils.book.profiles import (
     ANISOTROPIC_LAMBDA,
@@ -128,6 +129,7 @@ chapter.run_at(
         "n (estimation draws)": f"{runs.settings.n:,}",
         "audited images": f"up to {P.audit.images}",
         "draws per audited point": f"{P.audit.n_verify:,}",
+        **P.generators.run_at_rows(),
     },
     standard=("n0", "alpha"),
 )
@@ -686,13 +688,14 @@ def verdicts_of(
 control, control_at_bound = NPG_GROUPS.controls
 said = verdicts.verdict
 sides = verdicts[["method at ceiling", "control at ceiling"]]
+bound = int((sides.max(axis=1) > 0.5).sum())
 glue_all(
     n_rises=int((said == "rises").sum()),
     n_falls=int((said == "falls").sum()),
     n_equivalent=int(said.str.startswith("equivalent").sum()),
     n_undecided=int((said == "undecided").sum()),
     n_claims=len(verdicts),
-    ceiling_bound=f"{int((sides.max(axis=1) > 0.5).sum())} of {len(sides)}",
+    ceiling_bound=f"{bound} of {len(sides)}",
     pattern_radius=verdicts_of(NPG_GROUPS.patterns, control, ("radius",)),
     pattern_alm=verdicts_of(NPG_GROUPS.patterns, control, ("ALM",)),
     ds_vs_iso=verdicts_of(NPG_GROUPS.dataset_wise, control),
@@ -741,6 +744,240 @@ plt.close(fig)
 # of verdicts above is the complete comparison, and its intervals also cover the
 # choice of images, which a band over models does not. Two methods whose bands
 # overlap over a range of radii are not told apart there by these models.
+
+# %% [markdown]
+# ## (b') Shape or amount?
+#
+# Section (b) compared each learned noise with isotropic noise at the base level
+# $\sigma \equiv 1$ and at $\sigma \equiv 2$, the bound the dataset-wise $\sigma$
+# ran to. A learned $\sigma$ can beat isotropic noise in two ways: by its *shape*,
+# more noise where the classifier does not look, or by its *amount*, more noise
+# everywhere, which multiplies the radius and the ALM. The variance term of
+# {eq}`eq-npg-loss` rewards the amount; this section takes the amount away and
+# asks what the shape alone buys.
+#
+# A **shape-only** run rescales the generator's $\sigma$ at every input to a fixed
+# budget $b = 1$ ({func}`~rsutils.anisotropic.generators.apply_budget`):
+#
+# $$
+# \sigma' = \sigma\cdot\frac{b}{\bigl(\prod_i \sigma_i\bigr)^{1/d}}
+# \qquad\text{or}\qquad
+# \sigma' = \sigma\cdot\frac{b}{\min_i \sigma_i}.
+# $$ (eq-npg-budget)
+#
+# The rescaling is part of the generator, so training, certification and the audit
+# all use the same $\sigma'$. The first keeps the ALM's factor at 1, as
+# $\sigma \equiv 1$ has it: its ALM can beat that control's only through $R$, which
+# is what the shape changes, so it is compared with it by ALM. The second keeps the
+# radius' factor at 1 and is compared by radius. Their variance terms, the mean of
+# $\log\sigma'$ for the first and $\min_i\sigma'_i$ for the second, are then
+# constant ($\log 1$ and 1): only the cross-entropy shapes $\sigma$.
+#
+# A third run trains for the paper's own ALM objective, which maximises
+# $(\prod_i\sigma_i)^{1/d}$, "equivalent to $mean\{\sigma\}$ in log scale"
+# {cite:p}`ucan2025`: $V = \mathrm{mean}_i\log\sigma_i$ without a budget, the
+# objective none of the runs above uses. It can change both shape and amount, so
+# it is compared with both controls, by both measures. The runs come from the
+# profile ({meth}`~rsutils.book.profiles.Profile.shape_only_methods`), fine-tuned
+# like every other method and certified on the same images.
+
+# %%
+shape_replicates = [
+    {
+        name: runs.certify_generated(config)
+        for name, config in P.shape_only_methods(
+            P.base_models(s)[LAMBDA], s
+        ).items()
+    }
+    for s in P.replicate_seeds(seed)
+]
+shape_methods = P.shape_only_methods(base, seed)
+
+# %% [markdown]
+# What each run learned, on the certified images (the first replicate's
+# generators), with its ACR by radius and by ALM averaged over the replicate models,
+# each trained from its own base model like those of section (b). Under a budget the two $\sigma$ factors tell the shape apart from the
+# amount: the minimum of a run at a fixed geometric mean drops below 1, and the
+# geometric mean of a run at a fixed minimum rises above 1, as far as its shape is
+# uneven. A budget on the minimum leaves every other scale free to grow, up to the
+# ratio of the generator's bound to its floor; a budget on the geometric mean
+# trades more noise on some pixels for less on others.
+
+# %%
+shape_acr = replicate_levels(shape_replicates, [], measures=both)
+shape_table = pd.DataFrame(
+    {
+        name: parameter_summary(
+            trained_npg(config, device=chapter.device, progress=progress)[
+                1
+            ],
+            images.to(chapter.device),
+        )
+        for name, config in shape_methods.items()
+    }
+).T.join(shape_acr["ACR"].unstack().add_prefix("ACR by "))
+shape_table.round(3)
+
+# %% [markdown]
+# Each run against isotropic noise at the same budget, replicate by replicate, with
+# the intervals over images and models and the verdicts of section (b)
+# ({func}`~rsutils.logs.replicates.replicated_comparisons`): the pairs and the
+# measure of each come from
+# {data}`~rsutils.book.profiles.NPG_GROUPS` (`shape_comparisons`).
+
+# %%
+shape_pairs = NPG_GROUPS.shape_comparisons(shape_methods)
+with_controls = [
+    {**logs, **more}
+    for logs, more in zip(replicates, shape_replicates, strict=True)
+]
+shape_verdicts = pd.concat(
+    [
+        replicated_comparisons(
+            with_controls,
+            shape_pairs[measure],
+            measures={measure: column},
+            margin=EQUIVALENCE_MARGIN,
+            seed=seed,
+        )
+        for measure, column in both.items()
+    ]
+)
+shape_verdicts[shown].round(3)
+
+
+# %% tags=["remove-cell"]
+def shape_verdict(group: tuple[str, ...], measure: str) -> str:
+    """The distinct verdicts of ``group`` against the isotropic control."""
+    rows = shape_verdicts.reset_index()
+    mask = rows.method.isin(group) & (rows.against == NPG_GROUPS.control)
+    found = set(rows[mask & (rows["measured by"] == measure)].verdict)
+    return " / ".join(sorted(found))
+
+
+shape_gmean = shape_table.loc["dataset-wise, shape at gmean 1"]
+glue_all(
+    shape_alm=shape_verdict(NPG_GROUPS.shape_at_alm_budget, "ALM"),
+    shape_radius=shape_verdict(
+        NPG_GROUPS.shape_at_radius_budget, "radius"
+    ),
+    log_mean_alm=shape_verdict(NPG_GROUPS.log_mean, "ALM"),
+    log_mean_radius=shape_verdict(NPG_GROUPS.log_mean, "radius"),
+    shape_gmean_min=float(shape_gmean["min σ"]),
+    shape_gmean_max=float(shape_gmean["max σ"]),
+    log_mean_gmean=float(
+        shape_table.loc["dataset-wise, log-mean", "geometric mean σ"]
+    ),
+)
+
+# %% [markdown]
+# With the amount fixed at the ALM's budget, the learned shape spreads the
+# dataset-wise $\sigma'$ from {glue:text}`shape_gmean_min:.2f` to
+# {glue:text}`shape_gmean_max:.2f`; against $\sigma \equiv 1$ by ALM the shape-only
+# runs give "{glue:text}`shape_alm`". At the radius' budget, by radius:
+# "{glue:text}`shape_radius`". The paper's log-mean objective ends with a
+# dataset-wise geometric mean of {glue:text}`log_mean_gmean:.2f`; against
+# $\sigma \equiv 1$ it gives "{glue:text}`log_mean_alm`" by ALM and
+# "{glue:text}`log_mean_radius`" by radius, and the table above has it against
+# $\sigma \equiv 2$ as well.
+#
+# How to read these verdicts: a gain of a shape-only run over the control at its
+# budget is a gain of the shape, since the amount is the same by construction; a
+# gain of the unbudgeted runs of section (b) that disappears here was a gain of
+# the amount. Each verdict rests on {glue:text}`n_models` replicate models of the run
+# and of its control, and its interval covers the images and the retraining.
+#
+# ### Recipe sensitivity
+#
+# Section (a) found the learned $\sigma$ at its bound on most pixels. Is that
+# UCAN's method, or our recipe? The grid below changes one factor at a time around
+# the chapter's recipe (variance weight $w = 1$, the bound $\gamma$ of the table
+# above, Adam at $10^{-2}$ for the generator, one noise draw per step): $w$, since
+# it sets how hard the loss pushes the amount; $\gamma$, since it sets where the
+# bound is; the optimiser, since UCAN's code uses SGD at $10^{-3}$ with momentum and
+# steps the dataset-wise generator once every 20 batches on their summed gradients,
+# which moves it far less than the paper's Adam; and the draws per step, since
+# UCAN's code uses 5. The grid comes from the profile
+# ({meth}`~rsutils.book.profiles.Profile.recipe_runs`); each run keeps the history
+# of $\sigma$ over its training steps
+# ({func}`~rsutils.book.experiments.npg_history`): the minimum, median and maximum
+# over every pixel of the batch a step trains on.
+
+# %%
+recipe = P.recipe_runs(base, seed)
+histories = {
+    run.config: npg_history(
+        run.config, device=chapter.device, progress=progress
+    )
+    for run in recipe
+}
+
+# %% [markdown]
+# A run *saturates* when, over the last tenth of its steps, at least
+# {glue:text}`saturated_share:.0%` of $\sigma$ lies within 1% of its bound
+# $\gamma + 10^{-3}$ ({func}`~rsutils.book.npg_recipe.saturation`): most pixels
+# then have the largest noise the generator can give, and $\sigma$ is isotropic
+# there. The table has each run's share at the bound and its last $\sigma$.
+
+# %%
+recipe_table = npg_recipe.recipe_table(recipe, histories)
+recipe_table.round(3)
+
+# %% [markdown]
+# The histories themselves ({func}`~rsutils.book.npg_recipe.plot_histories`), one
+# panel per run: a row per factor (and generator), with the recipe's own run in
+# every row, so that each row reads as one factor moved away from it. A flat line
+# at the dotted bound is a saturated $\sigma$; a gap between the maximum and the
+# minimum is a shape.
+
+# %% tags=["hide-input"]
+fig = npg_recipe.plot_histories(recipe, histories)
+glue_all(fig_npg_recipe=fig)
+plt.close(fig)
+
+# %% tags=["remove-cell"]
+glue_all(
+    saturated_share=npg_recipe.SATURATED_SHARE,
+    recipe_saturating=npg_recipe.run_names(
+        recipe, recipe_table, saturates=True
+    ),
+    recipe_unsaturated=npg_recipe.run_names(
+        recipe, recipe_table, saturates=False
+    ),
+    recipe_runs=len(histories),
+    recipe_steps=f"{recipe[0].config.steps:,}",
+    recipe_kinds=" and ".join(
+        npg_recipe.KIND_NAMES[k] for k in P.generators.recipe_kinds
+    ),
+)
+
+# %% [markdown]
+# ```{glue:figure} fig_npg_recipe
+# :name: fig-npg-recipe
+#
+# The maximum, median and minimum of $\sigma$ over the batch at each training step,
+# for each run of the recipe grid: one factor changed per row, "(recipe)" marking
+# the chapter's recipe; the dotted line is the bound $\gamma$.
+# ```
+#
+# At this profile the grid trains {glue:text}`recipe_runs` distinct runs of the
+# {glue:text}`recipe_kinds` generator, {glue:text}`recipe_steps` steps each. By the
+# criterion above, the runs that saturate are: {glue:text}`recipe_saturating`.
+# Those that do not: {glue:text}`recipe_unsaturated`.
+#
+# What each factor can do follows from the loss. With $w = 0$ nothing rewards the
+# amount of noise and the cross-entropy alone prefers less of it, so a run that
+# saturates there would show that the bound is reached for another reason than the
+# variance term. A larger $\gamma$ moves the bound, and with it the start at
+# $\gamma/2$: a run that stops short of a higher bound shows where the
+# cross-entropy's cost catches up with the reward. The code's optimiser takes one
+# small step per 20 batches, so over the same steps it may simply not get far from
+# the start; a run that does not saturate with it says as much about the training
+# length as about the method. More draws per step make the gradient of the
+# cross-entropy less noisy without changing its expectation, so a difference there
+# would come from that noise. Where the share at the bound
+# stays high whatever the factor, the saturation of section (a) belongs to the
+# method's objective, not to one choice of ours.
 #
 # ## (c) How much does the offset decide?
 #

@@ -21,6 +21,12 @@ in ``[floor, floor + gamma)`` (``gamma·|tanh|`` as in UCAN's code, plus a small
 outputs ``mu = 0`` and ``sigma = initial_sigma`` everywhere: training starts from the
 isotropic noise of the base classifier, and the gradients reach those weights from the
 first step.
+
+A learned generator may also keep a **budget** (:func:`apply_budget`): its ``sigma``
+rescaled per input so that the geometric mean (the ALM's factor) or the minimum (the
+radius' factor) equals ``budget_value`` exactly. Then training can change the shape
+of the noise, never its amount; the budget is a setting of the generator, so
+certification and the audit use the same ``sigma`` as training.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ from torch import nn
 from rsutils.training.models import load_checkpoint
 
 __all__ = [
+    "BUDGETS",
     "GENERATOR_KINDS",
     "CertificationWiseGenerator",
     "DatasetWiseGenerator",
@@ -41,6 +48,7 @@ __all__ = [
     "FixedNoise",
     "NoiseGenerator",
     "WithoutOffset",
+    "apply_budget",
     "build_generator",
     "load_generator",
     "parameter_summary",
@@ -72,6 +80,38 @@ class NoiseGenerator(nn.Module):
 def _bounded_sigma(raw: torch.Tensor, gamma: float, floor: float) -> torch.Tensor:
     """``floor + gamma·|tanh(raw)|``: positive, below ``floor + gamma``."""
     return floor + gamma * torch.tanh(raw).abs()
+
+
+#: What a budget fixes: the geometric mean of ``sigma`` (the ALM's factor) or its minimum
+#: (the radius' factor).
+BUDGETS = ("gmean", "min")
+
+
+def apply_budget(sigma: torch.Tensor, budget: str | None, value: float = 1.0) -> torch.Tensor:
+    """``sigma`` rescaled per input (dimension 0) to a fixed geometric mean or minimum.
+
+    ``budget="gmean"`` returns ``sigma·value/gmean(sigma)`` and ``budget="min"``
+    returns ``sigma·value/min(sigma)``, over the dimensions of one input, so that the
+    geometric mean (``exp(mean(log sigma))``) or the minimum of every input's scales is
+    ``value`` up to float rounding; the ratios between scales, the noise's shape, are
+    unchanged, and gradients flow through the rescaling. ``None`` returns ``sigma``.
+    """
+    if budget is None:
+        return sigma
+    _check_budget(budget, value)
+    flat = sigma.flatten(1)
+    if budget == "gmean":
+        level = flat.log().mean(dim=1).exp()
+    else:
+        level = flat.min(dim=1).values
+    return sigma * (value / level).reshape(-1, *([1] * (sigma.dim() - 1)))
+
+
+def _check_budget(budget: str | None, value: float) -> None:
+    if budget is not None and budget not in BUDGETS:
+        raise ValueError(f"budget must be None, 'gmean' or 'min', got {budget!r}")
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"budget_value must be a finite number > 0, got {value!r}")
 
 
 def _check_bounds(gamma: float, floor: float, initial_sigma: float) -> None:
@@ -131,7 +171,8 @@ class DatasetWiseGenerator(NoiseGenerator):
     Each MLP is UCAN's GAN-style generator: five linear layers (``1 → 128 → 256 → 512
     → 1024 → d``), LeakyReLU(0.2) after the first four, no batch normalisation (as in
     UCAN's code), then the amplified ``tanh``. ``mu ∈ (−mu_bound, mu_bound)``,
-    ``sigma ∈ [floor, floor + gamma)``.
+    ``sigma ∈ [floor, floor + gamma)``; with a ``budget`` that ``sigma`` is then
+    rescaled by :func:`apply_budget` (one factor for the one ``sigma`` of all inputs).
     """
 
     kind = "dataset"
@@ -145,9 +186,13 @@ class DatasetWiseGenerator(NoiseGenerator):
         floor: float = 1e-3,
         initial_sigma: float = 1.0,
         hidden: tuple[int, ...] = (128, 256, 512, 1024),
+        budget: str | None = None,
+        budget_value: float = 1.0,
     ) -> None:
         super().__init__()
         _check_bounds(gamma, floor, initial_sigma)
+        _check_budget(budget, budget_value)
+        self.budget, self.budget_value = budget, float(budget_value)
         self.shape = tuple(int(s) for s in shape)
         self.gamma, self.mu_bound, self.floor = float(gamma), float(mu_bound), float(floor)
         self.initial_sigma, self.hidden = float(initial_sigma), tuple(hidden)
@@ -173,12 +218,15 @@ class DatasetWiseGenerator(NoiseGenerator):
             "floor": self.floor,
             "initial_sigma": self.initial_sigma,
             "hidden": list(self.hidden),
+            "budget": self.budget,
+            "budget_value": self.budget_value,
         }
 
     def parameters_once(self) -> tuple[torch.Tensor, torch.Tensor]:
         """``(mu, sigma)`` of shape ``shape``: the same for every input."""
         mu = self.mu_bound * torch.tanh(self.mu_net(self.constant)).reshape(self.shape)
         sigma = _bounded_sigma(self.sigma_net(self.constant), self.gamma, self.floor)
+        sigma = apply_budget(sigma, self.budget, self.budget_value)
         return mu, sigma.reshape(self.shape)
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -221,9 +269,9 @@ class CertificationWiseGenerator(NoiseGenerator):
 
     Both networks are :class:`DenseBlockNet`. ``mu = mu_bound·tanh(G_mu(x))`` (UCAN's
     code uses ``mu_bound = λ``); ``sigma = floor + gamma·|tanh(G_sigma(x + mu))|`` with
-    ``gamma = 1`` as in the paper. ``mu`` and ``sigma`` depend on the input, so a
-    certificate covers the noise at the certified input only (see
-    :class:`NoiseGenerator`).
+    ``gamma = 1`` as in the paper, rescaled per input by :func:`apply_budget` when
+    there is a ``budget``. ``mu`` and ``sigma`` depend on the input, so a certificate
+    covers the noise at the certified input only (see :class:`NoiseGenerator`).
     """
 
     kind = "certification"
@@ -239,9 +287,13 @@ class CertificationWiseGenerator(NoiseGenerator):
         initial_sigma: float = 0.5,
         width: int = 8,
         growth: int = 8,
+        budget: str | None = None,
+        budget_value: float = 1.0,
     ) -> None:
         super().__init__()
         _check_bounds(gamma, floor, initial_sigma)
+        _check_budget(budget, budget_value)
+        self.budget, self.budget_value = budget, float(budget_value)
         self.channels, self.width, self.growth = int(channels), int(width), int(growth)
         self.gamma, self.mu_bound, self.floor = float(gamma), float(mu_bound), float(floor)
         self.initial_sigma = float(initial_sigma)
@@ -259,13 +311,15 @@ class CertificationWiseGenerator(NoiseGenerator):
             "initial_sigma": self.initial_sigma,
             "width": self.width,
             "growth": self.growth,
+            "budget": self.budget,
+            "budget_value": self.budget_value,
         }
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``(mu, sigma)`` for the batch ``x``, each of ``x``\'s shape."""
         mu = self.mu_bound * torch.tanh(self.mu_net(x))
         sigma = _bounded_sigma(self.sigma_net(x + mu), self.gamma, self.floor)
-        return mu, sigma
+        return mu, apply_budget(sigma, self.budget, self.budget_value)
 
 
 class WithoutOffset(NoiseGenerator):

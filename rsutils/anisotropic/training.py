@@ -6,13 +6,22 @@ printed Eq. 13 adds ``Σ y_k log ŷ_k``, the negative cross-entropy):
 
     ``L = CE(f(x + mu + sigma ⊙ λ·eps), y) − w·V(sigma)``
 
-where the variance term ``V`` is ``min(sigma)`` (towards the radius ``min(sigma)·R``)
-or ``mean(sigma)`` (towards the ALM), over the whole batch tensor as in UCAN's code,
-and the cross-entropy is averaged over ``draws`` noise draws per step. Classifier and
-generator are trained jointly (Adam, each with its own learning rate); a fixed
+where the variance term ``V`` is ``min(sigma)`` (towards the radius ``min(sigma)·R``),
+``mean(sigma)`` (towards the ALM, as UCAN's code) or ``mean(log sigma)`` (the log of a
+geometric mean, the ALM's own factor: the paper's "mean of sigma in log scale"), over
+the whole batch tensor as in UCAN's code, and the cross-entropy is averaged over
+``draws`` noise draws per step. Classifier and generator are trained jointly (the
+classifier with Adam; the generator with Adam, or with SGD stepping once every
+``accumulate`` batches on their summed gradients, as UCAN's dataset-wise code); a fixed
 pattern or isotropic noise trains the classifier alone. Every method starts from the
 same isotropic base classifier and takes the same number of steps, so differences come
-from the noise, not from the training budget.
+from the noise, not from the training budget. A generator may keep a budget
+(:func:`~rsutils.anisotropic.generators.apply_budget`): then only the shape of
+``sigma`` is learned, not its amount.
+
+:func:`train_npg_with_history` also returns what ``sigma`` was at every step (its
+minimum, median and maximum over the batch), so that a chapter can show how training
+moved it.
 """
 
 from __future__ import annotations
@@ -21,10 +30,12 @@ import copy
 import math
 from dataclasses import asdict, dataclass
 
+import pandas as pd
 import torch
 from torch import nn
 
 from rsutils.anisotropic.generators import (
+    BUDGETS,
     CertificationWiseGenerator,
     DatasetWiseGenerator,
     FixedNoise,
@@ -42,11 +53,44 @@ from rsutils.training.train import (
     intra_op_threads,
 )
 
-__all__ = ["NPG_METHODS", "NPGConfig", "describe_npg", "make_generator", "npg_loss", "train_npg"]
+__all__ = [
+    "GENERATOR_OPTIMISERS",
+    "HISTORY_COLUMNS",
+    "NPG_METHODS",
+    "SGD_MOMENTUM",
+    "SGD_WEIGHT_DECAY",
+    "VARIANCE_TERMS",
+    "NPGConfig",
+    "TrainedNPG",
+    "describe_npg",
+    "make_generator",
+    "npg_loss",
+    "sigma_record",
+    "train_npg",
+    "train_npg_with_history",
+]
 
 #: The methods, by their noise (the isotropic control and UCAN's three generators).
 NPG_METHODS = ("isotropic", "pattern", "dataset", "certification")
-VARIANCE_TERMS = ("min", "mean")
+#: The variance terms ``V``: the minimum, the mean and the mean of the log of ``sigma``.
+VARIANCE_TERMS = ("min", "mean", "logmean")
+#: The generator's optimisers: Adam (UCAN's paper) or SGD with momentum (UCAN's code).
+GENERATOR_OPTIMISERS = ("adam", "sgd")
+#: The momentum and weight decay of UCAN's code's SGD (``train_dataset_noise.py``).
+SGD_MOMENTUM = 0.9
+SGD_WEIGHT_DECAY = 1e-4
+#: The columns of a training history: per step, the loss' parts and ``sigma``'s
+#: minimum, median and maximum over the batch, and its share at the generator's bound.
+HISTORY_COLUMNS = ("step", "ce", "variance", "sigma_min", "sigma_median", "sigma_max", "at_bound")
+#: Fields left out of the cache key at these values, so that keys made before the
+#: fields existed still name the same models.
+_KEY_DEFAULTS = {
+    "isotropic_sigma": 1.0,
+    "budget": None,
+    "budget_value": 1.0,
+    "generator_optimiser": "adam",
+    "accumulate": 1,
+}
 
 
 @dataclass(frozen=True)
@@ -63,6 +107,16 @@ class NPGConfig:
     UCAN's code scales the certification-wise ``mu``). Training takes ``steps`` Adam
     steps of ``batch_size`` images with ``draws`` noise draws each, at ``lr`` for the
     classifier and ``generator_lr`` for the generator (UCAN's paper: Adam 1e-2).
+
+    ``budget`` (``"gmean"`` or ``"min"``) keeps the generator's geometric mean or
+    minimum of ``sigma`` at ``budget_value`` for every input
+    (:func:`~rsutils.anisotropic.generators.apply_budget`), so that only its shape is
+    learned. ``generator_optimiser="sgd"`` trains the generator as UCAN's code does:
+    SGD with momentum :data:`SGD_MOMENTUM` and weight decay :data:`SGD_WEIGHT_DECAY`,
+    at ``generator_lr``; with ``accumulate = k`` the generator steps once every ``k``
+    batches, on the sum of their gradients (UCAN's dataset-wise code: ``k = 20``), and
+    the gradients of a last incomplete group are dropped. The classifier takes an Adam
+    step at every batch.
     """
 
     base: TrainConfig
@@ -83,19 +137,38 @@ class NPGConfig:
     generator_lr: float = 1e-2
     train_subset: int | None = 10_000
     seed: int = 0
+    budget: str | None = None
+    budget_value: float = 1.0
+    generator_optimiser: str = "adam"
+    accumulate: int = 1
 
     def __post_init__(self) -> None:
         if self.method not in NPG_METHODS:
             raise ValueError(f"method must be one of {NPG_METHODS}, got {self.method!r}")
         if self.variance_term not in VARIANCE_TERMS:
-            raise ValueError(f"variance_term must be 'min' or 'mean', got {self.variance_term!r}")
+            raise ValueError(
+                f"variance_term must be one of {VARIANCE_TERMS}, got {self.variance_term!r}"
+            )
+        if self.generator_optimiser not in GENERATOR_OPTIMISERS:
+            raise ValueError(
+                f"generator_optimiser must be 'adam' or 'sgd', got {self.generator_optimiser!r}"
+            )
+        if self.budget is not None and self.budget not in BUDGETS:
+            raise ValueError(f"budget must be None, 'gmean' or 'min', got {self.budget!r}")
+        if self.budget is not None and not self.trains_generator:
+            raise ValueError(
+                "a budget keeps a learned sigma's amount: use it with method 'dataset' or "
+                f"'certification', not {self.method!r} (or set budget=None)"
+            )
+        if not (math.isfinite(self.budget_value) and self.budget_value > 0):
+            raise ValueError(f"budget_value must be > 0, got {self.budget_value!r}")
         if self.base.noise != "gaussian":
             raise ValueError(
                 f"the base classifier must use Gaussian noise, got {self.base.noise!r}"
             )
         if not (math.isfinite(self.isotropic_sigma) and self.isotropic_sigma > 0):
             raise ValueError(f"isotropic_sigma must be > 0, got {self.isotropic_sigma!r}")
-        for name in ("steps", "batch_size", "draws"):
+        for name in ("steps", "batch_size", "draws", "accumulate"):
             check_count(name, getattr(self, name))
 
     @property
@@ -108,11 +181,13 @@ class NPGConfig:
         return self.method in ("dataset", "certification")
 
     def as_dict(self) -> dict[str, object]:
-        """The cache key (``isotropic_sigma`` only when it is not 1, so that keys made
-        before it existed still hold)."""
+        """The cache key: every field, but those added later (``isotropic_sigma``, the
+        budget, the generator's optimiser and ``accumulate``) only when they differ from
+        their defaults, so that keys made before they existed still hold."""
         values = {**asdict(self), "base": self.base.as_dict()}
-        if self.isotropic_sigma == 1.0:
-            values.pop("isotropic_sigma")
+        for name, default in _KEY_DEFAULTS.items():
+            if values[name] == default:
+                values.pop(name)
         return values
 
 
@@ -126,9 +201,12 @@ def make_generator(config: NPGConfig, shape: tuple[int, ...]) -> NoiseGenerator:
             shape[1], shape[2], norm=config.pattern_norm, kappa=config.kappa, iota=config.iota
         )
         return FixedNoise(pattern.float())
+    budget = {"budget": config.budget, "budget_value": config.budget_value}
     if config.method == "dataset":
         gamma = 2.0 if config.gamma is None else config.gamma
-        return DatasetWiseGenerator(shape, gamma=gamma, mu_bound=mu_bound, initial_sigma=gamma / 2)
+        return DatasetWiseGenerator(
+            shape, gamma=gamma, mu_bound=mu_bound, initial_sigma=gamma / 2, **budget
+        )
     gamma = 1.0 if config.gamma is None else config.gamma
     return CertificationWiseGenerator(
         shape[0],
@@ -137,6 +215,7 @@ def make_generator(config: NPGConfig, shape: tuple[int, ...]) -> NoiseGenerator:
         initial_sigma=gamma / 2,
         width=config.width,
         growth=config.width,
+        **budget,
     )
 
 
@@ -148,7 +227,8 @@ def npg_loss(
     config: NPGConfig,
     noise: torch.Generator,
 ) -> tuple[torch.Tensor, dict[str, float]]:
-    """UCAN's loss on one batch and its parts (cross-entropy, variance term)."""
+    """UCAN's loss on one batch and its parts: cross-entropy, variance term, and the
+    batch's ``sigma`` as :func:`sigma_record` gives it."""
     mu, sigma = generator(x)
     cross_entropy = x.new_zeros(())
     for _ in range(config.draws):
@@ -156,11 +236,50 @@ def npg_loss(
         noisy = x + mu + sigma * (config.scale * eps)
         cross_entropy = cross_entropy + nn.functional.cross_entropy(model(noisy), y)
     cross_entropy = cross_entropy / config.draws
-    variance = sigma.min() if config.variance_term == "min" else sigma.mean()
+    if config.variance_term == "min":
+        variance = sigma.min()
+    elif config.variance_term == "mean":
+        variance = sigma.mean()
+    else:
+        variance = sigma.log().mean()
     loss = cross_entropy
     if config.trains_generator:
         loss = loss - config.variance_weight * variance
-    return loss, {"ce": cross_entropy.item(), "variance": variance.item()}
+    parts = {"ce": cross_entropy.item(), "variance": variance.item()}
+    return loss, {**parts, **sigma_record(sigma, generator)}
+
+
+@torch.no_grad()
+def sigma_record(sigma: torch.Tensor, generator: NoiseGenerator) -> dict[str, float]:
+    """``sigma``'s minimum, (lower) median and maximum over all its entries (every
+    pixel of every input of the batch, pooled), and ``at_bound``: the share of entries
+    at or above 0.99 of the generator's bound ``floor + gamma`` (NaN for a generator
+    without one). A budget (:func:`~rsutils.anisotropic.generators.apply_budget`)
+    rescales ``sigma`` after the bound, so for a budgeted generator ``at_bound`` says
+    where the rescaled ``sigma`` lies, not where the bounded one did."""
+    flat = sigma.detach().flatten()
+    gamma, floor = getattr(generator, "gamma", None), getattr(generator, "floor", None)
+    at_bound = math.nan
+    if gamma is not None and floor is not None:
+        at_bound = float((flat >= 0.99 * (gamma + floor)).float().mean())
+    return {
+        "sigma_min": float(flat.min()),
+        "sigma_median": float(flat.median()),
+        "sigma_max": float(flat.max()),
+        "at_bound": at_bound,
+    }
+
+
+@dataclass(frozen=True)
+class TrainedNPG:
+    """What :func:`train_npg_with_history` returns: the classifier and generator (in
+    eval mode) and ``history``, one row per step with the :data:`HISTORY_COLUMNS`
+    (``step`` from 0; the loss' parts and ``sigma`` of the batch that step trained on,
+    before its update)."""
+
+    classifier: nn.Module
+    generator: NoiseGenerator
+    history: pd.DataFrame
 
 
 def train_npg(
@@ -178,33 +297,67 @@ def train_npg(
     Seeded like :func:`~rsutils.training.train.train_model` (same seed and thread count,
     same weights on CPUs of one kind).
     """
+    run = train_npg_with_history(
+        config, data, start, device=device, progress=progress, threads=threads
+    )
+    return run.classifier, run.generator
+
+
+def train_npg_with_history(
+    config: NPGConfig,
+    data: Dataset,
+    start: nn.Module,
+    *,
+    device: str | torch.device = "cpu",
+    progress: bool = True,
+    threads: int = TRAINING_THREADS,
+) -> TrainedNPG:
+    """:func:`train_npg`, and the history of ``sigma`` over the steps (the same
+    weights: recording reads ``sigma``, it draws no random numbers)."""
     with intra_op_threads(threads):
         return _train(config, data, start, torch.device(device), progress)
 
 
+def _generator_optimiser(config: NPGConfig, generator: nn.Module) -> torch.optim.Optimizer:
+    if config.generator_optimiser == "sgd":
+        return torch.optim.SGD(
+            generator.parameters(),
+            lr=config.generator_lr,
+            momentum=SGD_MOMENTUM,
+            weight_decay=SGD_WEIGHT_DECAY,
+        )
+    return torch.optim.Adam(generator.parameters(), lr=config.generator_lr)
+
+
 def _train(
     config: NPGConfig, data: Dataset, start: nn.Module, device: torch.device, progress: bool
-) -> tuple[nn.Module, NoiseGenerator]:
+) -> TrainedNPG:
     torch.manual_seed(derived_seed(config.seed, 0, "init"))
     images, labels = data.images[: config.train_subset], data.labels[: config.train_subset]
     model = copy.deepcopy(start).to(device).train()
     generator = make_generator(config, tuple(images.shape[1:])).to(device).train()
-    optimisers = [torch.optim.Adam(model.parameters(), lr=config.lr)]
+    classifier_optimiser = torch.optim.Adam(model.parameters(), lr=config.lr)
+    generator_optimiser = None
     if config.trains_generator:
-        optimisers.append(torch.optim.Adam(generator.parameters(), lr=config.generator_lr))
+        generator_optimiser = _generator_optimiser(config, generator)
     order = _batches(len(labels), config)
     noise = stream_generator(config.seed, 0, "augment", device=device)
     bar = ProgressBar(order, disable=not progress, desc=describe_npg(config))
-    for batch in bar:
+    rows = []
+    for step, batch in enumerate(bar):
         x, y = images[batch].to(device), labels[batch].to(device)
         loss, parts = npg_loss(model, generator, x, y, config, noise)
-        for optimiser in optimisers:
-            optimiser.zero_grad(set_to_none=True)
+        classifier_optimiser.zero_grad(set_to_none=True)
         loss.backward()
-        for optimiser in optimisers:
-            optimiser.step()
+        classifier_optimiser.step()
+        # The generator's gradients add up over `accumulate` batches, then one step.
+        if generator_optimiser is not None and (step + 1) % config.accumulate == 0:
+            generator_optimiser.step()
+            generator_optimiser.zero_grad(set_to_none=True)
+        rows.append({"step": step, **parts})
         bar.set_postfix(ce=f"{parts['ce']:.3f}", V=f"{parts['variance']:.3f}", refresh=False)
-    return model.eval(), generator.eval()
+    history = pd.DataFrame(rows, columns=list(HISTORY_COLUMNS))
+    return TrainedNPG(model.eval(), generator.eval(), history)
 
 
 def describe_npg(config: NPGConfig) -> str:
@@ -217,6 +370,10 @@ def describe_npg(config: NPGConfig) -> str:
         "dataset": f"dataset-wise generator, {config.variance_term} variance term",
         "certification": f"certification-wise generator, {config.variance_term} variance term",
     }[config.method]
+    if config.budget is not None:
+        noise += f", σ at {config.budget} {config.budget_value:g}"
+    if config.generator_optimiser != "adam" or config.accumulate != 1:
+        noise += f", {config.generator_optimiser} every {config.accumulate} batches"
     base = describe_training(config.base).removeprefix("train ")
     return f"train {noise}, seed {config.seed}, {config.steps} steps, from the base {base}"
 

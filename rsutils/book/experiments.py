@@ -34,7 +34,7 @@ from rsutils.anisotropic.audit import (
 from rsutils.anisotropic.audit.checks import check_non_negative
 from rsutils.anisotropic.generated import GeneratedSmooth
 from rsutils.anisotropic.generators import NoiseGenerator, WithoutOffset, load_generator
-from rsutils.anisotropic.training import NPGConfig, train_npg
+from rsutils.anisotropic.training import HISTORY_COLUMNS, NPGConfig, train_npg_with_history
 from rsutils.cache import atomic_write_bytes, cached_path, config_key
 from rsutils.checks.probes import points_inside
 from rsutils.core.devices import pick_device
@@ -56,7 +56,14 @@ from rsutils.training.data import Dataset, load_dataset
 from rsutils.training.models import load_checkpoint, save_checkpoint
 from rsutils.training.train import TRAINING_THREADS, TrainConfig, train_model
 
-__all__ = ["Experiments", "NotCachedError", "trained_model", "trained_npg", "training_sigmas"]
+__all__ = [
+    "Experiments",
+    "NotCachedError",
+    "npg_history",
+    "trained_model",
+    "trained_npg",
+    "training_sigmas",
+]
 
 
 class NotCachedError(LookupError):
@@ -99,14 +106,17 @@ def trained_npg(
     """The classifier and generator trained with ``config`` (cached like the models).
 
     Both are fine-tuned from ``config.base``'s model (trained first if needed) and
-    stored in one checkpoint.
+    stored in one checkpoint; the training's history of ``sigma`` goes beside it
+    (:func:`npg_history`).
     """
     path = cached_path("models", {"npg": config.as_dict()}, ".pt")
     target = pick_device(device)
     if not path.exists():
         start = trained_model(config.base, device=device, progress=progress)
         data = load_dataset(config.base.dataset, "train")
-        model, generator = train_npg(config, data, start, device=target, progress=progress)
+        run = train_npg_with_history(config, data, start, device=target, progress=progress)
+        model, generator = run.classifier, run.generator
+        _write_history(config, run.history)
         meta = {
             "npg_config": config.as_dict(),
             "environment": {**describe_environment(target), "threads": TRAINING_THREADS},
@@ -117,6 +127,37 @@ def trained_npg(
         )
     model, _ = load_checkpoint(path, map_location=target)
     return model, load_generator(path, map_location=target)
+
+
+def npg_history(config: NPGConfig, *, device: str = "auto", progress: bool = True) -> pd.DataFrame:
+    """The history of ``sigma`` over the training steps of ``config`` (cached).
+
+    One row per step with :data:`~rsutils.anisotropic.training.HISTORY_COLUMNS`: the
+    minimum, median and maximum of ``sigma`` over the batch the step trained on, and
+    the share of it at the generator's bound. It is written when
+    :func:`trained_npg` trains; for a model cached before histories were kept, the
+    training is run again to record it (the model in the cache is kept: on CPUs of
+    one kind, with the same thread count, the rerun computes the same weights).
+    """
+    path = _history_path(config)
+    if not path.exists():
+        trained_npg(config, device=device, progress=progress)
+    if not path.exists():
+        start = trained_model(config.base, device=device, progress=progress)
+        data = load_dataset(config.base.dataset, "train")
+        target = pick_device(device)
+        run = train_npg_with_history(config, data, start, device=target, progress=progress)
+        _write_history(config, run.history)
+    return pd.read_csv(path, sep="\t")
+
+
+def _history_path(config: NPGConfig) -> Path:
+    return cached_path("npg-history", {"npg": config.as_dict()}, ".tsv")
+
+
+def _write_history(config: NPGConfig, history: pd.DataFrame) -> None:
+    text = history[list(HISTORY_COLUMNS)].to_csv(sep="\t", index=False)
+    atomic_write_bytes(_history_path(config), text.encode())
 
 
 def training_sigmas(config: TrainConfig, *, device: str = "auto") -> torch.Tensor:

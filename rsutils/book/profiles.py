@@ -22,14 +22,17 @@ the test images (:meth:`Profile.indices`), CERTIFY's settings
 (:meth:`Profile.certify_settings`), sigma ascent (:meth:`Profile.ascent`), the
 fine-tuned variants of chapter 02 (:meth:`Profile.finetune`) and the noise parameter
 generators of chapter 06 (:meth:`Profile.npg`, :meth:`Profile.npg_methods`, grouped in
-:data:`NPG_GROUPS`).
+:data:`NPG_GROUPS`), with its shape-only runs (:meth:`Profile.shape_only_methods`) and
+its recipe grid (:meth:`Profile.recipe_runs`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, replace
 
 from rsutils.anisotropic.training import NPGConfig
+from rsutils.book.npg_recipe import KIND_NAMES, RECIPE_GRID, RecipeRun
 from rsutils.core.settings import CertifySettings
 from rsutils.core.streams import replicate_seeds
 from rsutils.ddrs.sigma_ascent import SigmaAscent
@@ -99,6 +102,22 @@ class NoiseMethodGroups:
     dataset_wise: tuple[str, ...] = ("dataset-wise, min", "dataset-wise, mean")
     #: The certification-wise generator.
     certification_wise: tuple[str, ...] = ("certification-wise",)
+    #: Shape-only runs (:meth:`Profile.shape_only_methods`): σ rescaled to geometric mean
+    #: 1, the ALM's factor of σ ≡ 1, so only its shape is learned; compared by ALM with
+    #: :attr:`control`.
+    shape_at_alm_budget: tuple[str, ...] = (
+        "dataset-wise, shape at gmean 1",
+        "certification-wise, shape at gmean 1",
+    )
+    #: σ rescaled to minimum 1, the radius' factor of σ ≡ 1; compared by radius with
+    #: :attr:`control`.
+    shape_at_radius_budget: tuple[str, ...] = (
+        "dataset-wise, shape at min 1",
+        "certification-wise, shape at min 1",
+    )
+    #: The paper's ALM objective, the mean of log σ, without a budget; compared by radius
+    #: and by ALM with both controls.
+    log_mean: tuple[str, ...] = ("dataset-wise, log-mean", "certification-wise, log-mean")
 
     @property
     def controls(self) -> tuple[str, ...]:
@@ -117,6 +136,18 @@ class NoiseMethodGroups:
         return [(method, self.control) for method in self.anisotropic] + [
             (method, self.control_at_bound) for method in self.dataset_wise
         ]
+
+    def shape_comparisons(self, methods: Iterable[str]) -> dict[str, list[tuple[str, str]]]:
+        """The (method, control) pairs of the shape-only and log-mean runs among
+        ``methods``, by the measure (``"radius"``, ``"ALM"``) each is compared by: a
+        run at a fixed geometric mean against :attr:`control` by ALM, one at a fixed
+        minimum by radius (each at the budget of σ ≡ 1), the log-mean runs against
+        both controls by both."""
+        present = set(methods)
+        alm = [(m, self.control) for m in self.shape_at_alm_budget if m in present]
+        radius = [(m, self.control) for m in self.shape_at_radius_budget if m in present]
+        log = [(m, c) for m in self.log_mean if m in present for c in self.controls]
+        return {"radius": radius + log, "ALM": alm + log}
 
 
 #: The groups of :meth:`Profile.npg_methods`.
@@ -193,12 +224,29 @@ class DataDependentScale:
 
 @dataclass(frozen=True)
 class GeneratorScale:
-    """The noise parameter generators of chapter 06: every method's fine-tuning budget."""
+    """The noise parameter generators of chapter 06: every method's fine-tuning budget,
+    and which generators its shape-only runs and recipe grid train."""
 
     #: Fine-tuning steps of every method, batches of 128 images.
     steps: int
     #: Training images they cycle through (``None``: all of them).
     subset: int | None
+    #: Steps of each run of the recipe grid (:meth:`Profile.recipe_runs`; ``None``:
+    #: ``steps``, so that its recipe is the chapter's own dataset-wise model).
+    recipe_steps: int | None = None
+    #: The generators the recipe grid varies (``"dataset"``, ``"certification"``).
+    recipe_kinds: tuple[str, ...] = ("dataset",)
+    #: The generators of the shape-only and log-mean runs.
+    shape_only_kinds: tuple[str, ...] = ("dataset",)
+
+    def run_at_rows(self) -> dict[str, str]:
+        """Rows of chapter 06's run-at table for its section (b'): which generators
+        the recipe grid varies and for how many steps, and which the shape-only runs
+        train."""
+        kinds = " and ".join(KIND_NAMES[kind] for kind in self.recipe_kinds)
+        steps = self.recipe_steps or self.steps
+        shape = " and ".join(KIND_NAMES[kind] for kind in self.shape_only_kinds)
+        return {"recipe grid (b')": f"{kinds}, {steps:,} steps", "shape-only runs (b')": shape}
 
 
 @dataclass(frozen=True)
@@ -338,6 +386,40 @@ class Profile:
             "certification-wise": self.npg(base, "certification", seed, variance_term="min"),
         }
 
+    def shape_only_methods(self, base: TrainConfig, seed: int = 0) -> dict[str, NPGConfig]:
+        """The shape-only and log-mean runs of ``generators.shape_only_kinds``, by the
+        names of :data:`NPG_GROUPS` (fine-tuned like :meth:`npg_methods`).
+
+        A shape-only run keeps σ's geometric mean (with the variance term the mean of
+        log σ) or its minimum (with the minimum) at 1: its variance term is then
+        constant, so the cross-entropy alone shapes σ. The log-mean run trains for the
+        paper's mean of σ "in log scale" without a budget.
+        """
+        groups = NPG_GROUPS
+        runs = {
+            groups.shape_at_alm_budget: {"budget": "gmean", "variance_term": "logmean"},
+            groups.shape_at_radius_budget: {"budget": "min", "variance_term": "min"},
+            groups.log_mean: {"variance_term": "logmean"},
+        }
+        methods = {}
+        for names, changes in runs.items():
+            for name in names:
+                kind = next(k for k, shown in KIND_NAMES.items() if name.startswith(shown))
+                if kind in self.generators.shape_only_kinds:
+                    methods[name] = self.npg(base, kind, seed, **changes)
+        return methods
+
+    def recipe_runs(self, base: TrainConfig, seed: int = 0) -> list[RecipeRun]:
+        """Chapter 06's recipe grid (:data:`~rsutils.book.npg_recipe.RECIPE_GRID`) for
+        each of ``generators.recipe_kinds``, around the chapter's recipe (the minimum
+        as variance term) with ``generators.recipe_steps`` steps."""
+        steps = self.generators.recipe_steps or self.generators.steps
+        runs = []
+        for kind in self.generators.recipe_kinds:
+            recipe = replace(self.npg(base, kind, seed, variance_term="min"), steps=steps)
+            runs += RECIPE_GRID.runs(recipe)
+        return runs
+
 
 PROFILES: dict[str, Profile] = {
     "smoke": Profile(
@@ -362,7 +444,7 @@ PROFILES: dict[str, Profile] = {
             finetune_subset=1000,
             macer_draws=2,
         ),
-        generators=GeneratorScale(steps=4, subset=1000),
+        generators=GeneratorScale(steps=4, subset=1000, recipe_steps=4),
         audit=AuditScale(images=3, n_verify=100, steps=3, draws=4),
         replicates=ReplicateScale(models=2),
         checks=CheckScale(worst_case_draws=50_000, volume_draws=100_000, coverage_runs=200),
@@ -389,7 +471,7 @@ PROFILES: dict[str, Profile] = {
             finetune_subset=20_000,
             macer_draws=4,
         ),
-        generators=GeneratorScale(steps=320, subset=10_000),
+        generators=GeneratorScale(steps=320, subset=10_000, recipe_steps=320),
         audit=AuditScale(images=30, n_verify=500, steps=20, draws=16),
         replicates=ReplicateScale(models=3),
         checks=CheckScale(worst_case_draws=200_000, volume_draws=400_000, coverage_runs=2000),
@@ -415,7 +497,12 @@ PROFILES: dict[str, Profile] = {
             finetune_subset=None,
             macer_draws=64,
         ),
-        generators=GeneratorScale(steps=93_750, subset=None),
+        generators=GeneratorScale(
+            steps=93_750,
+            subset=None,
+            recipe_kinds=("dataset", "certification"),
+            shape_only_kinds=("dataset", "certification"),
+        ),
         audit=AuditScale(images=500, n_verify=10_000, steps=50, draws=32),
         replicates=ReplicateScale(models=5),
         checks=CheckScale(worst_case_draws=200_000, volume_draws=400_000, coverage_runs=2000),
