@@ -97,6 +97,8 @@ class StreamKey:
 #:   :func:`~rsutils.anisotropic.leakage.mu_swap_votes`;
 #: - ``bootstrap`` (3003, index 0): the resamples of
 #:   :func:`~rsutils.logs.analysis.acr_difference`'s bootstrap;
+#: - ``lipschitz`` (3010, index 0): the random pairs and starting points of
+#:   :func:`~rsutils.anisotropic.lipschitz.empirical_mu_ratios`;
 #: - ``example`` (4000, index the example, sub-key ``chapter``): a chapter's own worked
 #:   examples (a random classifier, probe inputs, a Monte Carlo volume), numbered within
 #:   the chapter.
@@ -119,6 +121,7 @@ STREAMS: Mapping[str, StreamKey] = MappingProxyType(
         "pairs": StreamKey(3001),
         "swap": StreamKey(3002),
         "bootstrap": StreamKey(3003),
+        "lipschitz": StreamKey(3010),
         "example": StreamKey(4000, ("chapter",)),
     }
 )

@@ -82,6 +82,7 @@ def test_the_streams_seeds_are_pinned() -> None:
         "pairs": 5566018115260026432,
         "swap": 8333647316339763395,
         "bootstrap": 1431065535126935632,
+        "lipschitz": 4326958622334274224,
         "example": 7297904078908359013,
     }
     assert set(seeds) == set(STREAMS)
