@@ -184,8 +184,10 @@ def mu_lipschitz_bound(generator: NoiseGenerator, input_size: tuple[int, int]) -
 
     ``mu_bound·L(G_mu)`` for a certification-wise generator (tanh is 1-Lipschitz), and
     the same for :class:`~rsutils.anisotropic.sound.ConstantScale` around one. Zero for
-    generators whose ``mu`` does not depend on the input (:class:`FixedNoise`,
-    :class:`DatasetWiseGenerator`) and for ``mu ≡ 0`` (:class:`WithoutOffset`).
+    generators whose ``mu`` does not depend on the input
+    (:class:`~rsutils.anisotropic.generators.FixedNoise`,
+    :class:`~rsutils.anisotropic.generators.DatasetWiseGenerator`) and for ``mu ≡ 0``
+    (:class:`~rsutils.anisotropic.generators.WithoutOffset`).
     """
     size = _check_size(input_size)
     inner, zero_mu = _unwrap(generator)
@@ -315,9 +317,9 @@ def _random_delta(x: torch.Tensor, norm: float, rng: torch.Generator) -> torch.T
 
 def _unwrap(generator: NoiseGenerator) -> tuple[NoiseGenerator, bool]:
     """The generator inside the wrappers known to keep its ``mu`` or zero it, and whether
-    one of them zeroes it (:class:`WithoutOffset`). A wrapper keeps its ``inner``
-    generator's ``mu`` when it says so with a true ``keeps_inner_mu`` (as
-    :class:`~rsutils.anisotropic.sound.ConstantScale` does); any other is left as is."""
+    one of them zeroes it (``WithoutOffset``). A wrapper keeps its ``inner`` generator's
+    ``mu`` when it says so with a true ``keeps_inner_mu`` (as ``ConstantScale`` does);
+    any other is left as is."""
     zero_mu = False
     while isinstance(generator, WithoutOffset) or getattr(generator, "keeps_inner_mu", False):
         zero_mu |= isinstance(generator, WithoutOffset)
