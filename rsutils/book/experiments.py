@@ -34,6 +34,7 @@ from rsutils.anisotropic.audit import (
 from rsutils.anisotropic.audit.checks import check_non_negative
 from rsutils.anisotropic.generated import GeneratedSmooth
 from rsutils.anisotropic.generators import NoiseGenerator, WithoutOffset, load_generator
+from rsutils.anisotropic.sound import ConstantScale
 from rsutils.anisotropic.training import HISTORY_COLUMNS, NPGConfig, train_npg_with_history
 from rsutils.cache import atomic_write_bytes, cached_path, config_key
 from rsutils.checks.probes import points_inside
@@ -232,22 +233,33 @@ class Experiments:
             smooth, self.data, self.indices, path, self.settings, **self._run(config)
         )
 
-    def certify_generated(self, config: NPGConfig, *, without_mu: bool = False) -> pd.DataFrame:
+    def certify_generated(
+        self, config: NPGConfig, *, without_mu: bool = False, constant_sigma: float | None = None
+    ) -> pd.DataFrame:
         """CERTIFY with the classifier and generator of ``config`` (UCAN Algorithm 1).
 
         The noise at each input is ``mu(x) + sigma(x) ⊙ λ·eps``, Gaussian with
         ``λ = config.scale``; ``without_mu`` drops ``mu`` (the ablation of
-        :class:`~rsutils.anisotropic.generators.WithoutOffset`).
+        :class:`~rsutils.anisotropic.generators.WithoutOffset`); ``constant_sigma = c``
+        replaces ``sigma`` by ``c`` everywhere
+        (:class:`~rsutils.anisotropic.sound.ConstantScale`), the noise whose certificates
+        :func:`~rsutils.anisotropic.sound.sound_log` turns into radii of the deployed
+        classifier. The cache key holds ``constant_sigma`` only when it is set, so the
+        keys of the other runs are those they always had.
         """
         npg = config_key(config.as_dict())
         key = {"model": npg, "dataset": self.data.name, "split": self.data.split}
         key |= {"indices": list(self.indices), "without_mu": without_mu, **self._mode()}
+        scale = {} if constant_sigma is None else {"constant_sigma": float(constant_sigma)}
+        key |= scale
         path = cached_path("certify-npg", {**key, **self.settings.identity("certify")}, ".tsv")
         if self.cached_only:
             return self._read_cached(path)
         model, generator = trained_npg(config, device=self.device, progress=self.progress)
         if without_mu:
             generator = WithoutOffset(generator)
+        if constant_sigma is not None:
+            generator = ConstantScale(generator, constant_sigma)
         smooth = GeneratedSmooth(
             model,
             self.data.num_classes,
@@ -255,7 +267,7 @@ class Experiments:
             generator,
             inference=self.inference,
         )
-        run = {"config": {"npg": npg, "without_mu": without_mu}, "progress": self.progress}
+        run = {"config": {"npg": npg, "without_mu": without_mu, **scale}, "progress": self.progress}
         return certify_dataset(smooth, self.data, self.indices, path, self.settings, **run)
 
     def audit_generated(

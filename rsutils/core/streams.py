@@ -110,6 +110,8 @@ class StreamKey:
 #:   :func:`~rsutils.anisotropic.leakage.vote_share_table`'s bootstrap;
 #: - ``uniform-images`` (3013, index the image): the random inputs of
 #:   :func:`~rsutils.anisotropic.released.uniform_images`;
+#: - ``lipschitz`` (3014, index 0): the random pairs and starting points of
+#:   :func:`~rsutils.anisotropic.lipschitz.empirical_mu_ratios`;
 #: - ``example`` (4000, index the example, sub-key ``chapter``): a chapter's own worked
 #:   examples (a random classifier, probe inputs, a Monte Carlo volume), numbered within
 #:   the chapter.
@@ -137,6 +139,7 @@ STREAMS: Mapping[str, StreamKey] = MappingProxyType(
         "donors": StreamKey(3011),
         "vote-bootstrap": StreamKey(3012),
         "uniform-images": StreamKey(3013),
+        "lipschitz": StreamKey(3014),
         "example": StreamKey(4000, ("chapter",)),
     }
 )

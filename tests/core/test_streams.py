@@ -88,6 +88,7 @@ def test_the_streams_seeds_are_pinned() -> None:
         "donors": 7310719551096852974,
         "vote-bootstrap": 6008534405337709521,
         "uniform-images": 8233039697272207551,
+        "lipschitz": 416557988671395411,
         "example": 7297904078908359013,
     }
     assert set(seeds) == set(STREAMS)
