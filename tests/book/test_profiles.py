@@ -84,11 +84,22 @@ def test_every_method_of_chapter_06_gets_the_same_training_budget() -> None:
 def test_settings_are_grouped_by_what_they_configure() -> None:
     smoke = PROFILES["smoke"].as_dict()
     assert set(smoke) == {
-        "name", "training", "certify", "secondary", "ds", "generators", "audit", "checks",
-        "device",
+        "name", "training", "certify", "secondary", "ds", "generators", "audit",
+        "replicates", "checks", "device",
     }  # fmt: skip
     assert smoke["certify"]["n"] == PROFILES["smoke"].certify_settings().n
     assert smoke["audit"] == {"images": 3, "n_verify": 100, "steps": 3, "draws": 4}
+
+
+def test_every_comparison_rests_on_replicate_models() -> None:
+    """At least 3 independently trained models behind a verdict at the cpu and paper
+    profiles (2 at smoke), the first of them the run's own model."""
+    counts = {name: PROFILES[name].replicates.models for name in ("smoke", "cpu", "paper")}
+    assert counts["smoke"] >= 2 and counts["cpu"] >= 3 and counts["paper"] >= counts["cpu"]
+    seeds = PROFILES["cpu"].replicate_seeds(5)
+    assert seeds[0] == 5 and len(set(seeds)) == len(seeds) == counts["cpu"]
+    bases = {PROFILES["cpu"].base_models(s)[0.5] for s in seeds}
+    assert len(bases) == len(seeds)  # each replicate has its own base model
 
 
 def test_the_smoke_checks_are_the_cheapest() -> None:
