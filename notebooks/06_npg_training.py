@@ -39,10 +39,14 @@
 # with $V(\sigma)$ either $\min_i \sigma_i$ or $\mathrm{mean}_i\,\sigma_i$: the
 # minimum aiming at the radius $\min_i\sigma_i R$ and the mean at the ALM. The
 # certificate at $x$ then holds for the noise computed at $x$ (Theorem 7). This chapter
-# trains all of them from one base classifier, shows what each learned, certifies them
-# on the same images, asks how much of the certification-wise decision the offset
-# $\mu$ makes, and audits whether its certificates hold for the classifier a user
-# would deploy, which recomputes $\mu$ and $\sigma$ at the perturbed input.
+# trains all of them, shows what each learned and what UCAN's own released generators
+# produce (a), certifies them on the same images, each on several independently
+# trained models, and compares each with isotropic noise (b); it asks whether a gain
+# comes from the noise's shape or from its amount, and how much the recipe decides
+# (b'); how much of the certification-wise decision the offset $\mu$ makes (c);
+# whether its certificates hold for the classifier a user would deploy, which
+# recomputes $\mu$ and $\sigma$ at the perturbed input, with a search whose power is
+# measured (d, e); and what a certificate sound for that classifier can claim (f).
 #
 # Why the last question matters: Theorem 7 is a statement about one input at a time.
 # A user who queries the classifier at $x + \delta$ gets noise computed at
@@ -100,10 +104,11 @@ seed = 0
 # profile ({data}`~rsutils.book.profiles.NPG_GROUPS`): two isotropic controls
 # fine-tuned the same way, the fixed patterns of {eq}`eq-npg-pattern` for each norm,
 # the dataset-wise generator trained for the minimum and for the mean of $\sigma$,
-# and the certification-wise one. Fine-tuning one base model, rather than training
+# and the certification-wise one. Fine-tuning a base model, rather than training
 # each method from scratch, keeps the comparison within this book's budget; it also
 # means every method starts from a classifier that already works under isotropic
-# noise. The last rows of the table set the audit of section (d): how many images it
+# noise. Every comparison is repeated on independently trained replicates, each with
+# its own base model (section (b)). The last rows of the table set the audit of section (d): how many images it
 # searches and how many fresh draws verify each point it finds.
 
 # %% tags=["hide-input"]
