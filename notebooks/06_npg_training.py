@@ -527,8 +527,8 @@ plt.close(fig)
 # $\lambda = 1$, no certificate of UCAN's settings ($n = 100{,}000$,
 # $\alpha = 0.001$) exceeds a radius of {glue:text}`ucan_ceiling:.2f`, so the offset
 # moves an input, on average, {glue:text}`ucan_times:.0f` or more times farther than
-# any certificate reaches. Whether such an offset carries the label, as ours does, needs
-# the classifier that UCAN did not release; section (c) measures it for ours.
+# any certificate reaches. Whether such an offset carries the label needs the
+# classifier that UCAN did not release; section (c) measures it for ours.
 #
 # ## (b) Certified accuracy by radius and by ALM
 #
