@@ -1581,16 +1581,15 @@ fixed = [name for name, lip in L.items() if lip == 0.0]
 for name in fixed:
     row = table_t.loc[name]
     assert row["Theorem 7 (g_x)"].equals(row["deployed G"]), name
-ceiling = sound_log(constant, found.best)
+at_found_ratio = sound_log(constant, found.best)
+acr_of = table_t.xs("ACR", axis=1, level=1).astype(float)
 glue_all(
     sound_c=f"{c:g}",
     n_fixed=len(fixed),
-    acr_cw_learned=table_t.loc[
-        "certification-wise", ("Theorem 7 (g_x)", "ACR")
-    ],
-    acr_c=table_t.loc[name_c, ("Theorem 7 (g_x)", "ACR")],
-    acr_c_sound=table_t.loc[name_c, ("deployed G", "ACR")],
-    acr_c_ceiling=rs.average_certified_radius(ceiling),
+    acr_cw_learned=acr_of.loc["certification-wise", "Theorem 7 (g_x)"],
+    acr_c=acr_of.loc[name_c, "Theorem 7 (g_x)"],
+    acr_c_sound=acr_of.loc[name_c, "deployed G"],
+    acr_c_ceiling=rs.average_certified_radius(at_found_ratio),
     sound_factor=1 + bound.value,
     ceiling_factor=1 + found.best,
 )

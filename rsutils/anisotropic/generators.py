@@ -82,7 +82,7 @@ def _bounded_sigma(raw: torch.Tensor, gamma: float, floor: float) -> torch.Tenso
     return floor + gamma * torch.tanh(raw).abs()
 
 
-#: What a budget fixes: the geometric mean of ``sigma`` (the ALM's factor) or its minimum
+#: What a budget can fix, the geometric mean of ``sigma`` (the ALM's factor) or its minimum
 #: (the radius' factor).
 BUDGETS = ("gmean", "min")
 

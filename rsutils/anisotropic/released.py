@@ -73,7 +73,7 @@ UCAN2025_FILES: dict[str, tuple[str, str]] = {
 #: The Gaussian noise level the released generators were trained at (``sigma1.0``).
 UCAN2025_LAMBDA = 1.0
 
-#: The shape of one input they take: CIFAR-10's, values in [0, 1].
+#: The shape of one input they take (CIFAR-10's, values in [0, 1]).
 UCAN2025_SHAPE = (3, 32, 32)
 
 

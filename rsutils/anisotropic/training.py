@@ -72,14 +72,15 @@ __all__ = [
 
 #: The methods, by their noise (the isotropic control and UCAN's three generators).
 NPG_METHODS = ("isotropic", "pattern", "dataset", "certification")
-#: The variance terms ``V``: the minimum, the mean and the mean of the log of ``sigma``.
+#: The variance terms ``V``, the minimum, the mean and the mean of the log of ``sigma``.
 VARIANCE_TERMS = ("min", "mean", "logmean")
-#: The generator's optimisers: Adam (UCAN's paper) or SGD with momentum (UCAN's code).
+#: The generator's optimisers, Adam (UCAN's paper) or SGD with momentum (UCAN's code).
 GENERATOR_OPTIMISERS = ("adam", "sgd")
-#: The momentum and weight decay of UCAN's code's SGD (``train_dataset_noise.py``).
+#: The momentum of UCAN's code's SGD (``train_dataset_noise.py``).
 SGD_MOMENTUM = 0.9
+#: The weight decay of UCAN's code's SGD (``train_dataset_noise.py``).
 SGD_WEIGHT_DECAY = 1e-4
-#: The columns of a training history: per step, the loss' parts and ``sigma``'s
+#: The columns of a training history, per step the loss' parts and ``sigma``'s
 #: minimum, median and maximum over the batch, and its share at the generator's bound.
 HISTORY_COLUMNS = ("step", "ce", "variance", "sigma_min", "sigma_median", "sigma_max", "at_bound")
 #: Fields left out of the cache key at these values, so that keys made before the

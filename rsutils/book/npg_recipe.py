@@ -43,7 +43,7 @@ __all__ = [
 #: The display name of each learned generator.
 KIND_NAMES = {"dataset": "dataset-wise", "certification": "certification-wise"}
 
-#: How many batches UCAN's code sums before each generator step: 20 for the dataset-wise
+#: How many batches UCAN's code sums before each generator step, 20 for the dataset-wise
 #: generator (``train_dataset_noise.py``), 1 for the certification-wise one.
 CODE_ACCUMULATE = {"dataset": 20, "certification": 1}
 
