@@ -1586,9 +1586,11 @@ acr_of = table_t.xs("ACR", axis=1, level=1).astype(float)
 glue_all(
     sound_c=f"{c:g}",
     n_fixed=len(fixed),
-    acr_cw_learned=acr_of.loc["certification-wise", "Theorem 7 (g_x)"],
-    acr_c=acr_of.loc[name_c, "Theorem 7 (g_x)"],
-    acr_c_sound=acr_of.loc[name_c, "deployed G"],
+    acr_cw_learned=float(
+        acr_of.loc["certification-wise", "Theorem 7 (g_x)"]
+    ),
+    acr_c=float(acr_of.loc[name_c, "Theorem 7 (g_x)"]),
+    acr_c_sound=float(acr_of.loc[name_c, "deployed G"]),
     acr_c_ceiling=rs.average_certified_radius(at_found_ratio),
     sound_factor=1 + bound.value,
     ceiling_factor=1 + found.best,
