@@ -8,13 +8,14 @@ and then finds there the profile (``chapter.profile``), the device, the Fashion-
 test split (loaded on first use), the book's base models, and two
 :class:`~rsutils.book.experiments.Experiments`: ``chapter.main`` (the main test images
 and CERTIFY settings) and ``chapter.secondary`` (the smaller scale of secondary
-experiments). Numbers reach the prose through :mod:`rsutils.book.glue`.
+experiments), plus ``chapter.replicated`` and :meth:`Chapter.replicate_runs` for the
+independently trained replicate models behind every comparison. Numbers reach the prose through :mod:`rsutils.book.glue`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 import pandas as pd
@@ -113,6 +114,34 @@ class Chapter:
     def secondary(self) -> Experiments:
         """Runs at the smaller scale of the secondary experiments."""
         return self._experiments(secondary=True)
+
+    @cached_property
+    def replicated(self) -> Experiments:
+        """Runs with the main CERTIFY settings on the replicate models' test images
+        (:meth:`~rsutils.book.profiles.Profile.replicate_indices`)."""
+        return replace(self.main, indices=self.profile.replicate_indices(len(self.test)))
+
+    def replicate_runs(
+        self, run: Callable[[Experiments, int], pd.DataFrame]
+    ) -> list[pd.DataFrame]:
+        """``run(experiments, seed)`` for every replicate seed of the chapter's seed.
+
+        ``run`` certifies the replicate model of ``seed`` (e.g. ``lambda e, s:
+        e.certify(P.base_models(s)[0.25], rs.Gaussian(0.25))``). Every replicate is
+        certified on the same images with the same certification seed, so only the
+        trained models differ. The first replicate is the chapter's own model: its log is
+        the main run's rows on those images (certificates depend on the image and the
+        seed only, so they are the rows a run on these images alone would give).
+        """
+        images = set(self.replicated.indices)
+        logs = []
+        for seed in self.profile.replicate_seeds(self.seed):
+            if seed == self.seed:
+                log = run(self.main, seed)
+                logs.append(log[log["idx"].isin(images)].reset_index(drop=True))
+            else:
+                logs.append(run(self.replicated, seed))
+        return logs
 
     @cached_property
     def base_models(self) -> dict[float, TrainConfig]:

@@ -13,7 +13,7 @@ radius of its true class) each time the sample is drawn.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field
 
 import torch
@@ -31,6 +31,7 @@ from rsutils.training.models import build_model
 from rsutils.training.objectives import OBJECTIVES, ObjectiveSettings
 
 __all__ = [
+    "PRECISIONS",
     "TRAINING_THREADS",
     "TrainConfig",
     "batch_loss",
@@ -54,6 +55,9 @@ class TrainConfig:
     ``ds`` enables data-dependent sigma from epoch ``ds_start_epoch`` on (the store
     starts at ``scale``; ``ds.sigma0`` is not used); ``init`` names the model to
     fine-tune from (trained first if needed) instead of a fresh initialisation.
+    ``precision`` is ``"fp32"`` or ``"bf16"``: forward and backward passes under
+    bfloat16 autocast on channels-last tensors (weights, gradients and optimiser state
+    stay fp32), about twice as fast on CPUs with AMX or AVX-512 BF16 and on GPUs.
     """
 
     arch: str = "small_cnn"
@@ -71,8 +75,13 @@ class TrainConfig:
     ds: SigmaAscent | None = None
     ds_start_epoch: int = 0
     init: TrainConfig | None = None
+    precision: str = "fp32"
 
     def __post_init__(self) -> None:
+        if self.precision not in PRECISIONS:
+            raise ValueError(
+                f"precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}"
+            )
         if self.method not in OBJECTIVES:
             raise ValueError(f"method must be one of {sorted(OBJECTIVES)}, got {self.method!r}")
         if (self.method != "gaussian" or self.ds is not None) and self.noise != "gaussian":
@@ -100,7 +109,10 @@ class TrainConfig:
         return values
 
 
-_ADDED_FIELDS = ("method", "objective", "ds", "ds_start_epoch", "init")
+_ADDED_FIELDS = ("method", "objective", "ds", "ds_start_epoch", "init", "precision")
+
+#: The numerical precisions a model can be trained in (:attr:`TrainConfig.precision`).
+PRECISIONS = ("fp32", "bf16")
 
 
 def train_model(
@@ -154,6 +166,8 @@ def _train(
     model = build_model(config.arch, config.dataset).to(device)
     if start is not None:
         model.load_state_dict(start.state_dict())
+    layout = torch.channels_last if config.precision == "bf16" else torch.contiguous_format
+    model = model.to(memory_format=layout)
     images, labels = data.images, data.labels
     if config.train_subset is not None:
         images, labels = images[: config.train_subset], labels[: config.train_subset]
@@ -177,7 +191,8 @@ def _train(
         for first in range(0, len(labels), config.batch_size):
             batch = order[first : first + config.batch_size]
             x, y = images[batch].to(device), labels[batch].to(device)
-            loss = step(model, x, y, batch, epoch)
+            with _autocast(config.precision, device):
+                loss = step(model, x.contiguous(memory_format=layout), y, batch, epoch)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
@@ -186,6 +201,13 @@ def _train(
             bar.set_postfix(loss=f"{loss.item():.3f}", refresh=False)
     bar.close()
     return model.eval()
+
+
+def _autocast(precision: str, device: torch.device) -> AbstractContextManager[object]:
+    """bfloat16 autocast for ``precision="bf16"``, nothing for fp32."""
+    if precision == "bf16":
+        return torch.autocast(device_type=device.type, dtype=torch.bfloat16)
+    return nullcontext()
 
 
 def describe_training(config: TrainConfig) -> str:
@@ -200,6 +222,8 @@ def describe_training(config: TrainConfig) -> str:
         f"seed {config.seed}",
         f"{config.method} training",
     ]
+    if config.precision != "fp32":
+        words.append(f"in {config.precision}")
     if config.ds is not None:
         words.append(f"data-dependent sigma from epoch {config.ds_start_epoch + 1}")
     if config.init is not None:

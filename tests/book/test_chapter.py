@@ -61,3 +61,27 @@ def test_the_book_style_shows_table_text_whole_and_four_decimals() -> None:
         frame = pd.DataFrame({"note": ["x" * 80], "value": [1 / 3]})
         html = frame.to_html()
         assert "x" * 80 in html and "0.3333<" in html and "0.333333" not in html
+
+
+def test_the_first_replicate_is_the_main_run_on_the_replicate_images(
+    fake_fashion_mnist, monkeypatch
+) -> None:
+    """replicate_runs calls the main experiments for the chapter's own seed (keeping
+    the replicate images' rows) and the replicate experiments for the other seeds."""
+    import pandas as pd
+
+    monkeypatch.setenv("RSUTILS_DATA", str(fake_fashion_mnist))
+    chapter = Chapter.open("smoke", seed=3, progress=False)
+    calls = []
+
+    def run(experiments, seed):
+        calls.append((experiments.indices, seed))
+        return pd.DataFrame({"idx": experiments.indices, "seed": seed})
+
+    logs = chapter.replicate_runs(run)
+    seeds = PROFILES["smoke"].replicate_seeds(3)
+    assert [s for _, s in calls] == list(seeds)
+    assert calls[0][0] == chapter.main.indices
+    assert all(i == chapter.replicated.indices for i, _ in calls[1:])
+    assert all(list(log["idx"]) == chapter.replicated.indices for log in logs)
+    assert chapter.replicated.settings == chapter.main.settings

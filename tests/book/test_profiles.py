@@ -1,9 +1,17 @@
 """Run profiles keep their budgets, and chapters share models, images and settings."""
 
+from dataclasses import replace
+
 import pytest
 
 from rsutils import CertifySettings, SigmaAscent
-from rsutils.book.profiles import FINETUNE_LR, NPG_GROUPS, PROFILES, get_profile
+from rsutils.book.profiles import (
+    FINETUNE_LR,
+    NPG_GROUPS,
+    PROFILES,
+    ReplicateScale,
+    get_profile,
+)
 
 
 def test_smoke_profile_is_tiny_and_paper_profile_is_the_papers() -> None:
@@ -125,3 +133,22 @@ def test_chapter_06_names_its_methods_by_group_and_control() -> None:
         ("dataset-wise, min", "isotropic, σ ≡ 2"),
         ("dataset-wise, mean", "isotropic, σ ≡ 2"),
     ]
+
+
+def test_replicates_are_certified_on_a_subset_of_the_main_images() -> None:
+    """The first replicate's logs are rows of the main logs, so the replicate images
+    must be among the main images; at cpu and smoke they are fewer."""
+    for name, profile in PROFILES.items():
+        chosen, main = profile.replicate_indices(10_000), profile.indices(10_000)
+        assert set(chosen) <= set(main), name
+        assert len(chosen) == (profile.replicates.images or len(main)), name
+    assert len(PROFILES["cpu"].replicate_indices(10_000)) == 100
+    bad = replace(PROFILES["cpu"], replicates=ReplicateScale(models=3, images=10, skip=75))
+    with pytest.raises(ValueError, match="multiple of certify.skip"):
+        bad.replicate_indices(10_000)
+
+
+def test_the_book_trains_its_base_models_in_the_profiles_precision() -> None:
+    for profile in PROFILES.values():
+        configs = profile.base_models().values()
+        assert {c.precision for c in configs} == {profile.training.precision}

@@ -1,8 +1,11 @@
 """Noise-augmented training: deterministic, and it learns."""
 
+from dataclasses import replace
+
+import pytest
 import torch
 
-from rsutils.training.train import TrainConfig, evaluate_accuracy, train_model
+from rsutils.training.train import TrainConfig, describe_training, evaluate_accuracy, train_model
 
 CONFIG = TrainConfig(epochs=1, batch_size=64, scale=0.25, seed=3)
 
@@ -64,3 +67,22 @@ def test_training_names_its_model_and_epoch_in_the_side_channel(
     assert lines[0] == f"{what}, epoch 1 of 2 | step 0 of 4 | 00:00 elapsed | ? remaining"
     assert lines[-1].startswith(f"{what}, epoch 2 of 2 | step 4 of 4 | ")
     assert lines[-1].endswith(" elapsed | done")
+
+
+def test_bf16_training_is_deterministic_learns_and_is_another_model(separable_data) -> None:
+    """bf16 autocast gives other weights than fp32 from the same seed (so another cache
+    key), the same weights for the same seed, fp32 parameters, and a model that learns."""
+    data = separable_data()
+    config = replace(CONFIG, precision="bf16")
+    first, second = (train_model(config, data, progress=False) for _ in range(2))
+    assert torch.equal(_weights(first), _weights(second))
+    assert all(p.dtype == torch.float32 for p in first.parameters())
+    assert not torch.equal(_weights(first), _weights(train_model(CONFIG, data, progress=False)))
+    assert evaluate_accuracy(first, data, noise_scale=0.25) > 0.95
+    assert config.as_dict()["precision"] == "bf16" and "precision" not in CONFIG.as_dict()
+    assert "in bf16" in describe_training(config) and "bf16" not in describe_training(CONFIG)
+
+
+def test_an_unknown_precision_names_the_choices() -> None:
+    with pytest.raises(ValueError, match="precision must be one of fp32, bf16"):
+        TrainConfig(precision="fp16")
