@@ -9,7 +9,8 @@ test split (loaded on first use), the book's base models, and two
 :class:`~rsutils.book.experiments.Experiments`: ``chapter.main`` (the main test images
 and CERTIFY settings) and ``chapter.secondary`` (the smaller scale of secondary
 experiments), plus ``chapter.replicated`` and :meth:`Chapter.replicate_runs` for the
-independently trained replicate models behind every comparison. Numbers reach the prose through :mod:`rsutils.book.glue`.
+independently trained replicate models behind every comparison. Numbers reach the
+prose through :mod:`rsutils.book.glue`.
 """
 
 from __future__ import annotations
@@ -121,9 +122,7 @@ class Chapter:
         (:meth:`~rsutils.book.profiles.Profile.replicate_indices`)."""
         return replace(self.main, indices=self.profile.replicate_indices(len(self.test)))
 
-    def replicate_runs(
-        self, run: Callable[[Experiments, int], pd.DataFrame]
-    ) -> list[pd.DataFrame]:
+    def replicate_runs(self, run: Callable[[Experiments, int], pd.DataFrame]) -> list[pd.DataFrame]:
         """``run(experiments, seed)`` for every replicate seed of the chapter's seed.
 
         ``run`` certifies the replicate model of ``seed`` (e.g. ``lambda e, s:

@@ -144,7 +144,7 @@ def test_replicates_are_certified_on_a_subset_of_the_main_images() -> None:
         assert len(chosen) == (profile.replicates.images or len(main)), name
     assert len(PROFILES["cpu"].replicate_indices(10_000)) == 100
     bad = replace(PROFILES["cpu"], replicates=ReplicateScale(models=3, images=10, skip=75))
-    with pytest.raises(ValueError, match="multiple of certify.skip"):
+    with pytest.raises(ValueError, match=r"multiple of certify\.skip"):
         bad.replicate_indices(10_000)
 
 
