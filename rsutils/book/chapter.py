@@ -122,7 +122,9 @@ class Chapter:
         (:meth:`~rsutils.book.profiles.Profile.replicate_indices`)."""
         return replace(self.main, indices=self.profile.replicate_indices(len(self.test)))
 
-    def replicate_runs(self, run: Callable[[Experiments, int], pd.DataFrame]) -> list[pd.DataFrame]:
+    def replicate_runs(
+        self, run: Callable[[Experiments, int], pd.DataFrame], *, cached: bool = False
+    ) -> list[pd.DataFrame]:
         """``run(experiments, seed)`` for every replicate seed of the chapter's seed.
 
         ``run`` certifies the replicate model of ``seed`` (e.g. ``lambda e, s:
@@ -131,15 +133,19 @@ class Chapter:
         trained models differ. The first replicate is the chapter's own model: its log is
         the main run's rows on those images (certificates depend on the image and the
         seed only, so they are the rows a run on these images alone would give).
+        ``cached`` reads the logs from the cache only (as a later chapter does).
         """
-        images = set(self.replicated.indices)
+        main, replicated = self.main, self.replicated
+        if cached:
+            main, replicated = main.cached(), replicated.cached()
+        images = set(replicated.indices)
         logs = []
         for seed in self.profile.replicate_seeds(self.seed):
             if seed == self.seed:
-                log = run(self.main, seed)
+                log = run(main, seed)
                 logs.append(log[log["idx"].isin(images)].reset_index(drop=True))
             else:
-                logs.append(run(self.replicated, seed))
+                logs.append(run(replicated, seed))
         return logs
 
     @cached_property

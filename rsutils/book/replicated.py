@@ -1,0 +1,88 @@
+"""The replicate logs behind the book's comparisons, defined once.
+
+Chapters 01, 02 and 05 certify these runs and chapter 07 reads them from the cache, so
+the verdict table judges exactly the models and images the chapters show. Each function
+returns one ``{name: log}`` dictionary per replicate model
+(:meth:`~rsutils.book.chapter.Chapter.replicate_runs`: the first replicate is the
+chapter's own model, on the replicate images), the shape
+:func:`~rsutils.logs.replicates.replicated_comparisons` and
+:mod:`rsutils.book.replicates` take.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from rsutils.anisotropic.noise import Anisotropic
+from rsutils.anisotropic.patterns import spatial_pattern
+from rsutils.book.chapter import Chapter
+from rsutils.book.profiles import ANISOTROPIC_LAMBDA, BOOK_SIGMAS, FIG4_PATTERN
+from rsutils.core.noise import Gaussian
+
+__all__ = [
+    "ds_name",
+    "fig4_replicates",
+    "fixed_name",
+    "fixed_sigma_replicates",
+    "sigma_ascent_replicates",
+]
+
+Replicates = list[dict[str, pd.DataFrame]]
+
+
+def fixed_name(sigma: float) -> str:
+    """The name of Cohen et al.'s fixed-σ smoothed classifier in a replicate dictionary."""
+    return f"σ = {sigma:g}"
+
+
+def ds_name(sigma0: float) -> str:
+    """The name of Cohen-DS (sigma ascent from ``sigma0``) in a replicate dictionary."""
+    return f"Cohen-DS, σ0 = {sigma0:g}"
+
+
+def _by_replicate(chapter: Chapter, runs: dict, cached: bool) -> Replicates:
+    """{name: run} → one {name: log} per replicate."""
+    logs = {name: chapter.replicate_runs(run, cached=cached) for name, run in runs.items()}
+    return [
+        {name: logs[name][m] for name in runs} for m in range(chapter.profile.replicates.models)
+    ]
+
+
+def fixed_sigma_replicates(chapter: Chapter, *, cached: bool = False) -> Replicates:
+    """CERTIFY with the book's base model of every σ (chapter 01), per replicate."""
+    P = chapter.profile
+
+    def run(sigma):
+        return lambda runs, seed: runs.certify(P.base_models(seed)[sigma], Gaussian(sigma))
+
+    return _by_replicate(chapter, {fixed_name(s): run(s) for s in BOOK_SIGMAS}, cached)
+
+
+def sigma_ascent_replicates(chapter: Chapter, *, cached: bool = False) -> Replicates:
+    """Cohen-DS from every σ0 on the base model of that σ (chapter 02), per replicate,
+    beside the fixed-σ logs of :func:`fixed_sigma_replicates`."""
+    P = chapter.profile
+
+    def run(sigma):
+        return lambda runs, seed: runs.certify_ds(P.base_models(seed)[sigma], P.ascent(sigma))
+
+    ds = _by_replicate(chapter, {ds_name(s): run(s) for s in BOOK_SIGMAS}, cached)
+    fixed = fixed_sigma_replicates(chapter, cached=cached)
+    return [{**a, **b} for a, b in zip(fixed, ds, strict=True)]
+
+
+def fig4_replicates(chapter: Chapter, *, cached: bool = False) -> Replicates:
+    """The isotropic base model of λ = 0.5 certified with its own noise and with UCAN's
+    Fig. 4 pattern (chapter 05), per replicate: names ``"isotropic"`` and ``"Fig. 4
+    pattern"``; the isotropic log gains an ``alm`` column equal to its radius."""
+    P, lam = chapter.profile, ANISOTROPIC_LAMBDA
+    pattern = Anisotropic(Gaussian(lam), spatial_pattern(28, 28, **FIG4_PATTERN))
+
+    def isotropic(runs, seed):
+        log = runs.certify(P.base_models(seed)[lam], Gaussian(lam))
+        return log.assign(alm=log["radius"])
+
+    def patterned(runs, seed):
+        return runs.certify(P.base_models(seed)[lam], pattern)
+
+    return _by_replicate(chapter, {"isotropic": isotropic, "Fig. 4 pattern": patterned}, cached)

@@ -1,0 +1,61 @@
+"""The replicate runs behind the book's comparisons: which model, which noise, which name."""
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from rsutils.anisotropic.noise import Anisotropic
+from rsutils.book import replicated
+from rsutils.book.profiles import PROFILES
+
+
+class FakeRuns:
+    """Experiments that return a one-row log naming the run."""
+
+    def certify(self, config, noise):
+        kind = "anisotropic" if isinstance(noise, Anisotropic) else "gaussian"
+        return pd.DataFrame(
+            {"idx": [0], "radius": [config.scale], "seed": [config.seed], "kind": [kind]}
+        )
+
+    def certify_ds(self, config, ascent):
+        return pd.DataFrame(
+            {"idx": [0], "radius": [ascent.sigma0], "seed": [config.seed], "kind": ["ds"]}
+        )
+
+
+@dataclass
+class FakeChapter:
+    profile: object
+    cached_calls: int = 0
+
+    def replicate_runs(self, run, *, cached=False):
+        self.cached_calls += cached
+        return [run(FakeRuns(), seed) for seed in self.profile.replicate_seeds(0)]
+
+
+def test_every_replicate_holds_every_sigma_with_its_own_base_model() -> None:
+    chapter = FakeChapter(PROFILES["cpu"])
+    logs = replicated.sigma_ascent_replicates(chapter, cached=True)
+    seeds = PROFILES["cpu"].replicate_seeds(0)
+    assert len(logs) == len(seeds) and chapter.cached_calls == 6
+    for seed, by_name in zip(seeds, logs, strict=True):
+        assert list(by_name) == [
+            "σ = 0.25", "σ = 0.5", "σ = 1", "Cohen-DS, σ0 = 0.25", "Cohen-DS, σ0 = 0.5",
+            "Cohen-DS, σ0 = 1",
+        ]  # fmt: skip
+        assert {int(log["seed"][0]) for log in by_name.values()} == {seed}
+        assert (
+            by_name["σ = 0.5"]["radius"][0] == 0.5 and by_name["σ = 0.5"]["kind"][0] == "gaussian"
+        )
+        assert by_name[replicated.ds_name(1.0)]["kind"][0] == "ds"
+
+
+def test_the_fig4_replicates_pair_the_isotropic_model_with_the_pattern() -> None:
+    logs = replicated.fig4_replicates(FakeChapter(PROFILES["smoke"]))
+    assert len(logs) == PROFILES["smoke"].replicates.models
+    for by_name in logs:
+        assert by_name["isotropic"]["kind"][0] == "gaussian"
+        assert by_name["Fig. 4 pattern"]["kind"][0] == "anisotropic"
+        assert (by_name["isotropic"]["alm"] == by_name["isotropic"]["radius"]).all()
+        assert by_name["isotropic"]["radius"][0] == 0.5
