@@ -629,8 +629,8 @@ glue_all(
 # quantile is {glue:text}`t_models:.2f` rather than the normal
 # {glue:text}`z_quantile:.2f`, so a difference that moves from model to model gets a
 # wide interval: that width is what one trained model per method would have hidden. The
-# library's tests check its coverage by simulation: at or above 95% in every setting
-# tried, conservative when the models barely differ.
+# library's tests check its coverage by simulation: about 95% or above in every
+# setting tried, conservative when the models barely differ.
 #
 # Each difference gets one of four verdicts ({func}`~rsutils.logs.replicates.judge`):
 # "rises" or "falls" when its 95% interval excludes 0; "equivalent within
