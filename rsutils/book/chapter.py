@@ -166,6 +166,15 @@ class Chapter:
             "sigmas": ", ".join(map(str, self.base_models)),
         }
 
+    def replicate_rows(self) -> dict[str, str]:
+        """Run-at rows stating the replicate models behind the chapter's verdicts."""
+        P, images = self.profile, self.replicated.indices
+        return {
+            "replicate models": f"{P.replicates.models} per setting, each with its own seed",
+            "replicate test images": f"{len(images)} of the main ones (every "
+            f"{images[1] - images[0] if len(images) > 1 else 1}th)",
+        }
+
     def run_at(
         self, rows: Mapping[str, object] | None = None, *, standard: Iterable[str] = STANDARD_ROWS
     ) -> pd.DataFrame:

@@ -12,7 +12,7 @@ radius of its true class) each time the sample is drawn.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field
 
@@ -38,6 +38,7 @@ __all__ = [
     "describe_training",
     "evaluate_accuracy",
     "intra_op_threads",
+    "precision_mode",
     "train_model",
 ]
 
@@ -166,7 +167,7 @@ def _train(
     model = build_model(config.arch, config.dataset).to(device)
     if start is not None:
         model.load_state_dict(start.state_dict())
-    layout = torch.channels_last if config.precision == "bf16" else torch.contiguous_format
+    layout, autocast = precision_mode(config.precision, device)
     model = model.to(memory_format=layout)
     images, labels = data.images, data.labels
     if config.train_subset is not None:
@@ -191,7 +192,7 @@ def _train(
         for first in range(0, len(labels), config.batch_size):
             batch = order[first : first + config.batch_size]
             x, y = images[batch].to(device), labels[batch].to(device)
-            with _autocast(config.precision, device):
+            with autocast():
                 loss = step(model, x.contiguous(memory_format=layout), y, batch, epoch)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
@@ -203,11 +204,15 @@ def _train(
     return model.eval()
 
 
-def _autocast(precision: str, device: torch.device) -> AbstractContextManager[object]:
-    """bfloat16 autocast for ``precision="bf16"``, nothing for fp32."""
+def precision_mode(
+    precision: str, device: torch.device
+) -> tuple[torch.memory_format, Callable[[], AbstractContextManager[object]]]:
+    """The memory layout and the autocast context (a factory) of a training precision:
+    channels-last and bfloat16 autocast for ``"bf16"``, contiguous and nothing for
+    ``"fp32"``."""
     if precision == "bf16":
-        return torch.autocast(device_type=device.type, dtype=torch.bfloat16)
-    return nullcontext()
+        return torch.channels_last, lambda: torch.autocast(device.type, dtype=torch.bfloat16)
+    return torch.contiguous_format, nullcontext
 
 
 def describe_training(config: TrainConfig) -> str:
