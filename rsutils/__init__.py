@@ -26,7 +26,9 @@ Everything a user needs is importable from here:
   with ``DatasetRun`` and ``InputGroups``), ``read_log``, ``certified_accuracy``,
   ``certified_accuracy_lower_bound``, ``average_certified_radius``, ``accuracy_table``,
   ``acr_difference`` (``ACRDifference``), ``recertify``; ``LogRepairedWarning`` (a
-  resumed log's unfinished last write was cut);
+  resumed log's unfinished last write was cut); comparisons over retrained models:
+  ``replicated_comparisons``, ``replicated_difference`` (``ReplicatedDifference``) and
+  the verdict rule ``judge``;
 - models: ``build_model``, ``load_checkpoint``, ``save_checkpoint``, ``TrainConfig``,
   ``train_model``, ``pick_device``.
 
@@ -89,6 +91,12 @@ from rsutils.logs.analysis import (
     recertify,
 )
 from rsutils.logs.dataset_run import DatasetRun, InputGroups, run_dataset
+from rsutils.logs.replicates import (
+    ReplicatedDifference,
+    judge,
+    replicated_comparisons,
+    replicated_difference,
+)
 from rsutils.logs.resumable import LogRepairedWarning
 from rsutils.logs.runner import certify_dataset, certify_dataset_ds, predict_dataset
 from rsutils.logs.sequential_runs import certify_planned_dataset, decide_dataset
@@ -135,6 +143,7 @@ __all__ = [
     "NPGConfig",
     "NoiseFamily",
     "PowerLawLinf",
+    "ReplicatedDifference",
     "SigmaAscent",
     "Smooth",
     "SmoothedClassifier",
@@ -160,6 +169,7 @@ __all__ = [
     "decide_dataset",
     "load_checkpoint",
     "load_dataset",
+    "judge",
     "load_generator",
     "make_noise",
     "max_certifiable_pA",
@@ -167,6 +177,8 @@ __all__ = [
     "predict_dataset",
     "read_log",
     "recertify",
+    "replicated_comparisons",
+    "replicated_difference",
     "run_dataset",
     "save_checkpoint",
     "spatial_pattern",
