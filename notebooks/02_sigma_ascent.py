@@ -65,14 +65,11 @@ from rsutils.book import (
     glue_fields,
     glue_table,
     plot_curves,
+    replicated,
     training_sigmas,
 )
 from rsutils.book.profiles import EQUIVALENCE_MARGIN
-from rsutils.book.replicated import (
-    ds_name,
-    fixed_name,
-    sigma_ascent_replicates,
-)
+from rsutils.book.replicated import ds_name, fixed_name
 from rsutils.book.replicates import replicate_curves, replicate_levels
 from rsutils.checks.classifiers import ProbitBand
 from rsutils.core.streams import stream_generator
@@ -252,7 +249,7 @@ plt.close(fig)
 # Sharing the seeds makes the comparison paired: both certifications of an image
 # start from the same standard normal draws, scaled by different levels. We expect
 # the difference of two such curves to be less noisy than either curve, which is why
-# the intervals below resample the images in pairs.
+# the intervals below are put on per-image differences.
 
 # %% tags=["remove-cell"]
 glue_all(num_images=len(main.indices))
@@ -310,7 +307,8 @@ plt.close(fig)
 # bottom-right panel takes, at each radius, the best of the three models for each
 # method, which is how DDRS compare methods across noise levels.
 #
-# With the data-dependent $\sigma$ the ACR goes from {glue:text}`acr_cohen_025:.3f` to
+# On this one model per $\sigma$ (the verdicts below rest on retrained replicates),
+# with the data-dependent $\sigma$ the ACR goes from {glue:text}`acr_cohen_025:.3f` to
 # {glue:text}`acr_ds_025:.3f` at $\sigma_0 = 0.25$, from {glue:text}`acr_cohen_050:.3f`
 # to {glue:text}`acr_ds_050:.3f` at $0.5$ and from {glue:text}`acr_cohen_100:.3f` to
 # {glue:text}`acr_ds_100:.3f` at $1$. The envelope over
@@ -321,7 +319,7 @@ plt.close(fig)
 #
 # The same curves at a few radii, one row per set of certificates, with the ACR of
 # each. A Cohen row and the Cohen-DS row below it differ only by the noise level, so
-# any difference between them is the ascent's doing.
+# any difference between them is the ascent's doing, on this model.
 
 # %% tags=["nbval-check-output"]
 table_b = rs.accuracy_table(
@@ -360,7 +358,7 @@ glue_table(main_best, "env_{row}_{column}", rows=rows, columns=columns)
 # logs back).
 
 # %%
-replicates = sigma_ascent_replicates(chapter)
+replicates = replicated.sigma_ascent_replicates(chapter)
 pairs_b = [(ds_name(s), fixed_name(s)) for s in SIGMAS]
 levels_b = replicate_levels(replicates, [0.5, 1.0])
 levels_b.droplevel("measured by").round(3)
@@ -1029,8 +1027,9 @@ table_e.round(3)
 # gains from DS training came after far longer training than this fine-tuning.
 #
 # That standard error is the one of a proportion, $\sqrt{p(1-p)/m}$ at $p = 1/2$,
-# the largest it can be over $m$ images; the paired interval of section (b) is the
-# sharper tool when two rows share their images.
+# the largest it can be over $m$ images; the interval on per-image differences of
+# section (b) is the sharper tool when two rows share their images, and these rows
+# rest on one fine-tuned model each, so they describe, they do not judge.
 
 # %% tags=["remove-cell"]
 rows_e = {"cohen": "Cohen", "cohen_ds": "Cohen-DS", "sa": "SmoothAdv"}
