@@ -40,7 +40,7 @@ __all__ = [
 ]
 
 Replicates = Sequence[Mapping[str, pd.DataFrame]]
-Measures = Mapping[str, "str | tuple[str, float]"]
+Measures = Mapping[str, str | tuple[str, float]]
 
 #: The ``verdict`` of a group with fewer than two images, where no interval exists.
 TOO_FEW_IMAGES = "too few images"
