@@ -26,7 +26,8 @@
 # to fit inside), and a new region that would meet a region of another class shrinks to
 # avoid it. This chapter builds a case where the repair is needed, checks the
 # {class}`~rsutils.memory.balls.CertificateMemory` on it, and then asks how often the
-# repair acts on real data, and whether the order of queries matters.
+# repair acts on real data, whether the order of queries matters, and whom it
+# protects when an attacker's first query is already perturbed.
 
 # %%
 import matplotlib.pyplot as plt
@@ -497,6 +498,30 @@ assert agreeing == len(probes)
 # classifier alone would have broken a certificate. An abstention is not a
 # contradiction (the smoothed classifier declines to answer), but a deployed system
 # that reads the memory first answers there too.
+#
+# ## (e) Whom the memory protects
+#
+# The agreement above has a condition that the threat model decides. Inside a stored
+# region the memory answers the stored class by construction, so a point is
+# protected only if the point itself, or a point whose stored region covers it, was
+# answered *before* the perturbed query arrived. The probes met exactly that
+# condition: every clean image had been certified, and its region stored, before any
+# probe near it was queried.
+#
+# In the standard threat model of certified robustness the attacker perturbs an input
+# that was never submitted clean: the first query the classifier sees is $x + \delta$.
+# No region of $x$ is stored, so, unless the region of some other earlier query covers
+# $x + \delta$, the memory has nothing to adopt and answers what the data-dependent
+# classifier answers there, with its own level $\sigma^*_{x+\delta}$. The
+# {glue:text}`probe_contradictions` probes above where that classifier alone
+# contradicted a certificate are such answers; with the clean image never submitted,
+# they would have stood. The certificate computed for $x$ at $\sigma^*_x$ is a
+# statement about $g_{\sigma^*_x}$, which is not the classifier that answers at
+# $x + \delta$. So the memory keeps the answers it has given consistent with one
+# another (no two stored regions of different classes meet), and the certified
+# accuracies of {ref}`chapter-sigma-ascent` hold for a deployment that answered each
+# clean test image first; they give no protection to a clean input the attacker
+# never submitted.
 #
 # The memory makes the certificates sound at a price: its answers depend on the
 # queries it has seen, and it must be kept, in order, for as long as the classifier is
