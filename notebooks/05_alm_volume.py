@@ -422,8 +422,9 @@ plt.close(fig)
 # ({func}`~rsutils.logs.replicates.replicated_comparisons`) covers both the choice
 # of images and the retraining, and {func}`~rsutils.logs.replicates.judge` turns it
 # into the book's verdict: "rises" or "falls" when the 95% interval excludes 0,
-# "equivalent within ±{glue:text}`margin`" when the 90% interval lies inside
-# $\pm${glue:text}`margin` (two one-sided tests), "undecided" otherwise.
+# "equivalent within ±{glue:text}`equivalence_margin`" when the 90% interval lies
+# inside $\pm${glue:text}`equivalence_margin` (two one-sided tests), "undecided"
+# otherwise.
 
 # %%
 replicates = fig4_replicates(chapter)
@@ -454,7 +455,7 @@ said = verdicts.droplevel(["method", "against"])["verdict"]
 glue_all(
     n_models=len(replicates),
     n_rep_images=len(replicates[0]["isotropic"]),
-    margin=EQUIVALENCE_MARGIN,
+    equivalence_margin=EQUIVALENCE_MARGIN,
     radius_verdict=said["radius"],
     alm_verdict=said["ALM"],
     acc0_verdict=said["r = 0"],
