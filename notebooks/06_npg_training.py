@@ -77,6 +77,7 @@ from rsutils.book.profiles import (
     EQUIVALENCE_MARGIN,
     NPG_GROUPS,
 )
+from rsutils.book.replicated import npg_replicates
 from rsutils.book.replicates import (
     ceiling_columns,
     replicate_curves,
@@ -558,14 +559,7 @@ plt.close(fig)
 # the same test images.
 
 # %%
-replicate_methods = [
-    P.npg_methods(P.base_models(s)[LAMBDA], s)
-    for s in P.replicate_seeds(seed)
-]
-replicates = [
-    {name: runs.certify_generated(c) for name, c in models.items()}
-    for models in replicate_methods
-]
+replicates = npg_replicates(chapter)
 logs = replicates[0]
 
 # %% [markdown]

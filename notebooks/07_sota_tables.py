@@ -32,17 +32,20 @@
 # layouts, with a verdict on each qualitative claim they test.
 
 # %%
+from functools import partial
+
 import pandas as pd
 from scipy.stats import norm
 
 import rsutils as rs
 from rsutils.book import Chapter, glue_all, glue_fields
 from rsutils.book import measured as ours
+from rsutils.book import replicated as rep
 from rsutils.book import table_audit as audit
 from rsutils.book.profiles import (
     ANISOTROPIC_LAMBDA,
     BOOK_SIGMAS,
-    FIG4_PATTERN,
+    EQUIVALENCE_MARGIN,
     NPG_GROUPS,
 )
 from rsutils.book.published import (
@@ -58,7 +61,7 @@ from rsutils.book.released import (
     recertify_released_logs,
 )
 from rsutils.core.confidence import min_samples_for_radius
-from rsutils.logs.analysis import acr_difference
+from rsutils.logs.replicates import replicated_comparisons
 
 # %% tags=["parameters"]
 profile = "cpu"  # smoke | cpu | paper
@@ -82,6 +85,10 @@ chapter.run_at(
         "their images and draws": f"{P.certify.images} at "
         f"n = {P.certify.n:,} (01, 02, 05); "
         f"{P.secondary.images} at n = {P.secondary.n:,} (06)",
+        "replicate models": f"{P.replicates.models} per compared model "
+        "(01, 02, 05, 06), read from the cache",
+        "replicate images": f"{len(chapter.replicated.indices)} of the "
+        f"{P.certify.images} (01, 02, 05); the {P.secondary.images} (06)",
     },
     standard=("alpha",),
 )
@@ -600,7 +607,7 @@ glue_all(n_predict=len(predict))
 # the data-dependent smoothing paper states only in prose):
 
 # %%
-runs, small = chapter.main.cached(), chapter.secondary.cached()
+runs = chapter.main.cached()
 base = chapter.base_models
 fixed = {s: runs.certify(base[s], rs.Gaussian(s)) for s in BOOK_SIGMAS}
 data_dependent = {
@@ -668,14 +675,14 @@ glue_all(our_scale=scale.replace("alpha", "α"))
 #
 # The rows are named as in UCAN's table, so that the improvement rows can be computed
 # by UCAN's own rule: "Ours" is the certification-wise generator, once by ALM and
-# once by radius, and the two isotropic controls play the baselines.
+# once by radius, and the two isotropic controls play the baselines. Chapter 06
+# certifies every method on several retrained models
+# ({func}`~rsutils.book.replicated.npg_replicates`); the table shows the first, the
+# models chapter 06's other sections show, and section (g) judges them all.
 
 # %%
-methods = P.npg_methods(base[ANISOTROPIC_LAMBDA], seed)
-generated = {
-    name: small.certify_generated(config)
-    for name, config in methods.items()
-}
+npg = rep.npg_replicates(chapter, cached=True)
+generated = npg[0]  # chapter 06's own models
 cw = generated["certification-wise"]
 
 # %% [markdown]
@@ -729,40 +736,100 @@ glue_all(
 #
 # Each qualitative claim of the three papers that our runs can test, quoted verbatim
 # ({func}`~rsutils.book.published.qualitative_claims`), with what we measured and a
-# verdict. A comparison of two methods is the paired 95% interval of their ACR
-# difference over the same test images ({func}`~rsutils.logs.analysis.acr_difference`);
-# "not resolved" means our images cannot tell. Our scale is far below theirs (a small
-# CNN, Fashion-MNIST, short training), so a claim that does not hold here is a claim
-# that does not hold at every scale, not a refutation at theirs.
+# verdict. A verdict that one trained model per method would carry could be flipped
+# by a retraining, so every comparison rests on the replicate models the chapters
+# certify: {glue:text}`n_models` independently trained models per method, each on
+# the same test images ({glue:text}`n_rep_images` at n = {glue:text}`rep_n` for
+# chapters 01, 02 and 05; {glue:text}`n_small_images` at n =
+# {glue:text}`small_n` for chapter 06), read from the cache
+# ({mod}`rsutils.book.replicated`). On each model and image we take the paired
+# difference of a measure, method minus control; its 95% interval covers both the
+# images and the retraining ({func}`~rsutils.logs.replicates.replicated_comparisons`),
+# and the book's one verdict rule ({func}`~rsutils.logs.replicates.judge`) calls it
+# "rises" or "falls" when the interval excludes 0, "equivalent within
+# ±{glue:text}`margin`" when its 90% interval lies inside that margin (two one-sided
+# tests), and "undecided" otherwise.
 #
-# Each claim is turned into comparisons of logs we already have: Cohen-DS against
-# Cohen for DDRS's claim; the certification-wise generator against every other
-# method, by radius and by ALM, for UCAN's main claim; the dataset-wise generator by
-# radius, and by how much more it gains by ALM, for UCAN's "modest by radius but
-# significant by ALM"; the patterns by ALM, including chapter 05's Fig. 4 pattern
-# on the isotropic model.
+# Our scale is far below theirs (a small CNN, Fashion-MNIST, short training), so a
+# claim that does not hold here is a claim that does not hold at every scale, not a
+# refutation at theirs.
+#
+# Each claim is turned into comparisons of replicate logs: the fixed-σ models against
+# each other for Cohen et al.'s trade-off, Cohen-DS against Cohen for DDRS's claim;
+# the certification-wise generator against every other method, by radius and by ALM,
+# for UCAN's main claim; the dataset-wise generator by radius, and by how much more it
+# gains by ALM, for UCAN's "modest by radius but significant by ALM"; the patterns by
+# ALM, including chapter 05's Fig. 4 pattern on the isotropic model. Each claim is a
+# function of the replicates, so that it can also be judged on the first model alone.
 
 # %%
+fixed_reps = rep.fixed_sigma_replicates(chapter, cached=True)
+ascent = rep.sigma_ascent_replicates(chapter, cached=True)
+fig4 = rep.fig4_replicates(chapter, cached=True)
+judged = partial(
+    replicated_comparisons, margin=EQUIVALENCE_MARGIN, seed=seed
+)
 both = {"radius": "radius", "ALM": "alm"}
-ds_gain = {
-    f"σ = {s:g}": acr_difference(fixed[s], data_dependent[s])
-    for s in BOOK_SIGMAS
-}
-cw_gain = {
-    f"against {m} by {k}": acr_difference(generated[m], cw, column=c)
-    for m in generated
-    if m not in NPG_GROUPS.certification_wise
-    for k, c in both.items()
-}
-dw = generated["dataset-wise, min"]
-dw_gain = {
-    "by radius": acr_difference(generated["isotropic"], dw),
-    "ALM beyond radius": ours.alm_beyond_radius(dw),
-}
-pattern_gain = {
-    m: acr_difference(generated["isotropic"], generated[m], column="alm")
-    for m in NPG_GROUPS.patterns
-}
+by_alm = {"ALM": "alm"}
+
+
+def tradeoff(fixed):
+    names = [rep.fixed_name(s) for s in BOOK_SIGMAS]
+    found = ours.tradeoff_comparisons(
+        fixed, names, margin=EQUIVALENCE_MARGIN, seed=seed
+    )
+    return found, ours.tradeoff_verdict(found)
+
+
+def ddrs(ascent):
+    pairs = [(rep.ds_name(s), rep.fixed_name(s)) for s in BOOK_SIGMAS]
+    found = judged(ascent, pairs, measures={"ACR": "radius"})
+    return found, ours.overall_verdict(found)
+
+
+# %% [markdown]
+# Cohen et al.'s trade-off compares each $\sigma$ with the next smaller one: its
+# certified accuracy at radius 0 must fall (the cost) and its *reach* must rise, the
+# certified accuracy just beyond the smaller $\sigma$'s CERTIFY ceiling
+# $\sigma\Phi^{-1}(\alpha^{1/n})$, where the smaller $\sigma$ certifies nothing
+# ({func}`~rsutils.book.measured.tradeoff_comparisons`). DDRS's claim compares the
+# ACR of Cohen-DS with that of the fixed $\sigma$ it starts from, at each $\sigma$.
+# UCAN's three claims read chapter 06's generators
+# ({func}`~rsutils.book.replicated.npg_replicates`):
+
+# %%
+cw_name = NPG_GROUPS.certification_wise[0]
+dw_name = NPG_GROUPS.dataset_wise[0]
+
+
+def certification_wise(npg):
+    others = [m for m in npg[0] if m != cw_name]
+    found = judged(npg, [(cw_name, m) for m in others], measures=both)
+    return found, ours.overall_verdict(found)
+
+
+def dataset_wise(npg):
+    pair = [(dw_name, NPG_GROUPS.control)]
+    radius = judged(npg, pair, measures={"radius": "radius"})
+    beyond = ours.alm_beyond_radius(
+        npg, dw_name, margin=EQUIVALENCE_MARGIN, seed=seed
+    )
+    found = pd.concat([radius, beyond])
+    return found, ours.alm_claim_verdict(radius, beyond)
+
+
+def pattern_wise(npg, fig4):
+    patterns = [(m, NPG_GROUPS.control) for m in NPG_GROUPS.patterns]
+    found = pd.concat(
+        [
+            judged(npg, patterns, measures=by_alm),
+            judged(
+                fig4, [("Fig. 4 pattern", "isotropic")], measures=by_alm
+            ),
+        ]
+    )
+    return found, ours.overall_verdict(found)
+
 
 # %% [markdown]
 # Chapter 05's pattern is compared with the isotropic model certified at the same
@@ -770,75 +837,94 @@ pattern_gain = {
 # chapter 06, this one was not fine-tuned with its classifier: the comparison asks
 # what the pattern alone does to a model trained for isotropic noise, the situation
 # of a user with an existing model, and, we expect, the harder test for UCAN's claim.
+#
+# A claim that one method beats another holds when every one of its comparisons
+# rises, does not hold when any falls or is equivalent within the margin (a gain
+# shown to be smaller than the margin is not the gain claimed), and is "not resolved
+# at this scale" otherwise ({func}`~rsutils.book.measured.claim_verdict`). Each
+# claim is judged twice: on the replicate models, and on the first model alone (the
+# same images, an interval over the images only), which is what a book with one
+# model per method would have said.
 
 # %%
-λ = ANISOTROPIC_LAMBDA
-fig4_pattern = rs.spatial_pattern(28, 28, **FIG4_PATTERN)
-fig4 = runs.certify(base[λ], rs.Anisotropic(rs.Gaussian(λ), fig4_pattern))
-# isotropic: the ALM is the radius
-iso = fixed[λ].assign(alm=fixed[λ]["radius"])
-pattern_gain["Fig. 4 pattern (chapter 05)"] = acr_difference(
-    iso, fig4, column="alm"
-)
+tests = {
+    "cohen-tradeoff": (tradeoff, [fixed_reps]),
+    "ddrs-cohen-ds": (ddrs, [ascent]),
+    "ucan-certification-wise": (certification_wise, [npg]),
+    "ucan-dataset-wise": (dataset_wise, [npg]),
+    "ucan-pattern-wise": (pattern_wise, [npg, fig4]),
+}
+judgements = {c: rule(*reps) for c, (rule, reps) in tests.items()}
+one_model = {
+    c: rule(*(r[:1] for r in reps))[1] for c, (rule, reps) in tests.items()
+}
 
 # %% [markdown]
-# Cohen et al.'s two claims need no comparison of logs: the trade-off is read from
-# the three fixed-$\sigma$ logs, and "about $10^5$ draws for $4\sigma$" from the
-# fewest draws that certify $4\sigma$ at their $\alpha$, which holds when it is
-# within half a decade of $10^5$.
+# Cohen et al.'s claim about the draws needs no comparison of logs: "about $10^5$
+# draws for $4\sigma$" is read from the fewest draws that certify $4\sigma$ at their
+# $\alpha$, which holds when it is within half a decade of $10^5$. It is exact, the
+# same for one model or many, and has no margin.
 
 # %%
-tradeoff, tradeoff_verdict = ours.tradeoff_check(fixed)
 needed = min_samples_for_radius(4.0, 0.001)
 samples = (
     f"4σ needs n ≥ {needed:,} at α = 0.001; no certificate of chapter "
-    "01's models "
-    "exceeds the ceiling σΦ⁻¹(α^(1/n)) of its own n"
+    "01's models exceeds the ceiling σΦ⁻¹(α^(1/n)) of its own n"
 )
 
 # %% [markdown]
-# A claim that one method beats another holds when every one of its paired
-# comparisons rises, does not hold when any falls, and is "not resolved at this
-# scale" otherwise ({func}`~rsutils.book.measured.overall_verdict`). The table
-# quotes each claim beside what we measured:
+# The table quotes each claim beside the margin of its comparisons, the verdict of
+# the first model alone, the verdict of the replicate models, and what they measured:
 
 # %%
-measured = {
-    "cohen-tradeoff": (ours.describe_tradeoff(tradeoff), tradeoff_verdict),
-    "cohen-samples": (samples, ours.about(1e5, needed)),
-    "ddrs-cohen-ds": (
-        ours.evidence_text(ds_gain),
-        ours.overall_verdict(ds_gain.values()),
-    ),
-    "ucan-certification-wise": (
-        ours.verdict_counts(cw_gain),
-        ours.overall_verdict(cw_gain.values()),
-    ),
-    "ucan-dataset-wise": (
-        ours.evidence_text(dw_gain),
-        ours.alm_claim_verdict(*dw_gain.values()),
-    ),
-    "ucan-pattern-wise": (
-        ours.evidence_text(pattern_gain),
-        ours.overall_verdict(pattern_gain.values()),
-    ),
+evidence = {
+    c: ours.evidence_text(found) for c, (found, _) in judgements.items()
 }
+evidence["ucan-certification-wise"] = ours.verdict_counts(
+    judgements["ucan-certification-wise"][0]
+)
+measured = {
+    c: (f"±{EQUIVALENCE_MARGIN:g}", one_model[c], v, evidence[c])
+    for c, (_, v) in judgements.items()
+}
+exact = ours.about(1e5, needed)
+measured["cohen-samples"] = ("none (exact)", exact, exact, samples)
+columns = ["margin", "one model says", "replicates say", "we measured"]
 verdicts = qualitative_claims().set_index("id")[["paper", "quote"]]
-found = pd.DataFrame(measured, index=["m", "v"]).T
-verdicts[["we measured", "verdict"]] = found
+verdicts[columns] = pd.DataFrame(measured, index=columns).T
 verdicts
 
 # %% [markdown]
-# How to read the "we measured" column: each entry names a comparison and gives the
-# ACR gain, then in brackets its paired 95% interval, the range in which the test
-# images place the gain. Cohen et al.'s trade-off is
-# described by the accuracy at radius 0 and the largest certified radius of each
-# $\sigma$. A verdict of "does not hold" here is evidence against the claim at our
-# scale; "not resolved" is no evidence either way, and more test images, not more
-# cleverness, would settle it.
+# How to read the "we measured" column: each entry names a comparison (method minus
+# control, and the measure) and gives the mean difference over the replicate models
+# and images, in brackets its 95% interval, and its verdict; for the
+# certification-wise claim, which makes {glue:text}`n_cw_comparisons` comparisons,
+# the count of each verdict. "One model says" is the same claim judged on the first
+# model alone; the two disagree on {glue:text}`n_claims_differ` of the
+# {glue:text}`n_judged` claims judged by comparisons ({glue:text}`claims_differ`),
+# where one model's interval over the images alone is the narrower and the
+# retraining decides. A verdict of "does not hold" is evidence against the claim at
+# our scale; "not resolved" is no evidence either way, and more models and images,
+# not more cleverness, would settle it.
 
 # %% tags=["remove-cell"]
-by_verdict = verdicts.groupby("verdict").groups
+differ_ids = [c for c in judgements if one_model[c] != judgements[c][1]]
+glue_all(
+    n_judged=len(judgements),
+    n_claims_differ=len(differ_ids),
+    claims_differ=", ".join(differ_ids) or "none",
+    n_cw_comparisons=len(judgements["ucan-certification-wise"][0]),
+    n_models=P.replicates.models,
+    n_rep_images=len(chapter.replicated.indices),
+    rep_n=f"{P.certify.n:,}",
+    n_small_images=P.secondary.images,
+    small_n=f"{P.secondary.n:,}",
+    margin=EQUIVALENCE_MARGIN,
+)
+assert all(len(r) == P.replicates.models for r in (ascent, fig4, npg))
+
+# %% tags=["remove-cell"]
+by_verdict = verdicts.groupby("replicates say").groups
 outside_by_pair = conversions[outside].groupby("pair").radius.agg(list)
 glue_all(
     **{
@@ -867,7 +953,8 @@ glue_all(
 # The findings of sections (a) to (e) about the papers' own numbers are exact: they
 # follow from printed digits and released logs, and no profile or random draw
 # changes them. The rows and verdicts of sections (f) and (g) are measurements at our
-# scale and carry its sampling error. The findings, each with the number that
+# scale and carry its sampling error, which the verdicts of (g) take into account over
+# both the images and the retraining. The findings, each with the number that
 # supports it:
 #
 # - UCAN's headline improvements ({glue:text}`headline` on MNIST, CIFAR10 and
@@ -894,9 +981,12 @@ glue_all(
 # - Cohen et al.'s tables follow from their released logs, but {glue:text}`n_beyond` of
 #   the {glue:text}`n_released` logs hold certificates that need $\alpha$ of
 #   {glue:text}`alpha_needed`, about ten times the level the paper states.
-# - At our scale, of the {glue:text}`n_qualitative` claims tested on our own runs, these
-#   hold: {glue:text}`claims_hold`; these do not: {glue:text}`claims_fail`; and our
-#   images cannot tell for: {glue:text}`claims_open`.
+# - At our scale, of the {glue:text}`n_qualitative` claims tested on our own runs,
+#   judged over {glue:text}`n_models` retrained models per method with a margin of
+#   ±{glue:text}`margin`, these hold: {glue:text}`claims_hold`; these do not:
+#   {glue:text}`claims_fail`; and our models and images cannot tell for:
+#   {glue:text}`claims_open`. One model per method would have said otherwise for
+#   {glue:text}`n_claims_differ` of them ({glue:text}`claims_differ`).
 
 # %% tags=["remove-cell"]
 failing = set(checked[checked.verdict != "holds"].id)

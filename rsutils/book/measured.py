@@ -3,49 +3,80 @@
 :func:`measured_table` lays out certification logs like a published table (the same
 radius columns, units and, where the paper prints them, improvement rows), so that the
 audit rules of :mod:`rsutils.book.table_audit` run on our numbers exactly as on
-theirs. The other functions turn the book's logs into evidence for one qualitative
-claim each (:func:`rsutils.book.published.qualitative_claims`) with a verdict:
+theirs. The other functions turn the book's replicated comparisons
+(:func:`rsutils.logs.replicates.replicated_comparisons`: intervals over replicate
+models and images, each judged by :func:`rsutils.logs.replicates.judge` as "rises",
+"falls", "equivalent within ±m" or "undecided") into a verdict on one qualitative
+claim each (:func:`rsutils.book.published.qualitative_claims`): "holds", "does not
+hold" or "not resolved at this scale".
 
-- :func:`tradeoff_check`: Cohen et al.'s σ trade-off;
-- :func:`overall_verdict`: a claim that a method beats others, from paired ACR
-  comparisons (:func:`rsutils.logs.analysis.acr_comparisons`);
-- :func:`alm_beyond_radius` and :func:`alm_claim_verdict`: how much a log's ACR
+- :func:`overall_verdict` and :func:`claim_verdict`: a claim that a method beats others
+  (every comparison must go the claimed way);
+- :func:`tradeoff_comparisons` and :func:`tradeoff_verdict`: Cohen et al.'s σ
+  trade-off;
+- :func:`alm_beyond_radius` and :func:`alm_claim_verdict`: how much a method's ACR
   measured by ALM exceeds its ACR measured by the inscribed radius (UCAN's "modest by
   radius, significant by ALM");
 - :func:`about`: whether a stated round number ("about 10⁵") has the right order of
   magnitude.
+
+A verdict never rests on one model's interval over the images alone unless the rows
+say so (``models`` = 1): the chapters pass the replicate models' comparisons.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import itertools
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
+from scipy.stats import norm
 
 from rsutils.book.published import PublishedTable, full_scale
-from rsutils.logs.analysis import (
-    ACRDifference,
-    acr_difference,
-    average_certified_radius,
-    certified_accuracy,
-)
+from rsutils.core.confidence import max_certifiable_pA
+from rsutils.logs.analysis import certified_accuracy
+from rsutils.logs.replicates import replicated_comparisons
 
 __all__ = [
+    "ACCURACY_AT_0",
+    "FAILS",
+    "HOLDS",
+    "REACH",
+    "UNRESOLVED",
     "about",
+    "all_of",
     "alm_beyond_radius",
     "alm_claim_verdict",
-    "describe_tradeoff",
+    "claim_verdict",
     "evidence_text",
     "gain_text",
     "measured_table",
     "overall_verdict",
-    "tradeoff_check",
+    "tradeoff_comparisons",
+    "tradeoff_verdict",
     "verdict_counts",
 ]
 
 #: Verdicts on a qualitative claim.
 HOLDS, FAILS, UNRESOLVED = "holds", "does not hold", "not resolved at this scale"
+
+#: :func:`~rsutils.logs.replicates.judge`'s verdicts on one comparison (the equivalence
+#: verdict is this prefix followed by ``±m``).
+RISES, FALLS, UNDECIDED, EQUIVALENT = "rises", "falls", "undecided", "equivalent within "
+
+#: The measured-by label of :func:`tradeoff_comparisons`' accuracy rows.
+ACCURACY_AT_0 = "accuracy at r = 0"
+
+#: The prefix of the measured-by label of :func:`tradeoff_comparisons`' reach rows.
+REACH = "reach: "
+
+#: Rows to judge: a :func:`~rsutils.logs.replicates.replicated_comparisons` table, or
+#: verdict strings (or rows with a ``verdict``).
+Rows = pd.DataFrame | Iterable[str] | Iterable[Mapping[str, object]]
+
+#: One ``{name: log}`` dictionary per replicate model.
+Replicates = Sequence[Mapping[str, pd.DataFrame]]
 
 
 def measured_table(
@@ -104,77 +135,164 @@ def _with_improvements(data: pd.DataFrame, headers: list[str]) -> tuple[pd.DataF
     return pd.DataFrame(records, columns=data.columns), kinds
 
 
-def tradeoff_check(logs: Mapping[float, pd.DataFrame]) -> tuple[pd.DataFrame, str]:
-    """Cohen et al.'s trade-off on logs of one model family by noise level σ.
-
-    Per σ: certified accuracy at radius 0, the largest radius certified correctly, and
-    the ACR. The claim holds when, as σ grows, accuracy at radius 0 does not rise and
-    the largest certified radius grows (more noise buys reach at the cost of accuracy).
-    """
-    sigmas = sorted(logs)
-    table = pd.DataFrame(
-        {
-            "accuracy at r = 0": [float(certified_accuracy(logs[s], [0.0])[0]) for s in sigmas],
-            "largest certified radius": [_largest_radius(logs[s]) for s in sigmas],
-            "ACR": [average_certified_radius(logs[s]) for s in sigmas],
-        },
-        index=pd.Index(sigmas, name="σ"),
-    )
-    falls = bool(np.all(np.diff(table["accuracy at r = 0"]) <= 0))
-    reaches = bool(np.all(np.diff(table["largest certified radius"]) > 0))
-    return table, HOLDS if falls and reaches else FAILS
-
-
-def _largest_radius(log: pd.DataFrame) -> float:
-    correct = log.loc[log["correct"] == 1, "radius"]
-    return float(correct.max()) if len(correct) else 0.0
-
-
-def describe_tradeoff(table: pd.DataFrame) -> str:
-    """:func:`tradeoff_check`'s table in one line."""
-    sigmas = ", ".join(f"{s:g}" for s in table.index)
-    accuracy = ", ".join(f"{v:.2f}" for v in table["accuracy at r = 0"])
-    reach = ", ".join(f"{v:.2f}" for v in table["largest certified radius"])
-    return f"σ = {sigmas}: accuracy at r = 0 {accuracy}; largest certified radius {reach}"
-
-
-def overall_verdict(comparisons: Iterable[str | ACRDifference]) -> str:
-    """One verdict on "A beats B" from the paired verdicts of its comparisons.
-
-    Holds when every comparison rises; does not hold when any falls; otherwise the
-    test images cannot tell (no comparison falls, some show no clear change).
-    """
-    verdicts = [c.verdict if isinstance(c, ACRDifference) else c for c in comparisons]
+def _verdicts(rows: Rows) -> list[str]:
+    """The verdicts of ``rows``: a table's ``verdict`` column, or verdict strings."""
+    if isinstance(rows, pd.DataFrame):
+        if "verdict" not in rows.columns:
+            raise ValueError(
+                "the table has no 'verdict' column: pass the rows of "
+                "rsutils.logs.replicates.replicated_comparisons"
+            )
+        verdicts = [str(v) for v in rows["verdict"]]
+    else:
+        verdicts = [v if isinstance(v, str) else str(v["verdict"]) for v in rows]
     if not verdicts:
         raise ValueError("no comparisons to judge the claim by")
-    if all(v == "rises" for v in verdicts):
-        return HOLDS
-    return FAILS if "falls" in verdicts else UNRESOLVED
+    unknown = [v for v in verdicts if v not in (RISES, FALLS, UNDECIDED) and not _equivalent(v)]
+    if unknown:
+        raise ValueError(
+            f"{unknown} are not verdicts of rsutils.logs.replicates.judge (rises, falls, "
+            "equivalent within ±m, undecided): judge the comparisons with it"
+        )
+    return verdicts
 
 
-def alm_beyond_radius(log: pd.DataFrame, *, seed: int = 0) -> ACRDifference:
+def _equivalent(verdict: str) -> bool:
+    return verdict.startswith(EQUIVALENT)
+
+
+def claim_verdict(rows: Rows, expected: str = RISES) -> str:
+    """A claim that every comparison of ``rows`` goes the ``expected`` way.
+
+    ``rows`` are verdicts of :func:`~rsutils.logs.replicates.judge` (a table of
+    :func:`~rsutils.logs.replicates.replicated_comparisons`, or its verdict strings),
+    ``expected`` ``"rises"`` or ``"falls"``. Holds when every comparison goes the
+    expected way; does not hold when any goes the other way or is "equivalent within
+    ±m" (a change shown to be smaller than the margin is not the change claimed);
+    otherwise (some undecided, none against) not resolved at this scale.
+    """
+    if expected not in (RISES, FALLS):
+        raise ValueError(f"expected must be 'rises' or 'falls', got {expected!r}")
+    verdicts = _verdicts(rows)
+    against = FALLS if expected == RISES else RISES
+    if any(v == against or _equivalent(v) for v in verdicts):
+        return FAILS
+    return HOLDS if all(v == expected for v in verdicts) else UNRESOLVED
+
+
+def overall_verdict(rows: Rows) -> str:
+    """One verdict on "A beats B" from its comparisons (:func:`claim_verdict` with
+    ``"rises"``): holds when every comparison rises, does not hold when any falls or is
+    equivalent within the margin, otherwise not resolved at this scale."""
+    return claim_verdict(rows, RISES)
+
+
+def all_of(*verdicts: str) -> str:
+    """The verdict on a claim made of parts: holds when every part holds, does not hold
+    when any part does not, otherwise not resolved at this scale."""
+    if not verdicts:
+        raise ValueError("no parts to judge the claim by")
+    unknown = set(verdicts) - {HOLDS, FAILS, UNRESOLVED}
+    if unknown:
+        raise ValueError(f"{sorted(unknown)} are not claim verdicts ({HOLDS!r}, {FAILS!r}, …)")
+    if FAILS in verdicts:
+        return FAILS
+    return HOLDS if all(v == HOLDS for v in verdicts) else UNRESOLVED
+
+
+def tradeoff_comparisons(
+    replicates: Replicates,
+    names: Sequence[str],
+    *,
+    margin: float | None = None,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Cohen et al.'s trade-off over replicate models: each σ against the next smaller.
+
+    ``names`` are the fixed-σ logs of every replicate in order of growing σ. For each
+    neighbouring pair (larger σ against smaller) two
+    :func:`~rsutils.logs.replicates.replicated_comparisons`: certified accuracy at
+    radius 0 (:data:`ACCURACY_AT_0`; the trade's cost, expected to fall) and the
+    *reach*, certified accuracy just beyond the smaller σ's CERTIFY ceiling
+    σ·Φ⁻¹(α^(1/n)) (its log's ``scale``, ``n`` and ``alpha``), which no certificate of
+    the smaller σ attains: it rises exactly when the larger σ certifies correctly where
+    the smaller cannot (measured-by label ``"reach: r > c"``).
+    """
+    if len(names) < 2:
+        raise ValueError("names must list at least two fixed-σ logs, in order of growing σ")
+    tables = []
+    for smaller, larger in itertools.pairwise(names):
+        ceiling = _ceiling(replicates[0][smaller])
+        measures = {
+            ACCURACY_AT_0: ("radius", 0.0),
+            f"{REACH}r > {ceiling:.2f}": ("radius", float(np.nextafter(ceiling, np.inf))),
+        }
+        tables.append(
+            replicated_comparisons(
+                replicates, [(larger, smaller)], measures=measures, margin=margin, seed=seed
+            )
+        )
+    return pd.concat(tables)
+
+
+def _ceiling(log: pd.DataFrame) -> float:
+    missing = {"scale", "n", "alpha"} - set(log.columns)
+    if missing:
+        raise ValueError(f"the log lacks {sorted(missing)}: pass CERTIFY logs of rsutils")
+    top = max_certifiable_pA(int(log["n"].max()), float(log["alpha"].iloc[0]))
+    return float(log["scale"].max() * norm.ppf(top))
+
+
+def tradeoff_verdict(table: pd.DataFrame) -> str:
+    """Cohen et al.'s trade-off from :func:`tradeoff_comparisons`: holds when, at every
+    step up in σ, accuracy at radius 0 falls and the reach rises (:func:`all_of` of the
+    two :func:`claim_verdict`)."""
+    measured = table.index.get_level_values("measured by")
+    accuracy, reach = measured == ACCURACY_AT_0, measured.str.startswith(REACH)
+    if not accuracy.any() or not reach.any():
+        raise ValueError("the table lacks accuracy or reach rows: pass tradeoff_comparisons")
+    return all_of(claim_verdict(table[accuracy], FALLS), claim_verdict(table[reach], RISES))
+
+
+def alm_beyond_radius(
+    replicates: Replicates, name: str, *, margin: float | None = None, seed: int = 0
+) -> pd.DataFrame:
     """ACR measured by ALM minus ACR measured by the inscribed radius, same certificates.
 
-    Against an isotropic control (whose ALM equals its radius) this is exactly how much
-    more a method gains by ALM than by radius. Paired BCa interval over the inputs.
+    For the logs ``name`` of every replicate: one row of
+    :func:`~rsutils.logs.replicates.replicated_comparisons`, index
+    ``(f"{name} by ALM", f"{name} by radius", "ACR")``, its interval over the replicate
+    models and images. Against an isotropic control (whose ALM equals its radius) this
+    is exactly how much more ``name`` gains by ALM than by radius.
     """
-    return acr_difference(log, log.assign(radius=log["alm"]), seed=seed)
+    by_alm, by_radius = f"{name} by ALM", f"{name} by radius"
+    paired = [
+        {by_alm: logs[name].assign(radius=logs[name]["alm"]), by_radius: logs[name]}
+        for logs in replicates
+    ]
+    return replicated_comparisons(
+        paired, [(by_alm, by_radius)], measures={"ACR": "radius"}, margin=margin, seed=seed
+    )
 
 
-def alm_claim_verdict(
-    radius_gain: ACRDifference, alm_beyond: ACRDifference, *, resolution: float = 0.01
-) -> str:
-    """UCAN's "modest by radius but significant by ALM", from two paired differences.
+def alm_claim_verdict(radius_gain: Rows, alm_beyond: pd.DataFrame) -> str:
+    """UCAN's "modest by radius but significant by ALM", from replicated comparisons.
 
-    Holds when the gain measured by ALM exceeds the gain measured by radius by more
-    than ``resolution`` (the interval of ``alm_beyond`` above it: a difference of
-    rounding, e.g. 1e-16 from a sigma that is constant up to float error, is no boost)
-    and the radius gain does not fall. Does not hold when the radius gain falls or ALM
-    cannot exceed the radius by more than ``resolution``; otherwise not resolved.
+    ``radius_gain``: the method against isotropic noise by radius; ``alm_beyond``: its
+    :func:`alm_beyond_radius`, which must be judged with a margin (without one a
+    difference of rounding, 1e-16 from a σ constant up to float error, would read as a
+    rise). Does not hold when the radius gain falls, or ALM's excess over the radius
+    falls or is equivalent within the margin (no boost that matters); holds when the
+    excess rises; otherwise not resolved at this scale.
     """
-    if radius_gain.verdict == "falls" or alm_beyond.high <= resolution:
+    if "margin" not in alm_beyond.columns or alm_beyond["margin"].isna().any():
+        raise ValueError(
+            "alm_beyond was judged without a margin: pass margin=EQUIVALENCE_MARGIN to "
+            "alm_beyond_radius, or a difference of rounding reads as a boost"
+        )
+    if FALLS in _verdicts(radius_gain):
         return FAILS
-    return HOLDS if alm_beyond.low > resolution else UNRESOLVED
+    return claim_verdict(alm_beyond, RISES)
 
 
 def about(stated: float, actual: float) -> str:
@@ -184,18 +302,41 @@ def about(stated: float, actual: float) -> str:
     return HOLDS if abs(np.log10(actual / stated)) < 0.5 else FAILS
 
 
-def gain_text(found: ACRDifference) -> str:
-    """A paired difference as ``+0.258 [0.153, 0.362]`` (95% interval)."""
-    return f"{found.difference:+.3f} [{found.low:.3f}, {found.high:.3f}]"
+def gain_text(row: Mapping[str, float]) -> str:
+    """A difference with its interval, ``+0.258 [0.153, 0.362]``, from a row of
+    :func:`~rsutils.logs.replicates.replicated_comparisons` (``gain``, ``low``, ``high``)."""
+    return f"{row['gain']:+.3f} [{row['low']:.3f}, {row['high']:.3f}]"
 
 
-def evidence_text(found: Mapping[str, ACRDifference]) -> str:
-    """Labelled differences in one line: ``label +0.1 [0.05, 0.2]; …``."""
-    return "; ".join(f"{label} {gain_text(d)}" for label, d in found.items())
+def _label(index: Hashable) -> str:
+    if isinstance(index, tuple) and len(index) == 3:
+        method, against, measure = index
+        return f"{method} − {against}, {measure}"
+    return " · ".join(map(str, index)) if isinstance(index, tuple) else str(index)
 
 
-def verdict_counts(found: Mapping[str, ACRDifference]) -> str:
-    """How many of the comparisons rise, fall or show no clear change."""
-    verdicts = [d.verdict for d in found.values()]
-    counts = [f"{verdicts.count(v)} {v}" for v in ("rises", "falls", "no clear change")]
+def evidence_text(rows: pd.DataFrame, *, labels: Mapping[Hashable, str] | None = None) -> str:
+    """Replicated comparisons in one line: ``label +0.1 [0.05, 0.2] rises; …``.
+
+    Each row of a :func:`~rsutils.logs.replicates.replicated_comparisons` table, labelled
+    ``labels[index]`` (by default ``"method − against, measure"``), with its gain, its
+    interval and its verdict.
+    """
+    labels = labels or {}
+    return "; ".join(
+        f"{labels.get(index, _label(index))} {gain_text(row)} {row['verdict']}"
+        for index, row in rows.iterrows()
+    )
+
+
+def verdict_counts(rows: Rows) -> str:
+    """How many comparisons rise, fall, are equivalent within the margin or are
+    undecided: ``"of 4 comparisons, 1 rises, 0 falls, 2 equivalent within ±0.05,
+    1 undecided"`` (one count per margin that occurs; a margin is stated even at 0)."""
+    verdicts = _verdicts(rows)
+    kinds = [RISES, FALLS, *sorted({v for v in verdicts if _equivalent(v)}), UNDECIDED]
+    if not any(_equivalent(v) for v in verdicts) and isinstance(rows, pd.DataFrame):
+        margins = rows["margin"].dropna().unique() if "margin" in rows.columns else []
+        kinds[2:2] = [f"{EQUIVALENT}±{m:g}" for m in sorted(margins)]
+    counts = [f"{verdicts.count(v)} {v}" for v in kinds]
     return f"of {len(verdicts)} comparisons, " + ", ".join(counts)

@@ -24,6 +24,7 @@ __all__ = [
     "fig4_replicates",
     "fixed_name",
     "fixed_sigma_replicates",
+    "npg_replicates",
     "sigma_ascent_replicates",
 ]
 
@@ -86,3 +87,21 @@ def fig4_replicates(chapter: Chapter, *, cached: bool = False) -> Replicates:
         return runs.certify(P.base_models(seed)[lam], pattern)
 
     return _by_replicate(chapter, {"isotropic": isotropic, "Fig. 4 pattern": patterned}, cached)
+
+
+def npg_replicates(chapter: Chapter, *, cached: bool = False) -> Replicates:
+    """Chapter 06's noise methods (:meth:`~rsutils.book.profiles.Profile.npg_methods`),
+    each fine-tuned from the replicate's own base model of λ = 0.5 and certified with
+    its generator on the chapter's secondary images, per replicate: names as
+    :data:`~rsutils.book.profiles.NPG_GROUPS`. Unlike the other replicates, every one is
+    certified on the same secondary images (the first replicate's logs are chapter 06's
+    own), as the secondary runs are already small."""
+    P, lam = chapter.profile, ANISOTROPIC_LAMBDA
+    runs = chapter.secondary.cached() if cached else chapter.secondary
+    return [
+        {
+            name: runs.certify_generated(c)
+            for name, c in P.npg_methods(P.base_models(s)[lam], s).items()
+        }
+        for s in P.replicate_seeds(chapter.seed)
+    ]

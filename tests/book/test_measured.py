@@ -5,22 +5,26 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from scipy.stats import norm
 
 from rsutils.book.measured import (
     about,
+    all_of,
     alm_beyond_radius,
     alm_claim_verdict,
-    describe_tradeoff,
+    claim_verdict,
     evidence_text,
     gain_text,
     measured_table,
     overall_verdict,
-    tradeoff_check,
+    tradeoff_comparisons,
+    tradeoff_verdict,
     verdict_counts,
 )
 from rsutils.book.published import check_schema, published_table
 from rsutils.book.table_audit import alm_radius_check, improvement_check, non_increasing_check
-from rsutils.logs.analysis import ACRDifference
+from rsutils.core.confidence import max_certifiable_pA
+from rsutils.logs.replicates import replicated_comparisons
 
 
 def log(radii: list[float], correct: list[int], alm: list[float] | None = None) -> pd.DataFrame:
@@ -88,52 +92,194 @@ def test_a_table_in_fractions_gets_fractions() -> None:
     assert table.kinds == ["certified_accuracy"] and check_schema(table) == []
 
 
-def test_the_tradeoff_holds_when_more_noise_costs_accuracy_and_buys_reach() -> None:
-    small = log([0.2, 0.4, 0.5, 0.0], [1, 1, 1, 1])
-    large = log([0.5, 1.5, 0.0, 0.0], [1, 1, 1, 0])
-    table, verdict = tradeoff_check({0.25: small, 1.0: large})
-    assert verdict == "holds"
-    assert table["accuracy at r = 0"].tolist() == [1.0, 0.75]
-    assert table["largest certified radius"].tolist() == [0.5, 1.5]
-    assert describe_tradeoff(table) == (
-        "σ = 0.25, 1: accuracy at r = 0 1.00, 0.75; largest certified radius 0.50, 1.50"
-    )
-    assert tradeoff_check({0.25: large, 1.0: small})[1] == "does not hold"
-    # More noise that reaches no further does not make the trade.
-    assert tradeoff_check({0.25: small, 1.0: small})[1] == "does not hold"
+EQUIVALENT = "equivalent within ±0.05"
+HOLDS, FAILS, OPEN = "holds", "does not hold", "not resolved at this scale"
 
 
-def test_a_claim_that_a_method_beats_others_needs_every_comparison_to_rise() -> None:
-    assert overall_verdict(["rises", "rises"]) == "holds"
-    assert overall_verdict([ACRDifference(0.2, 0.1, 0.3, 0.95)]) == "holds"
-    assert overall_verdict(["rises", "no clear change"]) == "not resolved at this scale"
-    assert overall_verdict(["rises", "falls", "no clear change"]) == "does not hold"
+@pytest.mark.parametrize(
+    ("verdicts", "expected", "claim"),
+    [
+        (["rises", "rises"], "rises", HOLDS),
+        (["falls", "falls"], "falls", HOLDS),
+        (["rises", "undecided"], "rises", OPEN),
+        (["undecided"], "falls", OPEN),
+        (["rises", "falls", "undecided"], "rises", FAILS),
+        (["falls", "rises"], "falls", FAILS),
+        # a change shown smaller than the margin is not the change claimed
+        (["rises", EQUIVALENT], "rises", FAILS),
+        ([EQUIVALENT, "undecided"], "falls", FAILS),
+    ],
+)
+def test_a_claim_holds_when_every_comparison_goes_its_way(verdicts, expected, claim) -> None:
+    assert claim_verdict(verdicts, expected) == claim
+    table = pd.DataFrame({"verdict": verdicts, "gain": 0.0})
+    assert claim_verdict(table, expected) == claim
+    assert claim_verdict([{"verdict": v} for v in verdicts], expected) == claim
+    if expected == "rises":
+        assert overall_verdict(verdicts) == claim
+
+
+def test_a_claim_judges_only_the_shared_rules_verdicts() -> None:
     with pytest.raises(ValueError, match="no comparisons"):
         overall_verdict([])
+    with pytest.raises(ValueError, match="judge"):
+        overall_verdict(["rises", "no clear change"])  # the old single-model wording
+    with pytest.raises(ValueError, match="'verdict' column"):
+        overall_verdict(pd.DataFrame({"gain": [0.1]}))
+    with pytest.raises(ValueError, match="expected"):
+        claim_verdict(["rises"], "equivalent")
+
+
+def test_a_claim_in_parts_holds_when_every_part_holds() -> None:
+    assert all_of(HOLDS, HOLDS) == HOLDS
+    assert all_of(HOLDS, OPEN) == OPEN
+    assert all_of(OPEN, FAILS, HOLDS) == FAILS
+    with pytest.raises(ValueError, match="no parts"):
+        all_of()
+    with pytest.raises(ValueError, match="claim verdicts"):
+        all_of(HOLDS, "rises")
+
+
+def certify_log(radii, correct, scale, n=1000, alpha=0.001, alm=None) -> pd.DataFrame:
+    """A CERTIFY log of rsutils' columns (``scale``, ``n``, ``alpha`` for the ceiling)."""
+    frame = log(list(radii), list(correct), None if alm is None else list(alm))
+    return frame.assign(scale=scale, n=n, alpha=alpha)
+
+
+# 40 images; each replicate model has its own radii (a model effect of ±0.01).
+IMAGES, CAP = 40, float(norm.ppf(max_certifiable_pA(1000, 0.001)))  # Φ⁻¹(α^(1/n)) ≈ 2.46
+
+
+def tradeoff_replicates(larger_reaches: bool) -> list[dict[str, pd.DataFrame]]:
+    replicates = []
+    for shift in (-0.01, 0.0, 0.01):
+        small = certify_log(np.linspace(0.1, 0.25 * CAP - 0.02, IMAGES) - shift, [1] * IMAGES, 0.25)
+        # σ = 0.5 answers 30 of the 40 images correctly, with radii up to its own
+        # ceiling (beyond σ = 0.25's) or, when it does not reach, below σ = 0.25's.
+        top = 0.5 * CAP if larger_reaches else 0.2 * CAP
+        radii = np.linspace(0.1, top, IMAGES) - shift
+        replicates.append(
+            {"σ = 0.25": small, "σ = 0.5": certify_log(radii, [1] * 30 + [0] * 10, 0.5)}
+        )
+    return replicates
+
+
+def test_the_tradeoff_holds_when_more_noise_costs_accuracy_and_buys_reach() -> None:
+    names = ["σ = 0.25", "σ = 0.5"]
+    table = tradeoff_comparisons(tradeoff_replicates(True), names, margin=0.05)
+    ceiling = 0.25 * CAP
+    assert table.index.tolist() == [
+        ("σ = 0.5", "σ = 0.25", "accuracy at r = 0"),
+        ("σ = 0.5", "σ = 0.25", f"reach: r > {ceiling:.2f}"),
+    ]
+    accuracy, reach = table.itertuples()
+    # 10 of 40 answers turn wrong on every model: −0.25 exactly.
+    assert accuracy.gain == pytest.approx(-0.25) and accuracy.verdict == "falls"
+    # σ = 0.25 certifies nothing beyond its ceiling; σ = 0.5 does, on correct images
+    # whose radius exceeds it: the share of them, averaged over the three models.
+    expected = np.mean(
+        [
+            (logs["σ = 0.5"]["correct"] & (logs["σ = 0.5"]["radius"] > ceiling)).mean()
+            for logs in tradeoff_replicates(True)
+        ]
+    )
+    assert reach.gain == pytest.approx(expected) and reach.verdict == "rises"
+    assert (table["models"] == 3).all() and (table["margin"] == 0.05).all()
+    assert tradeoff_verdict(table) == HOLDS
+    # More noise that reaches no further (every reach difference 0) does not make the trade.
+    no_reach = tradeoff_comparisons(tradeoff_replicates(False), names, margin=0.05)
+    assert no_reach["verdict"].tolist() == ["falls", EQUIVALENT]
+    assert tradeoff_verdict(no_reach) == FAILS
+    # Less accuracy with no sign of reach either way: not resolved.
+    open_table = table.assign(verdict=["falls", "undecided"])
+    assert tradeoff_verdict(open_table) == OPEN
+    with pytest.raises(ValueError, match="at least two"):
+        tradeoff_comparisons(tradeoff_replicates(True), ["σ = 0.25"])
+    with pytest.raises(ValueError, match="accuracy or reach"):
+        tradeoff_verdict(table.iloc[:1])
+
+
+def test_the_tradeoff_needs_the_logs_certify_settings() -> None:
+    bare = [{name: log([0.1, 0.2], [1, 1]) for name in ("a", "b")}]
+    with pytest.raises(ValueError, match="scale"):
+        tradeoff_comparisons(bare, ["a", "b"])
+
+
+def alm_replicates(factor: float) -> list[dict[str, pd.DataFrame]]:
+    """An isotropic control and a method with the same radii and ALM = factor × radius."""
+    replicates = []
+    for shift in (-0.02, 0.0, 0.02):
+        radii = np.linspace(0.2, 1.0, IMAGES) + shift
+        correct = [1] * IMAGES
+        replicates.append(
+            {
+                "isotropic": certify_log(radii, correct, 0.5),
+                "method": certify_log(radii, correct, 0.5, alm=radii * factor),
+            }
+        )
+    return replicates
 
 
 def test_alm_beyond_radius_measures_the_gap_on_the_same_certificates() -> None:
-    found = alm_beyond_radius(OURS)
-    assert found.difference == pytest.approx((0.1 + 0.2 + 0.2 + 0.3) / 4)
-    assert found.verdict == "rises"
-    isotropic = alm_beyond_radius(BASELINE)
-    assert isotropic.difference == 0 and isotropic.verdict == "no clear change"
+    found = alm_beyond_radius(alm_replicates(1.5), "method", margin=0.05)
+    assert found.index.tolist() == [("method by ALM", "method by radius", "ACR")]
+    row = found.iloc[0]
+    # ALM − radius = 0.5 × the mean radius (0.6) on every model and every image's mean.
+    assert row["gain"] == pytest.approx(0.3) and row["verdict"] == "rises"
+    assert row["models"] == 3 and row["images"] == IMAGES
+    isotropic = alm_beyond_radius(alm_replicates(1.5), "isotropic", margin=0.05).iloc[0]
+    assert isotropic["gain"] == 0 and isotropic["verdict"] == EQUIVALENT
 
 
 def test_modest_by_radius_significant_by_alm_needs_alm_beyond_radius() -> None:
-    flat, up, down = (ACRDifference(*v, 0.95) for v in [(0, -0.1, 0.1), (0.3, 0.1, 0.5),
-                                                          (-0.3, -0.5, -0.1)])  # fmt: skip
-    none = ACRDifference(0.0, 0.0, 0.0, 0.95)  # isotropic noise: ALM is the radius
-    noise = ACRDifference(5e-16, 2e-16, 8e-16, 0.95)  # sigma constant up to float error
-    assert noise.verdict == "rises"  # the interval alone would call it a gain
-    assert alm_claim_verdict(flat, up) == alm_claim_verdict(up, up) == "holds"
-    assert alm_claim_verdict(up, none) == alm_claim_verdict(down, up) == "does not hold"
-    assert alm_claim_verdict(up, noise) == "does not hold"
-    assert alm_claim_verdict(up, flat) == "not resolved at this scale"
-    assert gain_text(up) == "+0.300 [0.100, 0.500]"
-    found = {"a": up, "b": flat, "c": up}
-    assert evidence_text({"a": up}) == "a +0.300 [0.100, 0.500]"
-    assert verdict_counts(found) == "of 3 comparisons, 2 rises, 0 falls, 1 no clear change"
+    by = {"radius": "radius"}
+    radius_gain = replicated_comparisons(
+        alm_replicates(1.5), [("method", "isotropic")], measures=by, margin=0.05
+    )
+    assert radius_gain["verdict"].tolist() == [EQUIVALENT]  # the same radii
+    boost = alm_beyond_radius(alm_replicates(1.5), "method", margin=0.05)
+    assert alm_claim_verdict(radius_gain, boost) == HOLDS
+    # A σ constant up to float error: ALM beyond radius is rounding, within the margin.
+    rounding = alm_beyond_radius(alm_replicates(1 + 1e-15), "method", margin=0.05)
+    assert rounding["gain"].iloc[0] > 0 and rounding["verdict"].iloc[0] == EQUIVALENT
+    assert alm_claim_verdict(radius_gain, rounding) == FAILS
+    assert alm_claim_verdict(["falls"], boost) == FAILS
+    assert alm_claim_verdict(["undecided"], boost.assign(verdict="undecided")) == OPEN
+    assert alm_claim_verdict(["rises"], boost.assign(verdict="falls")) == FAILS
+    unjudged = alm_beyond_radius(alm_replicates(1 + 1e-15), "method")
+    assert unjudged["verdict"].iloc[0] == "rises"  # why the margin is required
+    with pytest.raises(ValueError, match="without a margin"):
+        alm_claim_verdict(radius_gain, unjudged)
+
+
+def test_the_evidence_reads_each_gain_its_interval_and_verdict() -> None:
+    table = pd.DataFrame(
+        {"gain": [0.3, -0.01], "low": [0.1, -0.04], "high": [0.5, 0.02],
+         "verdict": ["rises", EQUIVALENT], "margin": 0.05},
+        index=pd.MultiIndex.from_tuples(
+            [("DS", "Cohen", "ACR"), ("DS", "Cohen", "r = 0")],
+            names=["method", "against", "measured by"],
+        ),
+    )  # fmt: skip
+    assert gain_text(table.iloc[0]) == "+0.300 [0.100, 0.500]"
+    assert evidence_text(table) == (
+        "DS − Cohen, ACR +0.300 [0.100, 0.500] rises; "
+        f"DS − Cohen, r = 0 -0.010 [-0.040, 0.020] {EQUIVALENT}"
+    )
+    labels = {("DS", "Cohen", "ACR"): "σ = 0.25"}
+    assert evidence_text(table.iloc[:1], labels=labels) == "σ = 0.25 +0.300 [0.100, 0.500] rises"
+
+
+def test_the_counts_name_every_verdict_and_the_margin() -> None:
+    verdicts = ["rises", "undecided", EQUIVALENT, "rises"]
+    assert verdict_counts(verdicts) == (
+        f"of 4 comparisons, 2 rises, 0 falls, 1 {EQUIVALENT}, 1 undecided"
+    )
+    table = pd.DataFrame({"verdict": ["falls", "undecided"], "margin": [0.05, 0.05]})
+    assert verdict_counts(table) == (
+        f"of 2 comparisons, 0 rises, 1 falls, 0 {EQUIVALENT}, 1 undecided"
+    )
+    assert verdict_counts(["rises"]) == "of 1 comparisons, 1 rises, 0 falls, 0 undecided"
 
 
 def test_about_means_the_same_order_of_magnitude() -> None:

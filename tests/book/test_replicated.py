@@ -59,3 +59,45 @@ def test_the_fig4_replicates_pair_the_isotropic_model_with_the_pattern() -> None
         assert by_name["Fig. 4 pattern"]["kind"][0] == "anisotropic"
         assert (by_name["isotropic"]["alm"] == by_name["isotropic"]["radius"]).all()
         assert by_name["isotropic"]["radius"][0] == 0.5
+
+
+class FakeSecondary:
+    """Secondary experiments that name the generator run a log comes from."""
+
+    def __init__(self, cached_only: bool = False) -> None:
+        self.cached_only = cached_only
+
+    def cached(self):
+        return FakeSecondary(cached_only=True)
+
+    def certify_generated(self, config):
+        return pd.DataFrame(
+            {"idx": [0], "seed": [config.seed], "base_seed": [config.base.seed],
+             "method": [config.method], "cached": [self.cached_only]}
+        )  # fmt: skip
+
+
+@dataclass
+class FakeNPGChapter:
+    profile: object
+    seed: int = 0
+    secondary: FakeSecondary = None
+
+    def __post_init__(self) -> None:
+        self.secondary = FakeSecondary()
+
+
+def test_the_npg_replicates_fine_tune_each_replicates_own_base_model() -> None:
+    profile = PROFILES["cpu"]
+    chapter = FakeNPGChapter(profile, seed=3)
+    logs = replicated.npg_replicates(chapter, cached=True)
+    seeds = profile.replicate_seeds(3)
+    assert len(logs) == len(seeds) == profile.replicates.models and seeds[0] == 3
+    for seed, by_name in zip(seeds, logs, strict=True):
+        assert list(by_name) == list(profile.npg_methods(profile.base_models(seed)[0.5], seed))
+        assert {int(log["seed"][0]) for log in by_name.values()} == {seed}
+        assert {int(log["base_seed"][0]) for log in by_name.values()} == {seed}
+        assert all(bool(log["cached"][0]) for log in by_name.values())
+        assert by_name["certification-wise"]["method"][0] == "certification"
+    fresh = replicated.npg_replicates(chapter)
+    assert not any(bool(log["cached"][0]) for logs in fresh for log in logs.values())
