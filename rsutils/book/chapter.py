@@ -132,7 +132,9 @@ class Chapter:
         certified on the same images with the same certification seed, so only the
         trained models differ. The first replicate is the chapter's own model: its log is
         the main run's rows on those images (certificates depend on the image and the
-        seed only, so they are the rows a run on these images alone would give).
+        seed only, so they are the rows a run on these images alone would give; a
+        data-dependent log must also replay its memory on them, see
+        :func:`~rsutils.book.replicated.sigma_ascent_replicates`).
         ``cached`` reads the logs from the cache only (as a later chapter does).
         """
         main, replicated = self.main, self.replicated

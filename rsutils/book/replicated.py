@@ -1,6 +1,6 @@
 """The replicate logs behind the book's comparisons, defined once.
 
-Chapters 01, 02 and 05 certify these runs and chapter 07 reads them from the cache, so
+Chapters 01, 02, 05 and 06 certify these runs and chapter 07 reads them from the cache, so
 the verdict table judges exactly the models and images the chapters show. Each function
 returns one ``{name: log}`` dictionary per replicate model
 (:meth:`~rsutils.book.chapter.Chapter.replicate_runs`: the first replicate is the
@@ -18,6 +18,7 @@ from rsutils.anisotropic.patterns import spatial_pattern
 from rsutils.book.chapter import Chapter
 from rsutils.book.profiles import ANISOTROPIC_LAMBDA, BOOK_SIGMAS, FIG4_PATTERN
 from rsutils.core.noise import Gaussian
+from rsutils.logs.memory_replay import replay_memory
 
 __all__ = [
     "ds_name",
@@ -61,13 +62,21 @@ def fixed_sigma_replicates(chapter: Chapter, *, cached: bool = False) -> Replica
 
 def sigma_ascent_replicates(chapter: Chapter, *, cached: bool = False) -> Replicates:
     """Cohen-DS from every σ0 on the base model of that σ (chapter 02), per replicate,
-    beside the fixed-σ logs of :func:`fixed_sigma_replicates`."""
+    beside the fixed-σ logs of :func:`fixed_sigma_replicates`.
+
+    The first replicate's rows come from the main run, whose memory also held the main
+    images outside the replicate images; its memory is replayed on the replicate images
+    alone (:func:`~rsutils.logs.memory_replay.replay_memory`), so every replicate's log is
+    the one a run on those images would write.
+    """
     P = chapter.profile
 
     def run(sigma):
         return lambda runs, seed: runs.certify_ds(P.base_models(seed)[sigma], P.ascent(sigma))
 
     ds = _by_replicate(chapter, {ds_name(s): run(s) for s in BOOK_SIGMAS}, cached)
+    for s in BOOK_SIGMAS:
+        ds[0][ds_name(s)] = replay_memory(ds[0][ds_name(s)], chapter.test, norm=P.ascent(s).norm)
     fixed = fixed_sigma_replicates(chapter, cached=cached)
     return [{**a, **b} for a, b in zip(fixed, ds, strict=True)]
 

@@ -1,12 +1,14 @@
 """The replicate runs behind the book's comparisons: which model, which noise, which name."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
+import torch
 
 from rsutils.anisotropic.noise import Anisotropic
 from rsutils.book import replicated
 from rsutils.book.profiles import PROFILES
+from rsutils.training.data import Dataset
 
 
 class FakeRuns:
@@ -20,14 +22,22 @@ class FakeRuns:
 
     def certify_ds(self, config, ascent):
         return pd.DataFrame(
-            {"idx": [0], "radius": [ascent.sigma0], "seed": [config.seed], "kind": ["ds"]}
-        )
+            {
+                "idx": [0], "label": [3], "predict": [3], "correct": [1],
+                "radius": [ascent.sigma0], "mc_predict": [3], "mc_radius": [ascent.sigma0],
+                "memory": ["kept"], "seed": [config.seed], "kind": ["ds"],
+            }
+        )  # fmt: skip
 
 
 @dataclass
 class FakeChapter:
     profile: object
     cached_calls: int = 0
+    test: Dataset = field(
+        default_factory=lambda: Dataset("fashion-mnist", "test", torch.zeros(1, 1, 28, 28),
+                                        torch.tensor([3]), tuple("abcdefghij"))
+    )  # fmt: skip
 
     def replicate_runs(self, run, *, cached=False):
         self.cached_calls += cached
