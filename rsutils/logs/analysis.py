@@ -149,13 +149,13 @@ class ACRDifference:
 
     @property
     def verdict(self) -> str:
-        """``"rises"``, ``"falls"`` or ``"no clear change"``: the sign the interval allows.
+        """``"rises"``, ``"falls"`` or ``"undecided"``: the book's verdict rule
+        (:func:`~rsutils.logs.replicates.judge`) on this interval over the inputs alone.
 
-        :func:`~rsutils.logs.replicates.judge` without a margin, its ``"undecided"``
-        worded as this class always has.
+        One model's interval says nothing about retraining: a verdict the book states
+        comes from :func:`~rsutils.logs.replicates.replicated_comparisons`.
         """
-        verdict = judge(self.low, self.high)
-        return "no clear change" if verdict == "undecided" else verdict
+        return judge(self.low, self.high)
 
 
 def acr_difference(

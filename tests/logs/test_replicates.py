@@ -200,8 +200,8 @@ def test_judge_asks_for_both_margin_and_equivalence_interval() -> None:
         judge(0.2, 0.1)
 
 
-def test_acr_difference_keeps_its_wording() -> None:
-    assert ACRDifference(0.0, -0.1, 0.1, 0.95).verdict == "no clear change"
+def test_acr_difference_speaks_the_verdict_rules_words() -> None:
+    assert ACRDifference(0.0, -0.1, 0.1, 0.95).verdict == "undecided"
     assert ACRDifference(0.1, 0.05, 0.2, 0.95).verdict == "rises"
     assert ACRDifference(-0.1, -0.2, -0.05, 0.95).verdict == "falls"
 
