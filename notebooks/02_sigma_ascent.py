@@ -88,8 +88,8 @@ seed = 0
 
 # %% [markdown]
 # The chapter ran at the scale below. The main comparison (Cohen against Cohen-DS) uses
-# the base models and test images of {ref}`chapter-tight-radius`, and its verdicts
-# rest on retrained replicates of those models, certified on a subset of the images
+# the base models of {ref}`chapter-tight-radius` on its replicate test images, and its
+# verdicts rest on retrained replicates of those models, certified on the same images
 # with the same draws (row "replicate models"); the ablation and
 # the training variants run at the smaller "secondary" scale, since each of them
 # certifies a new set of logs and the ascent multiplies the cost of every image.
@@ -104,7 +104,7 @@ seed = 0
 # %% tags=["hide-input"]
 chapter = Chapter.open(profile, seed=seed, progress=progress)
 P, test, configs = chapter.profile, chapter.test, chapter.base_models
-main, secondary = chapter.main, chapter.secondary
+secondary = chapter.secondary
 ascent = chapter.profile.ascent(0.25)
 tuned = (
     "all" if P.ds.finetune_subset is None else f"{P.ds.finetune_subset:,}"
@@ -241,10 +241,14 @@ plt.close(fig)
 #
 # The three base models of {ref}`chapter-tight-radius` (trained with Gaussian
 # augmentation at $\sigma \in \{0.25, 0.5, 1\}$) are certified twice on the same
-# {glue:text}`num_images` test images: with their training $\sigma$ ("Cohen", the logs
-# of chapter 01) and with $\sigma^*_x$ from sigma ascent started at the training
-# $\sigma$ ("Cohen-DS", certified through the memory). Only the noise level differs;
-# the base classifier, the draws' seeds, $n$ and $\alpha$ are the same.
+# {glue:text}`num_images` test images: with their training $\sigma$ ("Cohen", rows of
+# the logs of chapter 01) and with $\sigma^*_x$ from sigma ascent started at the
+# training $\sigma$ ("Cohen-DS", certified through the memory). Only the noise level
+# differs; the base classifier, the draws' seeds, $n$ and $\alpha$ are the same. The
+# images are chapter 01's replicate images, the ones every retrained model below is
+# certified on, so that this model is one of the replicates: the memory makes a
+# data-dependent answer depend on the inputs certified before it, and a model's log
+# on other images would not be comparable.
 #
 # Sharing the seeds makes the comparison paired: both certifications of an image
 # start from the same standard normal draws, scaled by different levels. We expect
@@ -252,11 +256,12 @@ plt.close(fig)
 # the intervals below are put on per-image differences.
 
 # %% tags=["remove-cell"]
-glue_all(num_images=len(main.indices))
+glue_all(num_images=len(chapter.replicated.indices))
 
 # %%
-cohen = {s: main.certify(configs[s], rs.Gaussian(s)) for s in SIGMAS}
-cohen_ds = {s: main.certify_ds(configs[s], P.ascent(s)) for s in SIGMAS}
+replicates = replicated.sigma_ascent_replicates(chapter)
+cohen = {s: replicates[0][fixed_name(s)] for s in SIGMAS}
+cohen_ds = {s: replicates[0][ds_name(s)] for s in SIGMAS}
 
 # %% [markdown]
 # `certify_ds` runs the ascent for each image from its starting $\sigma_0$, then
@@ -352,13 +357,11 @@ glue_table(main_best, "env_{row}_{column}", rows=rows, columns=columns)
 # section rests on {glue:text}`n_models` independently trained base models per
 # $\sigma$ (other seeds for the weights, the data order and the training noise; the
 # first is the model above), each certified with its training $\sigma$ and with
-# Cohen-DS on the same {glue:text}`rep_images` test images, a subset of the ones
-# above, with the same $n$
+# Cohen-DS on the same {glue:text}`rep_images` test images with the same $n$
 # ({func}`~rsutils.book.replicated.sigma_ascent_replicates`; chapter 07 reads the same
 # logs back).
 
 # %%
-replicates = replicated.sigma_ascent_replicates(chapter)
 pairs_b = [(ds_name(s), fixed_name(s)) for s in SIGMAS]
 levels_b = replicate_levels(replicates, [0.5, 1.0])
 levels_b.droplevel("measured by").round(3)
@@ -620,7 +623,9 @@ plt.close(fig)
 # %% tags=["remove-cell"]
 sigma_star = cohen_ds[0.25]["scale"]
 quartiles = sigma_star.quantile([0.25, 0.75])
-largest = cohen_ds[0.25].nlargest(max(1, len(main.indices) // 10), "scale")
+largest = cohen_ds[0.25].nlargest(
+    max(1, len(cohen_ds[0.25]) // 10), "scale"
+)
 top = largest["label"].value_counts(normalize=True)
 glue_all(
     sigma_q25=float(quartiles.iloc[0]),

@@ -57,10 +57,12 @@ seed = 0
 # %% tags=["hide-input"]
 chapter = Chapter.open(profile, seed=seed, progress=progress)
 P, test, configs = chapter.profile, chapter.test, chapter.base_models
-main, secondary = chapter.main, chapter.secondary
+ds_runs, secondary = chapter.replicated, chapter.secondary
 chapter.run_at(
     {
         **chapter.base_model_rows(),
+        "Cohen-DS certificates": f"{len(ds_runs.indices)} images "
+        "(chapter 02's, its replicate images)",
         "probes": f"{P.secondary.images} images "
         f"(every {P.secondary.skip}th), n = {P.secondary.n:,}",
     }
@@ -294,10 +296,10 @@ assert orders.loc[("B then A", "A"), "memory class"] == 0
 # in the first count and not in the second.
 
 # %% tags=["remove-cell"]
-glue_all(num_images=len(main.indices))
+glue_all(num_images=len(ds_runs.indices))
 
 # %%
-ds_logs = {s: main.certify_ds(configs[s], P.ascent(s)) for s in SIGMAS}
+ds_logs = {s: ds_runs.certify_ds(configs[s], P.ascent(s)) for s in SIGMAS}
 
 
 def certificates(log: pd.DataFrame) -> tuple:

@@ -607,16 +607,14 @@ glue_all(n_predict=len(predict))
 # the data-dependent smoothing paper states only in prose):
 
 # %%
-runs = chapter.main.cached()
-base = chapter.base_models
-fixed = {s: runs.certify(base[s], rs.Gaussian(s)) for s in BOOK_SIGMAS}
-data_dependent = {
-    s: runs.certify_ds(base[s], P.ascent(s)) for s in BOOK_SIGMAS
-}
+first = rep.sigma_ascent_replicates(chapter, cached=True)[0]
+fixed = {s: first[rep.fixed_name(s)] for s in BOOK_SIGMAS}
+data_dependent = {s: first[rep.ds_name(s)] for s in BOOK_SIGMAS}
 
 # %% [markdown]
-# `cached()` returns the same runner restricted to what the cache already holds, so
-# these are chapters 01 and 02's logs, not new ones. Each row of our table is a log
+# These are chapters 01 and 02's logs of their first models on the replicate images,
+# read from the cache ({func}`~rsutils.book.replicated.sigma_ascent_replicates`), not
+# new ones. Each row of our table is a log
 # and the measure to read from it; {func}`~rsutils.book.measured.measured_table`
 # computes the approximate certified accuracy at the published table's radii, so the
 # two sets of rows share their columns.
@@ -630,7 +628,7 @@ rows |= {
     for s, log in data_dependent.items()
 }
 scale = (
-    f"{P.certify.images} test images, n = {P.certify.n:,}, "
+    f"{len(chapter.replicated.indices)} test images, n = {P.certify.n:,}, "
     f"alpha = {P.certify.alpha}"
 )
 layout = {"name": "ours", "dataset": "fashion-mnist", "scale": scale}

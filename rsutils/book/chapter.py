@@ -123,7 +123,11 @@ class Chapter:
         return replace(self.main, indices=self.profile.replicate_indices(len(self.test)))
 
     def replicate_runs(
-        self, run: Callable[[Experiments, int], pd.DataFrame], *, cached: bool = False
+        self,
+        run: Callable[[Experiments, int], pd.DataFrame],
+        *,
+        cached: bool = False,
+        from_main: bool = True,
     ) -> list[pd.DataFrame]:
         """``run(experiments, seed)`` for every replicate seed of the chapter's seed.
 
@@ -132,10 +136,11 @@ class Chapter:
         certified on the same images with the same certification seed, so only the
         trained models differ. The first replicate is the chapter's own model: its log is
         the main run's rows on those images (certificates depend on the image and the
-        seed only, so they are the rows a run on these images alone would give; a
-        data-dependent log must also replay its memory on them, see
-        :func:`~rsutils.book.replicated.sigma_ascent_replicates`).
-        ``cached`` reads the logs from the cache only (as a later chapter does).
+        seed only, so they are the rows a run on these images alone would give). A run
+        whose answers depend on the inputs before them (a memory: data-dependent
+        certification) passes ``from_main=False``: its first replicate is then run on the
+        replicate images like the others. ``cached`` reads the logs from the cache only
+        (as a later chapter does).
         """
         main, replicated = self.main, self.replicated
         if cached:
@@ -143,7 +148,7 @@ class Chapter:
         images = set(replicated.indices)
         logs = []
         for seed in self.profile.replicate_seeds(self.seed):
-            if seed == self.seed:
+            if seed == self.seed and from_main:
                 log = run(main, seed)
                 logs.append(log[log["idx"].isin(images)].reset_index(drop=True))
             else:

@@ -453,7 +453,7 @@ class Profile:
 PROFILES: dict[str, Profile] = {
     "smoke": Profile(
         name="smoke",
-        training=TrainingScale(epochs=1, subset=6000),
+        training=TrainingScale(epochs=1, subset=6000, precision="bf16"),
         certify=CertifyScale(
             n0=COHEN.n0,
             n=1000,
@@ -480,7 +480,7 @@ PROFILES: dict[str, Profile] = {
     ),
     "cpu": Profile(
         name="cpu",
-        training=TrainingScale(epochs=6, subset=None),
+        training=TrainingScale(epochs=6, subset=None, precision="bf16"),
         certify=CertifyScale(
             n0=COHEN.n0,
             n=10_000,
@@ -502,7 +502,7 @@ PROFILES: dict[str, Profile] = {
         ),
         generators=GeneratorScale(steps=320, subset=10_000, recipe_steps=320),
         audit=AuditScale(images=30, n_verify=500, steps=20, draws=16),
-        replicates=ReplicateScale(models=3, images=100, skip=100),
+        replicates=ReplicateScale(models=3, images=80, skip=100),
         checks=CheckScale(worst_case_draws=200_000, volume_draws=400_000, coverage_runs=2000),
     ),
     "paper": Profile(

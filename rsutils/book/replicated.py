@@ -18,7 +18,6 @@ from rsutils.anisotropic.patterns import spatial_pattern
 from rsutils.book.chapter import Chapter
 from rsutils.book.profiles import ANISOTROPIC_LAMBDA, BOOK_SIGMAS, FIG4_PATTERN
 from rsutils.core.noise import Gaussian
-from rsutils.logs.memory_replay import replay_memory
 
 __all__ = [
     "ds_name",
@@ -42,9 +41,14 @@ def ds_name(sigma0: float) -> str:
     return f"Cohen-DS, σ0 = {sigma0:g}"
 
 
-def _by_replicate(chapter: Chapter, runs: dict, cached: bool) -> Replicates:
+def _by_replicate(
+    chapter: Chapter, runs: dict, cached: bool, *, from_main: bool = True
+) -> Replicates:
     """{name: run} → one {name: log} per replicate."""
-    logs = {name: chapter.replicate_runs(run, cached=cached) for name, run in runs.items()}
+    logs = {
+        name: chapter.replicate_runs(run, cached=cached, from_main=from_main)
+        for name, run in runs.items()
+    }
     return [
         {name: logs[name][m] for name in runs} for m in range(chapter.profile.replicates.models)
     ]
@@ -64,19 +68,17 @@ def sigma_ascent_replicates(chapter: Chapter, *, cached: bool = False) -> Replic
     """Cohen-DS from every σ0 on the base model of that σ (chapter 02), per replicate,
     beside the fixed-σ logs of :func:`fixed_sigma_replicates`.
 
-    The first replicate's rows come from the main run, whose memory also held the main
-    images outside the replicate images; its memory is replayed on the replicate images
-    alone (:func:`~rsutils.logs.memory_replay.replay_memory`), so every replicate's log is
-    the one a run on those images would write.
+    Cohen-DS answers through a memory of the inputs certified before, so every replicate,
+    the first included, is certified on the replicate images alone (chapters 02 and 03
+    show the first replicate's logs as the chapter's own model).
     """
     P = chapter.profile
 
     def run(sigma):
         return lambda runs, seed: runs.certify_ds(P.base_models(seed)[sigma], P.ascent(sigma))
 
-    ds = _by_replicate(chapter, {ds_name(s): run(s) for s in BOOK_SIGMAS}, cached)
-    for s in BOOK_SIGMAS:
-        ds[0][ds_name(s)] = replay_memory(ds[0][ds_name(s)], chapter.test, norm=P.ascent(s).norm)
+    runs = {ds_name(s): run(s) for s in BOOK_SIGMAS}
+    ds = _by_replicate(chapter, runs, cached, from_main=False)
     fixed = fixed_sigma_replicates(chapter, cached=cached)
     return [{**a, **b} for a, b in zip(fixed, ds, strict=True)]
 

@@ -33,6 +33,13 @@ def _check(replicates: Replicates) -> None:
         raise ValueError("every replicate must hold the same methods; certify each for every seed")
 
 
+def _mean_share(shares: list[float]) -> float:
+    """The mean of the replicates' ceiling shares that exist (a replicate without a
+    correct certificate has none); NaN when no replicate has one."""
+    finite = [share for share in shares if np.isfinite(share)]
+    return float(np.mean(finite)) if finite else float("nan")
+
+
 def replicate_levels(
     replicates: Replicates, radii: ArrayLike, *, measures: Mapping[str, str] | None = None
 ) -> pd.DataFrame:
@@ -58,7 +65,7 @@ def replicate_levels(
                 "ACR": float(np.mean(acrs)),
                 "ACR min": float(np.min(acrs)),
                 "ACR max": float(np.max(acrs)),
-                "at ceiling": float(np.nanmean([ceiling_share(log) for log in logs])),
+                "at ceiling": _mean_share([ceiling_share(log) for log in logs]),
             }
     table = pd.DataFrame.from_dict(rows, orient="index")
     table.index.names = ["method", "measured by"]
@@ -101,7 +108,7 @@ def ceiling_columns(replicates: Replicates, pairs: Iterable[tuple[str, str]]) ->
     rows = {}
     for method, control in pairs:
         rows[(method, control)] = {
-            side: float(np.nanmean([ceiling_share(logs[name]) for logs in replicates]))
+            side: _mean_share([ceiling_share(logs[name]) for logs in replicates])
             for side, name in (("method at ceiling", method), ("control at ceiling", control))
         }
     table = pd.DataFrame.from_dict(rows, orient="index")

@@ -85,6 +85,9 @@ def test_the_first_replicate_is_the_main_run_on_the_replicate_images(
     assert all(i == chapter.replicated.indices for i, _ in calls[1:])
     assert all(list(log["idx"]) == chapter.replicated.indices for log in logs)
     assert chapter.replicated.settings == chapter.main.settings
+    calls.clear()
+    chapter.replicate_runs(run, from_main=False)  # every replicate on the replicate images
+    assert all(i == chapter.replicated.indices for i, _ in calls)
 
 
 def test_the_replicate_rows_state_models_and_images(fake_fashion_mnist, monkeypatch) -> None:

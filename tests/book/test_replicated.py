@@ -39,8 +39,9 @@ class FakeChapter:
                                         torch.tensor([3]), tuple("abcdefghij"))
     )  # fmt: skip
 
-    def replicate_runs(self, run, *, cached=False):
+    def replicate_runs(self, run, *, cached=False, from_main=True):
         self.cached_calls += cached
+        self.from_main = [*getattr(self, "from_main", []), from_main]
         return [run(FakeRuns(), seed) for seed in self.profile.replicate_seeds(0)]
 
 
@@ -49,6 +50,8 @@ def test_every_replicate_holds_every_sigma_with_its_own_base_model() -> None:
     logs = replicated.sigma_ascent_replicates(chapter, cached=True)
     seeds = PROFILES["cpu"].replicate_seeds(0)
     assert len(logs) == len(seeds) and chapter.cached_calls == 6
+    # the memory makes a data-dependent answer depend on the inputs before it
+    assert chapter.from_main == [False] * 3 + [True] * 3
     for seed, by_name in zip(seeds, logs, strict=True):
         assert list(by_name) == [
             "σ = 0.25", "σ = 0.5", "σ = 1", "Cohen-DS, σ0 = 0.25", "Cohen-DS, σ0 = 0.5",

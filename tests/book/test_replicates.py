@@ -81,3 +81,14 @@ def test_replicates_must_hold_the_same_methods() -> None:
         replicate_levels([], [0.0])
     with pytest.raises(ValueError, match="the same methods"):
         replicate_levels([{"a": REPLICATES[0]["a"]}, REPLICATES[1]], [0.0])
+
+
+def test_a_method_without_correct_certificates_has_no_ceiling_share() -> None:
+    """Nothing certified correctly anywhere: the share is undefined (NaN, no warning);
+    in one replicate only: the mean runs over the replicates that have one."""
+    nothing = log_of([10, 20, 30])
+    replicates = [{"a": nothing, "b": nothing}, {"a": nothing, "b": log_of([100, 60, 40])}]
+    table = replicate_levels(replicates, [0.0])
+    assert np.isnan(table.loc[("a", "radius"), "at ceiling"])
+    assert table.loc[("b", "radius"), "at ceiling"] == pytest.approx(1.0)
+    assert np.isnan(ceiling_columns(replicates, [("b", "a")]).loc[("b", "a"), "control at ceiling"])
