@@ -271,12 +271,11 @@ assert abs(region_224.alm() - geometric_mean(pattern_224)) < 1e-12
 # {glue:text}`acc0_iso:.3f` with the isotropic noise and {glue:text}`acc0_ani:.3f` with
 # the pattern. The model was trained for isotropic noise, not for this pattern. These
 # are one model's levels; how the pattern compares with the isotropic noise is judged
-# at the end of the section over retrained models, where a retraining cannot decide
-# it. Every curve ends at the
-# largest certificate that $n$ draws can give, $R \le \lambda\Phi^{-1}(\alpha^{1/n}) =$
-# {glue:text}`cap_R:.3f`: the inscribed radius cannot exceed
-# {glue:text}`cap_radius:.3f` and the ALM {glue:text}`cap_alm:.3f` (the pattern has mean
-# 1, so its geometric mean is below 1). Both measures describe the same
+# at the end of the section over retrained models, so that no single training decides
+# it. Every curve ends at the largest certificate that $n$ draws can give,
+# $R \le \lambda\Phi^{-1}(\alpha^{1/n}) =$ {glue:text}`cap_R:.3f`: the inscribed
+# radius cannot exceed {glue:text}`cap_radius:.3f` and the ALM
+# {glue:text}`cap_alm:.3f` (the pattern has mean 1, so its geometric mean is below 1). Both measures describe the same
 # certificates; only the inscribed radius is a statement about every perturbation of
 # that size.
 
