@@ -275,9 +275,9 @@ assert abs(region_224.alm() - geometric_mean(pattern_224)) < 1e-12
 # it. Every curve ends at the largest certificate that $n$ draws can give,
 # $R \le \lambda\Phi^{-1}(\alpha^{1/n}) =$ {glue:text}`cap_R:.3f`: the inscribed
 # radius cannot exceed {glue:text}`cap_radius:.3f` and the ALM
-# {glue:text}`cap_alm:.3f` (the pattern has mean 1, so its geometric mean is below 1). Both measures describe the same
-# certificates; only the inscribed radius is a statement about every perturbation of
-# that size.
+# {glue:text}`cap_alm:.3f` (the pattern has mean 1, so its geometric mean is below
+# 1). Both measures describe the same certificates; only the inscribed radius is a
+# statement about every perturbation of that size.
 
 # %%
 pattern = rs.spatial_pattern(28, 28, **PATTERN)
