@@ -322,7 +322,7 @@ glue_all(
     bf16_margin=EQUIVALENCE_MARGIN,
     bf16_equivalent=int(said.str.startswith("equivalent").sum()),
     bf16_comparisons=len(said),
-    bf16_other=", ".join(f"{k} {v}" for k, v in others.items())
+    bf16_other=", ".join(f"{v} {k}" for k, v in others.items())
     or "and none rises or falls",
 )
 assert not said.isin(["rises", "falls"]).any()
