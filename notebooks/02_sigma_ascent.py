@@ -56,6 +56,7 @@ import pandas as pd
 import seaborn as sns
 import torch
 from scipy.stats import norm
+from scipy.stats import t as student
 
 import rsutils as rs
 from rsutils.book import BOOK_SIGMAS as SIGMAS
@@ -707,51 +708,55 @@ plt.close(fig)
 #
 # ### Levels the step budget set
 #
-# Some of the largest levels are not maximisers of anything. For an input that the
-# model classifies with more than $1 - \text{clamp}$ confidence under the noise at every
-# step, both expectations of {eq}`eq-ddrs-objective` sit at their clamps, the objective
-# is $\sigma\Phi^{-1}(1 - \text{clamp})$, and each step raises $\sigma$ by exactly
-# $\text{lr}\cdot\Phi^{-1}(1 - \text{clamp}) = $ {glue:text}`budget_step:.4f`. After
-# $K = $ {glue:text}`budget_k` steps from $\sigma_0 = 0.25$ such an input is at
-# {glue:text}`budget_reach_025:.2f`, whatever it looks like: the level, and the radius
-# CERTIFY gives at it, say where the budget ran out. More steps would have given more.
+# Some of the largest levels are not maximisers of anything. Where the objective
+# {eq}`eq-ddrs-objective` has a maximum, the ascent climbs to it and then jitters
+# around it, its steps averaging zero. Where the objective keeps growing with
+# $\sigma$ (an input whose class survives any noise the ascent tries, such as the
+# class the model gives to pure noise), $\sigma$ is still climbing when the
+# $K = $ {glue:text}`budget_k` steps run out: the level, and the radius CERTIFY gives
+# at it, measure the budget, and more steps would have given more. (At the clamps a
+# step can raise $\sigma$ by at most
+# $\text{lr}\cdot\Phi^{-1}(1 - \text{clamp}) = $ {glue:text}`budget_step:.4f`.)
 #
-# The rule ({func}`~rsutils.ddrs.step_budget.at_step_budget`): an input's
-# $\sigma^*_x$ ran to the step budget when it rose by at least $K - 1$ full clamped
-# steps, $\sigma^*_x \ge \sigma_0 + (K - 1)\,\text{lr}\,\Phi^{-1}(1 - \text{clamp})$,
-# that is when its steps were on average within $1/K$ of the fastest rise the clamp
-# allows. The log keeps only $\sigma^*_x$ (its `scale` column), not the path, so
-# "still climbing at the last step" is read off how far the level travelled. The table
-# gives, per starting level and replicate model, the share of the inputs at the
-# budget, and splits the ACR into the part their certificates carry and the rest (the
-# two add up to the ACR; the second is the ACR with their radii counted as 0).
+# The rule ({func}`~rsutils.ddrs.step_budget.still_rising`): an input's $\sigma^*_x$
+# ran to the step budget when the last fifth of its path, the last
+# {glue:text}`budget_window` steps, still rises: their mean exceeds three standard
+# errors of that mean (for independent normal steps without drift the rule flags
+# {glue:text}`budget_size:.1%` of the inputs). The log keeps only $\sigma^*_x$, so the ascent is rerun with the log's
+# draws to recover the path ({meth}`~rsutils.book.experiments.Experiments.ascent_paths`,
+# checked to end at the logged level). The table gives, per starting level and
+# replicate model, the share of the inputs at the budget, and splits the ACR into the
+# part their certificates carry and the rest (the two add up to the ACR; the second
+# is the ACR with their radii counted as 0).
 
 # %%
-ascents = {ds_name(s): P.ascent(s) for s in SIGMAS}
-budget = step_budget.step_budget_table(replicates, ascents)
+paths = replicated.sigma_ascent_paths(chapter)
+for logs, found in zip(replicates, paths, strict=True):
+    for name, path in found.items():
+        logs[name] = logs[name].assign(
+            rising=step_budget.still_rising(path)
+        )
+rising = {n: [logs[n]["rising"] for logs in replicates] for n in paths[0]}
+budget = step_budget.step_budget_table(replicates, rising)
 budget.round(3)
 
 # %% [markdown]
 # From $\sigma_0 = 0.25$, {glue:text}`budget_share:.0%` of the inputs end at the
 # budget (mean over the replicate models); they carry {glue:text}`budget_part:.3f` of
-# the ACR of {glue:text}`budget_acr:.3f`. On the {glue:text}`num_images` images of the
-# first model, {glue:text}`budget_main` inputs end there, and
-# {glue:text}`budget_noise` of them get the class the model gives to pure noise
-# ("{glue:text}`noise_class`"), the class that more noise does not unsettle.
+# the ACR of {glue:text}`budget_acr:.3f`. Of the {glue:text}`budget_main` such inputs
+# of the first model, {glue:text}`budget_noise` get the class the model gives to pure
+# noise ("{glue:text}`noise_class`").
 #
 # Does the gain over Cohen come from them? The same split as for the ceiling, with
-# the group read off the Cohen-DS logs by the same majority rule: $\sigma^*_x$ at the
-# budget in more than half of the replicate models.
+# the group read off the Cohen-DS paths by the same majority rule: $\sigma^*_x$ still
+# rising at the budget in more than half of the replicate models.
 
 
 # %%
 def budget_groups(method: str, control: str) -> dict:
     """The images whose σ* ran to the step budget in most replicates."""
-
-    def flag(log: pd.DataFrame) -> np.ndarray:
-        return step_budget.at_step_budget(log, ascents[method])
-
     labels = ("σ* at the budget", "σ* below it")
+    flag = lambda log: log["rising"]  # noqa: E731
     return groups.majority_groups(replicates, method, flag, labels)
 
 
@@ -773,17 +778,20 @@ by_budget[shown_c].droplevel(["against", "measured by"]).round(3)
 # should read that part of the gain as a setting of the ascent, not of the input.
 
 # %% tags=["remove-cell"]
-flagged_main = step_budget.at_step_budget(cohen_ds[0.25], P.ascent(0.25))
-answered = cohen_ds[0.25]["predict"][flagged_main]
+first_ds = replicates[0][ds_name(0.25)]
+answered = first_ds["predict"][first_ds["rising"]]
 budget_025 = budget.loc[ds_name(0.25)].mean()
 glue_all(
     budget_step=step_budget.budget_step(P.ascent(0.25)),
     budget_k=P.ds.iterations,
-    budget_reach_025=step_budget.budget_reach(P.ascent(0.25)),
+    budget_window=step_budget.default_window(P.ds.iterations),
+    budget_size=float(
+        student.sf(3, step_budget.default_window(P.ds.iterations) - 1)
+    ),
     budget_share=float(budget_025["at budget"]),
     budget_part=float(budget_025["ACR from them"]),
     budget_acr=float(budget_025["ACR"]),
-    budget_main=int(flagged_main.sum()),
+    budget_main=int(first_ds["rising"].sum()),
     budget_noise=int((answered == int(noise_counts.argmax())).sum()),
 )
 split_b = by_budget.loc[(ds_name(0.25), fixed_name(0.25))]

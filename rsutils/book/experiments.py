@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import torch
 from torch import nn
@@ -49,6 +50,7 @@ from rsutils.core.streams import derived_seed, stream_generator
 from rsutils.ddrs.data_dependent import DataDependentSmooth
 from rsutils.ddrs.sigma_ascent import SigmaAscent
 from rsutils.ddrs.sigma_store import SigmaStore
+from rsutils.ddrs.step_budget import ascent_paths
 from rsutils.logs.analysis import read_log
 from rsutils.logs.runner import certify_dataset, certify_dataset_ds, predict_dataset
 from rsutils.logs.sequential_runs import certify_planned_dataset, decide_dataset, read_decisions
@@ -378,6 +380,25 @@ class Experiments:
             )
         log.attrs["memory_path"] = str(memory_path)
         return log
+
+    def ascent_paths(self, config: TrainConfig, ascent: SigmaAscent) -> np.ndarray:
+        """The sigma-ascent path of every input of :meth:`certify_ds`'s log, in its row
+        order, ``(inputs, K + 1)`` (:func:`~rsutils.ddrs.step_budget.ascent_paths`: the
+        ascent rerun with the log's draws, checked to end at its scales); cached beside
+        the log."""
+        log = self.certify_ds(config, ascent)
+        extra = {"ascent": ascent.as_dict(), **self._mode()}
+        path = self._log_path("certify-ds", config, extra, "certify").with_suffix(".paths.npy")
+        if path.exists():
+            return np.load(path)
+        if self.cached_only:
+            raise NotCachedError(f"the ascent paths {path} are not in the cache; run chapter 02")
+        smooth = DataDependentSmooth(self.model(config), self.data.num_classes, ascent)
+        paths = ascent_paths(smooth, self.data, log, self.settings.seed)
+        buffer = io.BytesIO()
+        np.save(buffer, paths)
+        atomic_write_bytes(path, buffer.getvalue())
+        return paths
 
     def probe_ds(self, config: TrainConfig, ascent: SigmaAscent, fraction: float) -> pd.DataFrame:
         """Query the data-dependent classifier inside its own certified regions.

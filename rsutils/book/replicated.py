@@ -11,6 +11,7 @@ chapter's own model, on the replicate images), the shape
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from rsutils.anisotropic.noise import Anisotropic
@@ -25,6 +26,7 @@ __all__ = [
     "fixed_name",
     "fixed_sigma_replicates",
     "npg_replicates",
+    "sigma_ascent_paths",
     "sigma_ascent_replicates",
 ]
 
@@ -81,6 +83,18 @@ def sigma_ascent_replicates(chapter: Chapter, *, cached: bool = False) -> Replic
     ds = _by_replicate(chapter, runs, cached, from_main=False)
     fixed = fixed_sigma_replicates(chapter, cached=cached)
     return [{**a, **b} for a, b in zip(fixed, ds, strict=True)]
+
+
+def sigma_ascent_paths(chapter: Chapter, *, cached: bool = False) -> list[dict[str, np.ndarray]]:
+    """The ascent path of every input of every Cohen-DS log of
+    :func:`sigma_ascent_replicates`, per replicate: ``{ds_name(σ0): (inputs, K + 1)}``
+    in the logs' row order (:meth:`~rsutils.book.experiments.Experiments.ascent_paths`)."""
+    P, runs = chapter.profile, chapter.replicated
+    runs = runs.cached() if cached else runs
+    return [
+        {ds_name(s): runs.ascent_paths(P.base_models(seed)[s], P.ascent(s)) for s in BOOK_SIGMAS}
+        for seed in P.replicate_seeds(chapter.seed)
+    ]
 
 
 def fig4_replicates(chapter: Chapter, *, cached: bool = False) -> Replicates:

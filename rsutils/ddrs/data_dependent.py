@@ -35,7 +35,7 @@ from rsutils.core.validation import (
     check_input_range,
     check_model,
 )
-from rsutils.ddrs.sigma_ascent import SigmaAscent, optimize_sigma
+from rsutils.ddrs.sigma_ascent import SigmaAscent, SigmaResult, optimize_sigma
 from rsutils.memory.balls import CertificateMemory
 
 __all__ = ["DataDependentAnswer", "DataDependentSmooth"]
@@ -126,17 +126,23 @@ class DataDependentSmooth:
         return {**ascent, **inference_setting(self.inference)}
 
     def scales(self, x: torch.Tensor, seed: int, indices: Sequence[int]) -> list[float]:
-        """Sigma ascent for a batch ``x`` of inputs with ids ``indices``.
+        """Sigma ascent for a batch ``x`` of inputs with ids ``indices``: the scale of
+        each (:meth:`ascend` returns the whole run).
 
         Each input's draws come from a generator seeded by ``(seed, index)``, so its
         scale does not depend on the rest of the batch.
         """
+        return self.ascend(x, seed, indices).scale.tolist()
+
+    def ascend(self, x: torch.Tensor, seed: int, indices: Sequence[int]) -> SigmaResult:
+        """Sigma ascent for a batch ``x`` of inputs with ids ``indices``, as
+        :meth:`scales` runs it, with the scale and the surrogate radius at every step."""
         check_model(self.model)
         check_input(x, self.input_range, batched=True)
         device, dtype = model_device(self.model), model_dtype(self.model)
         x = x.to(device=device, dtype=dtype)
         generators = [image_generator(seed, i, "sigma", device) for i in indices]
-        return optimize_sigma(self.model, x, self.ascent, generators).scale.tolist()
+        return optimize_sigma(self.model, x, self.ascent, generators)
 
     def certify(
         self,

@@ -98,13 +98,15 @@ class SigmaAscent:
 
 @dataclass(frozen=True)
 class SigmaResult:
-    """Per-input outcome: the scale found, the fixed class c_A, and the surrogate
-    radius at every iterate (``history[:, k]`` is R at the k-th scale; the last
-    column is R at the returned scale)."""
+    """Per-input outcome: the scale found, the fixed class c_A, the surrogate radius at
+    every iterate (``history[:, k]`` is R at the k-th scale; the last column is R at the
+    returned scale) and the scales themselves (``path[:, k]`` is the k-th scale,
+    ``path[:, 0]`` the start and ``path[:, -1]`` the scale returned)."""
 
     scale: torch.Tensor
     classes: torch.Tensor
     history: torch.Tensor
+    path: torch.Tensor
 
 
 def surrogate_radius(
@@ -173,8 +175,9 @@ def optimize_sigma(
         scale = initial.detach().to(device=x.device, dtype=dtype).clamp(min=config.min_scale)
         if scale.shape != (x.shape[0],):
             raise ValueError(f"initial must have shape ({x.shape[0]},), got {tuple(scale.shape)}")
-    history = []
+    history, path = [], []
     for step in range(config.iterations + 1):
+        path.append(scale.detach().clone())
         scale.requires_grad_(True)
         noise = _draw(config, x.shape[1:], generators, dtype, x.device)
         with torch.enable_grad():
@@ -194,5 +197,8 @@ def optimize_sigma(
             "non-finite outputs on noisy inputs; check its weights and forward pass"
         )
     return SigmaResult(
-        scale=scale.detach(), classes=classes, history=torch.stack(history, dim=1).cpu()
+        scale=scale.detach(),
+        classes=classes,
+        history=torch.stack(history, dim=1).cpu(),
+        path=torch.stack(path, dim=1).cpu(),
     )

@@ -1,23 +1,25 @@
 """Inputs whose data-dependent noise level was set by the ascent's step budget.
 
 Sigma ascent (:func:`~rsutils.ddrs.sigma_ascent.optimize_sigma`) moves each input's
-scale by ``lr`` times the gradient of the clamped surrogate radius, ``K`` times. For an
-input the base model keeps classifying with probability above ``1 − clamp`` under the
-noise, both E_A and E_B sit at their clamps, the surrogate is the scale times a constant
-``g`` (its value at unit scale for E_A = 1 − clamp and E_B = clamp: Φ⁻¹(1 − clamp) for
-Gaussian noise, 1 − 2·clamp for uniform noise), and every step adds exactly ``lr·g``.
-After ``K`` such steps the scale is ``σ0 + K·lr·g`` whatever the input: the level, and
-with it the radius CERTIFY then gives, measures the budget ``K`` (and the step and the
-clamp), not the input. More steps would have raised it further.
+scale ``K`` times by ``lr`` times a stochastic gradient of the surrogate radius. Where the
+surrogate has a maximum, the scale climbs to it and then jitters around it: its steps
+have mean 0. Where it keeps growing with the scale (an input the model classifies the
+same way under any noise it meets, e.g. the class it gives to pure noise), the scale is
+still climbing when the ``K`` steps run out: its level, and the radius CERTIFY then
+gives, measure the budget ``K`` (and the step and the clamp), not the input, and more
+steps would have given more.
 
-The rule of :func:`at_step_budget`: an input's scale ran to the step budget when it
-rose by at least ``K − slack`` full clamped steps, ``σ* ≥ σ0 + (K − slack)·lr·g``
-(``slack = 1`` by default: on average its steps were within ``1/K`` of the fastest rise
-the clamp allows). A gradient can exceed ``g`` where more noise makes the model *more*
-confident (the class it gives to pure noise), so a scale may end slightly above
-``σ0 + K·lr·g``; the rule counts those too. The log holds the final scale only (its
-``scale`` column), not the path, so "still rising at the last step" is read off the
-distance it travelled.
+The rule of :func:`still_rising`: over the last ``window`` steps of its path (default
+the last fifth, at least two), an input's scale is still rising when the mean of its
+steps exceeds ``z = 3`` standard errors (a one-sided test for upward drift: for ten
+independent normal steps without drift, a Student-t with 9 degrees of freedom, it flags
+0.75% of paths; a path whose last steps are all equal and positive, as at the clamps,
+rises). The
+certification log keeps the final scale only, so :func:`ascent_paths` reruns the
+ascent with the log's seed and checks that it ends where the log says.
+
+For reference, :func:`budget_step` is the largest step the clamp allows once both
+expectations sit at their clamps, ``lr·Φ⁻¹(1 − clamp)`` for Gaussian noise.
 """
 
 from __future__ import annotations
@@ -28,9 +30,11 @@ import numpy as np
 import pandas as pd
 import torch
 
+from rsutils.ddrs.data_dependent import DataDependentSmooth
 from rsutils.ddrs.sigma_ascent import SURROGATES, SigmaAscent
+from rsutils.training.data import Dataset
 
-__all__ = ["at_step_budget", "budget_reach", "budget_step", "step_budget_table"]
+__all__ = ["ascent_paths", "budget_step", "default_window", "step_budget_table", "still_rising"]
 
 
 def budget_step(ascent: SigmaAscent) -> float:
@@ -42,59 +46,96 @@ def budget_step(ascent: SigmaAscent) -> float:
     return float(ascent.lr * g)
 
 
-def budget_reach(ascent: SigmaAscent) -> float:
-    """``σ0 + K·lr·g``: the scale ``K`` clamped steps reach from ``sigma0``."""
-    return float(ascent.sigma0 + ascent.iterations * budget_step(ascent))
+def default_window(iterations: int) -> int:
+    """The steps :func:`still_rising` reads by default: the last fifth of ``iterations``
+    steps, at least 2."""
+    return max(2, -(-iterations // 5))
 
 
-def at_step_budget(log: pd.DataFrame, ascent: SigmaAscent, *, slack: float = 1.0) -> np.ndarray:
-    """Whether each input's scale (the log's ``scale`` column) ran to the step budget:
-    ``scale ≥ σ0 + (K − slack)·lr·g`` (the module's rule; a relative tolerance of 1e-6
-    absorbs the float32 arithmetic of the ascent's softmax). With ``K = 0`` there is no
-    ascent and no input is flagged.
+def still_rising(paths: np.ndarray, *, window: int | None = None, z: float = 3.0) -> np.ndarray:
+    """Whether each path of scales (rows of ``paths``, shape ``(inputs, K + 1)``) is
+    still rising at its end: the mean of its last ``window`` steps exceeds ``z``
+    standard errors of that mean (the module's rule). ``window`` defaults to a fifth
+    of the ``K`` steps, at least 2; paths of fewer than 3 scales cannot tell and are
+    not flagged."""
+    paths = np.asarray(paths, dtype=float)
+    if paths.ndim != 2:
+        raise ValueError(f"paths must be (inputs, K + 1), got shape {paths.shape}")
+    steps = np.diff(paths, axis=1)
+    k = steps.shape[1]
+    if k < 2:
+        return np.zeros(len(paths), dtype=bool)
+    window = default_window(k) if window is None else window
+    if not 2 <= window <= k:
+        raise ValueError(f"window must lie between 2 and K = {k} steps, got {window!r}")
+    last = steps[:, -window:]
+    mean = last.mean(axis=1)
+    error = last.std(axis=1, ddof=1) / np.sqrt(window)
+    return (mean > 0) & (mean > z * error)
 
-    ``ascent`` must be the one the log was certified with (its ``sigma0``, ``K``, step
-    and clamp); ``slack`` is in steps, between 0 and ``K``.
+
+def ascent_paths(
+    smooth: DataDependentSmooth,
+    data: Dataset,
+    log: pd.DataFrame,
+    seed: int,
+    *,
+    batch: int = 100,
+) -> np.ndarray:
+    """The path of scales of every input of a data-dependent ``log``, in its row order.
+
+    Reruns :meth:`~rsutils.ddrs.data_dependent.DataDependentSmooth.ascend` (the same
+    model, ascent and ``seed`` as the certification, so the same draws) and checks that
+    each path ends at the log's ``scale``; a mismatch means another model, ascent or
+    seed, and is refused.
     """
     if "scale" not in log.columns:
         raise ValueError(
             "the log has no 'scale' column; pass a data-dependent log (certify_ds or "
             "python -m rsutils certify --ascent-steps)"
         )
-    k = ascent.iterations
-    if k > 0 and not 0 <= slack <= k:
-        raise ValueError(f"slack must lie between 0 and K = {k} steps, got {slack!r}")
-    scale = log["scale"].to_numpy(float)
-    if k == 0:
-        return np.zeros(len(scale), dtype=bool)
-    threshold = ascent.sigma0 + (k - slack) * budget_step(ascent)
-    return scale >= threshold * (1 - 1e-6)
+    indices = log["idx"].astype(int).tolist()
+    parts = []
+    for first in range(0, len(indices), batch):
+        group = indices[first : first + batch]
+        images = torch.stack([data.images[i] for i in group])
+        parts.append(smooth.ascend(images, seed, group).path.numpy())
+    paths = np.concatenate(parts) if parts else np.zeros((0, smooth.ascent.iterations + 1))
+    logged = log["scale"].to_numpy(float)
+    if not np.allclose(paths[:, -1], logged, rtol=1e-5, atol=1e-7):
+        raise ValueError(
+            "the rerun ascent does not end at the log's scales: certify and rerun with the "
+            "same model, ascent settings and seed"
+        )
+    return paths
 
 
 def step_budget_table(
     replicates: Sequence[Mapping[str, pd.DataFrame]],
-    ascents: Mapping[str, SigmaAscent],
-    *,
-    slack: float = 1.0,
+    flags: Mapping[str, Sequence[np.ndarray]],
 ) -> pd.DataFrame:
-    """Per data-dependent method (the keys of ``ascents``) and replicate model, the share
-    of inputs at the step budget (:func:`at_step_budget`) and the ACR split between them
-    and the rest.
+    """Per data-dependent method (the keys of ``flags``) and replicate model, the share
+    of inputs still rising at the budget and the ACR split between them and the rest.
 
-    ``replicates`` holds one ``{name: log}`` per replicate model. Columns: ``at budget``
-    (share of the inputs), ``correct at budget`` (share of the inputs that are at the
-    budget and correct), ``ACR``, ``ACR from them`` and ``ACR from the rest``. The last
-    two are sums over their inputs divided by *all* inputs, so they add up to the ACR:
-    ``ACR from the rest`` is the ACR with the budget-bound certificates counted as
-    radius 0.
+    ``replicates`` holds one ``{name: log}`` per replicate model; ``flags[name][m]``
+    marks the rows of ``replicates[m][name]`` still rising (:func:`still_rising`).
+    Columns: ``at budget`` (share of the inputs), ``correct at budget``, ``ACR``, ``ACR
+    from them`` and ``ACR from the rest``; the last two are sums over their inputs
+    divided by *all* inputs, so they add up to the ACR (``ACR from the rest`` counts
+    the budget-bound certificates as radius 0).
     """
     rows = {}
-    for name, ascent in ascents.items():
-        for m, logs in enumerate(replicates):
+    for name, per_model in flags.items():
+        if len(per_model) != len(replicates):
+            raise ValueError(
+                f"flags[{name!r}] has {len(per_model)} entries, one per replicate needed"
+            )
+        for m, (logs, flagged) in enumerate(zip(replicates, per_model, strict=True)):
             if name not in logs:
                 raise ValueError(f"replicates[{m}] has no log for {name!r}; it has {sorted(logs)}")
-            log = logs[name]
-            flagged = at_step_budget(log, ascent, slack=slack)
+            log, flagged = logs[name], np.asarray(flagged, dtype=bool)
+            if flagged.shape != (len(log),):
+                raise ValueError(f"flags[{name!r}][{m}] must mark each of the {len(log)} rows")
             correct = log["correct"].to_numpy().astype(bool)
             radius = np.where(correct, log["radius"].to_numpy(float), 0.0)
             n = len(log)

@@ -3,6 +3,7 @@
 import json
 from dataclasses import replace
 
+import numpy as np
 import pytest
 import torch
 
@@ -173,3 +174,15 @@ def test_the_fewer_draw_runs_are_cached_and_read_back(experiments, monkeypatch) 
     assert cached.certify_planned(CONFIG, Gaussian(0.25), 0.05).equals(planned)
     with pytest.raises(NotCachedError):
         cached.decide(CONFIG, Gaussian(0.25), [0.1], schedule)
+
+
+def test_ascent_paths_end_at_the_logs_scales_and_are_cached(experiments, monkeypatch) -> None:
+    ascent = SigmaAscent(sigma0=0.25, iterations=3, draws=2)
+    log = experiments.certify_ds(CONFIG, ascent)
+    with pytest.raises(NotCachedError, match="ascent paths"):
+        experiments.cached().ascent_paths(CONFIG, ascent)
+    paths = experiments.ascent_paths(CONFIG, ascent)
+    assert paths.shape == (3, 4) and (paths[:, 0] == 0.25).all()
+    np.testing.assert_allclose(paths[:, -1], log["scale"], rtol=1e-6)
+    monkeypatch.setattr("rsutils.book.experiments.ascent_paths", None)  # no rerun
+    np.testing.assert_array_equal(experiments.cached().ascent_paths(CONFIG, ascent), paths)
