@@ -162,9 +162,10 @@ class TrainingScale:
     epochs: int
     #: Training images used (``None``: all of them).
     subset: int | None
-    #: The numerical precision of training (:attr:`~rsutils.training.train.TrainConfig.precision`):
-    #: bf16 trains about twice as fast on CPUs with AMX or AVX-512 BF16, with models of the
-    #: same accuracy (measured against fp32 on the same seeds, chapter 12).
+    #: The numerical precision of training, the ``precision`` of
+    #: :class:`~rsutils.training.train.TrainConfig`; bf16 trains two to three times as
+    #: fast on CPUs with AMX or AVX-512 BF16, with models of the same accuracy (measured
+    #: against fp32 on the same seeds, chapter 12).
     precision: str = "fp32"
 
 

@@ -112,7 +112,7 @@ class TrainConfig:
 
 _ADDED_FIELDS = ("method", "objective", "ds", "ds_start_epoch", "init", "precision")
 
-#: The numerical precisions a model can be trained in (:attr:`TrainConfig.precision`).
+#: The numerical precisions a model can be trained in (``TrainConfig.precision``).
 PRECISIONS = ("fp32", "bf16")
 
 
