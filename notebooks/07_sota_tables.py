@@ -890,7 +890,14 @@ measured["cohen-samples"] = ("none (exact)", exact, exact, samples)
 columns = ["margin", "one model says", "replicates say", "we measured"]
 verdicts = qualitative_claims().set_index("id")[["paper", "quote"]]
 verdicts[columns] = pd.DataFrame(measured, index=columns).T
-verdicts
+verdicts.drop(columns="we measured")
+
+# %% [markdown]
+# What each verdict rests on, claim by claim (the same rows, the last column of the
+# table above set apart so that both fit the page):
+
+# %%
+verdicts[["we measured"]]
 
 # %% [markdown]
 # How to read the "we measured" column: each entry names a comparison (method minus

@@ -270,8 +270,13 @@ step_seconds = pd.Series(
 step_seconds.to_frame()
 
 # %% [markdown]
-# Here bf16 trains {glue:text}`train_speedup:.1f` times as fast as fp32. Speed is only
-# welcome if the models are as good. `book/measure_bf16_training.py` trains the book's
+# Here bf16 trains {glue:text}`train_speedup:.1f` times as fast as fp32. The ratio
+# depends on the CPU (bfloat16 matrix units: AMX on recent Intel Xeons, AVX-512 BF16 on
+# AMD EPYC), on the batch and on the model, so a user should time their own; the two
+# numbers above come from the same machine in the same run, which is the only
+# comparison they support.
+#
+# Speed is only welcome if the models are as good. `book/measure_bf16_training.py` trains the book's
 # base models both ways from the same seeds (the same initial weights, data order and
 # training noise: only the arithmetic differs), {glue:text}`bf16_seeds` seeds per
 # $\sigma$, measures them on the whole test split, and certifies each on the same
@@ -284,11 +289,16 @@ glue_all(
 )
 
 # %%
+# one row per sigma: the mean over the seeds of each precision
 trained = measurements.bf16_training_models()
 accuracy = ["clean accuracy", "accuracy under noise"]
 trained.pivot_table(index="sigma", columns="precision", values=accuracy)
 
 # %% [markdown]
+# Each model was measured on the whole test split, once clean and once under one draw of
+# its training noise; the columns pair the two precisions, so a difference within a
+# row is the arithmetic's. Accuracy is not the measure a certificate lives on, though.
+#
 # The certificates of the two precisions, compared as every comparison of the book is:
 # per seed and image, bf16 minus fp32, with an interval over both the images and the
 # seeds and the book's verdict rule ({func}`~rsutils.logs.replicates.judge`, margin
