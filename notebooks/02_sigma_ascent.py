@@ -728,7 +728,7 @@ plt.close(fig)
 # replicate model, the share of the inputs at the budget, and splits the ACR into the
 # part their certificates carry and the rest (the two add up to the ACR; the second
 # is the ACR with their radii counted as 0).
-
+#
 # Rerunning the ascent costs a fraction of the certification it precedes: $K + 1$
 # gradient steps of $M$ draws each per input, against the $n_0 + n$ forward passes of
 # CERTIFY; the paths are cached beside the logs, like the logs themselves.
