@@ -820,7 +820,7 @@ glue_all(
     budget_step=step_budget.budget_step(P.ascent(0.25)),
     budget_k=P.ds.iterations,
     budget_window=window,
-    budget_size=float(student.sf(3, window - 1)),
+    budget_size=float(student.sf(step_budget.RISE_Z, window - 1)),
     budget_share=float(budget_025["at budget"]),
     budget_part=float(budget_025["ACR from them"]),
     budget_acr=float(budget_025["ACR"]),

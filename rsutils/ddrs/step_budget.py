@@ -34,7 +34,17 @@ from rsutils.ddrs.data_dependent import DataDependentSmooth
 from rsutils.ddrs.sigma_ascent import SURROGATES, SigmaAscent
 from rsutils.training.data import Dataset
 
-__all__ = ["ascent_paths", "budget_step", "default_window", "step_budget_table", "still_rising"]
+__all__ = [
+    "RISE_Z",
+    "ascent_paths",
+    "budget_step",
+    "default_window",
+    "step_budget_table",
+    "still_rising",
+]
+
+#: How many standard errors the mean of the last steps must exceed (:func:`still_rising`).
+RISE_Z = 3.0
 
 
 def budget_step(ascent: SigmaAscent) -> float:
@@ -52,7 +62,7 @@ def default_window(iterations: int) -> int:
     return max(2, -(-iterations // 5))
 
 
-def still_rising(paths: np.ndarray, *, window: int | None = None, z: float = 3.0) -> np.ndarray:
+def still_rising(paths: np.ndarray, *, window: int | None = None, z: float = RISE_Z) -> np.ndarray:
     """Whether each path of scales (rows of ``paths``, shape ``(inputs, K + 1)``) is
     still rising at its end: the mean of its last ``window`` steps exceeds ``z``
     standard errors of that mean (the module's rule). ``window`` defaults to a fifth
