@@ -138,3 +138,12 @@ def test_every_row_has_a_known_rule_and_a_unique_id() -> None:
 def test_every_quote_is_verbatim_from_its_paper(paper: str) -> None:
     text = (SEEDS / LEDGER_SEEDS[paper]).read_text(encoding="utf-8")
     assert misquoted(ledger(paper), text) == []
+
+
+@needs_seeds
+@pytest.mark.parametrize("paper", list(LEDGER_PAPERS))
+def test_every_number_bearing_sentence_is_in_the_ledger(paper: str) -> None:
+    """Each number a paper's prose states is quoted by a row: checked, or not checkable
+    with its reason."""
+    text = (SEEDS / LEDGER_SEEDS[paper]).read_text(encoding="utf-8")
+    assert coverage_gaps(ledger(paper), text) == []
