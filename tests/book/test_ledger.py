@@ -106,10 +106,43 @@ def test_statements_are_related_by_sum_and_same_as() -> None:
     assert checked(*parts, good, bad, same)[2:] == ["holds", "does not hold", "holds"]
 
 
-def test_table_rules_read_the_transcribed_tables() -> None:
-    cell = row(check="cell", value="75", tables="ucan2025_table_iv",
-               rows="Ours (certified accuracy w.r.t. radius)", column="1.25")  # fmt: skip
-    assert checked(cell, cell | {"value": "76"}) == ["holds", "does not hold"]
+L1, LINF = "ucan2025_table_ii_l1", "ucan2025_table_ii_linf"
+L1_BASELINES = "Teng et al.’s [54]|Yang et al.’s [65]"
+LINF_BASELINES = "Cohen et al.’s [12]|Zhang et al.’s [69]"
+
+
+@pytest.mark.parametrize(
+    ("fields", "expected"),
+    [
+        ({"check": "cell", "value": "61", "tables": L1, "rows": "Ours (Ani. Laplace)",
+          "column": "2.00"}, "holds"),
+        ({"check": "cell", "value": "62", "tables": L1, "rows": "Ours (Ani. Laplace)",
+          "column": "2.00"}, "does not hold"),
+        ({"check": "cell", "value": "31", "tables": "ucan2025_table_iv",
+          "rows": "ANCER [20]", "column": "1.25"}, "not printed"),
+        ({"check": "max_improvement", "value": "121.1", "tables": "ucan2025_table_v"},
+         "holds"),
+        ({"check": "max_improvement", "value": "200", "tables": "ucan2025_table_v"},
+         "does not hold"),
+        ({"check": "at_most", "value": "48", "tables": L1, "rows": L1_BASELINES,
+          "column": "2.00"}, "holds"),
+        ({"check": "at_most", "value": "25", "tables": L1, "rows": L1_BASELINES,
+          "column": "2.00"}, "does not hold"),
+        ({"check": "range", "value": "31", "value2": "38", "tables": LINF,
+          "rows": LINF_BASELINES, "column": "6/255"}, "holds"),
+        ({"check": "range", "value": "31", "value2": "40", "tables": LINF,
+          "rows": LINF_BASELINES, "column": "6/255"}, "does not hold"),
+    ],
+)  # fmt: skip
+def test_table_rules_read_the_transcribed_tables(fields: dict, expected: str) -> None:
+    assert checked(row(**fields)) == [expected]
+
+
+def test_the_two_table_claims_that_fail_on_ucans_text() -> None:
+    found = check_ledger(ledger("ucan2025")).set_index("id")
+    assert found.loc["ucan-l1-baselines", "verdict"] == "does not hold"  # Yang: 48% at 2.0
+    assert found.loc["ucan-l1-baselines", "found"] == "max 48"
+    assert found.loc["ucan-ancer", "verdict"] == "not printed"  # no ANCER entry at 1.25
 
 
 def test_a_bad_row_is_refused_with_the_fix() -> None:
