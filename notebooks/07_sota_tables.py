@@ -23,13 +23,14 @@
 # comes from (the seed text, the caption, dataset, norm and scale, the kind and units of
 # each row) with notes on whatever the printed text leaves ambiguous. A test re-reads
 # every cell against the paper's text, so a transcription error fails the build's
-# tests. The numbers the papers state in their prose are a second file of verbatim
-# quotes; for {cite:t}`alfarra2022data`, whose text as shipped prints no table (it reads
-# "In Table , we report …"), they are all there is. This chapter checks both against rules that the theory or the papers' own
-# definitions impose, and says plainly which numbers hold up and which do not. It then
-# re-reads every log Cohen et al. released, and puts this book's own measurements
-# (chapters 01–06, read from the cache; nothing is computed here) in the papers'
-# layouts, with a verdict on each qualitative claim they test.
+# tests. Every number the papers state in their prose is in a ledger beside them, quoted
+# verbatim with what it compares and how it is checked; for {cite:t}`alfarra2022data`,
+# whose text as shipped prints no table (it reads "In Table , we report …"), the
+# ledger is all there is. This chapter checks both against rules that the theory or
+# the papers' own definitions impose, and says plainly which numbers hold up and which
+# do not. It then re-reads every log Cohen et al. released, and puts this book's own
+# measurements (chapters 01–06, read from the cache; nothing is computed here) in the
+# papers' layouts, with a verdict on each qualitative claim they test.
 
 # %%
 from functools import partial
@@ -93,8 +94,8 @@ chapter.run_at(
 )
 
 # %% [markdown]
-# How the chapter is laid out: sections (a) to (d) audit the printed tables and the
-# numbers quoted from them, section (e) the logs Cohen et al. released, and sections
+# How the chapter is laid out: sections (a) to (c) audit the printed tables, (d) every
+# number the texts state, section (e) the logs Cohen et al. released, and sections
 # (f) and (g) set this book's own runs beside the papers. Every finding is a number
 # computed by the cell above it, and the summary at the end collects them.
 #
