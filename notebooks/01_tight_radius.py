@@ -289,7 +289,7 @@ base_accuracy
 #
 # CERTIFY then runs on one test image in {glue:text}`skip`
 # ({glue:text}`num_images` images) with $n_0 = $ {glue:text}`n0`,
-# $n = $ {glue:text}`n:,d` and $\alpha = $ {glue:text}`alpha`. The approximate certified
+# $n = $ {glue:text}`n:,d` and $\alpha = $ {glue:text}`alpha:g`. The approximate certified
 # accuracy at radius $r$ is the fraction of images that CERTIFY classifies correctly
 # with radius at least $r$ ({numref}`fig-certified-accuracy`, the paper's Fig. 6).
 
@@ -361,11 +361,11 @@ plt.close(ax.figure)
 #
 # In the paper, $\sigma$ trades accuracy for robustness: a small $\sigma$ is best at
 # small radii, and only a large one certifies large radii. Here $\sigma = $
-# {glue:text}`best_sigma_r0` is best at $r = 0$ and $\sigma = $
-# {glue:text}`best_sigma_r1` at $r = 1$, and no smoothed classifier with
+# {glue:text}`best_sigma_r0:.2f` is best at $r = 0$ and $\sigma = $
+# {glue:text}`best_sigma_r1:.2f` at $r = 1$, and no smoothed classifier with
 # $\sigma \le 0.5$ certifies beyond {glue:text}`max_radius_half:.2f`. The table is in
 # the layout of the paper's Tables 1 and 3, with the average certified radius (ACR)
-# appended; $\sigma = $ {glue:text}`best_sigma_acr` has the highest ACR,
+# appended; $\sigma = $ {glue:text}`best_sigma_acr:.2f` has the highest ACR,
 # {glue:text}`acr_best:.3f`. The certificates are reproducible bit for bit given these
 # models; the models themselves are one draw of a random training, and the end of
 # this section measures how far a retraining moves this table's numbers.
@@ -478,9 +478,9 @@ plt.close(ax.figure)
 # interval over both the images and the retrained models
 # ({func}`~rsutils.logs.replicates.replicated_comparisons`), and give each difference a
 # verdict by one rule ({func}`~rsutils.logs.replicates.judge`): "rises" or "falls" when
-# the 95% interval excludes 0, "equivalent within ±{glue:text}`margin`" when the 90%
+# the 95% interval excludes 0, "equivalent within ±{glue:text}`margin:.2f`" when the 90%
 # interval lies inside that margin (two one-sided tests), "undecided" otherwise. The
-# margin, {glue:text}`margin` in certified accuracy or ACR, is the book's for every
+# margin, {glue:text}`margin:.2f` in certified accuracy or ACR, is the book's for every
 # comparison.
 
 # %%

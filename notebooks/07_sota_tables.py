@@ -160,8 +160,8 @@ glue_all(n_tables=len(tables))
 # UCAN define the improvement as $(\text{ours} - \text{best})/\text{best}\times 100$,
 # with "best" the largest certified accuracy among the rows that are not theirs in
 # the same column. A printed number *matches* when it is within
-# {glue:text}`rounding` points of that value rounded to one decimal, as the tables
-# print it; a *rounding slip* is at most {glue:text}`slip` points off; anything
+# {glue:text}`rounding:.2f` points of that value rounded to one decimal, as the tables
+# print it; a *rounding slip* is at most {glue:text}`slip:.3f` points off; anything
 # further *differs*. For a number that differs, inverting the definition gives the
 # baseline it must have been computed against, $\text{ours}/(1 +
 # \text{printed}/100)$: if no row of the table has that value, the number was
@@ -745,7 +745,7 @@ glue_all(
 # images and the retraining ({func}`~rsutils.logs.replicates.replicated_comparisons`),
 # and the book's one verdict rule ({func}`~rsutils.logs.replicates.judge`) calls it
 # "rises" or "falls" when the interval excludes 0, "equivalent within
-# ±{glue:text}`margin`" when its 90% interval lies inside that margin (two one-sided
+# ±{glue:text}`margin:.2f`" when its 90% interval lies inside that margin (two one-sided
 # tests), and "undecided" otherwise.
 #
 # Our scale is far below theirs (a small CNN, Fashion-MNIST, short training), so a
@@ -988,7 +988,7 @@ glue_all(
 #   {glue:text}`alpha_needed`, about ten times the level the paper states.
 # - At our scale, of the {glue:text}`n_qualitative` claims tested on our own runs,
 #   judged over {glue:text}`n_models` retrained models per method with a margin of
-#   ±{glue:text}`margin`, these hold: {glue:text}`claims_hold`; these do not:
+#   ±{glue:text}`margin:.2f`, these hold: {glue:text}`claims_hold`; these do not:
 #   {glue:text}`claims_fail`; and our models and images cannot tell for:
 #   {glue:text}`claims_open`. One model per method would have said otherwise for
 #   {glue:text}`n_claims_differ` of them ({glue:text}`claims_differ`).
