@@ -817,8 +817,10 @@ glue_all(
 # {glue:text}`cifar_max_z:.1f` standard errors of a proportion estimated from
 # {glue:text}`cifar_rows` images. Gaps of this size are what a 500-image subsample of a
 # 10,000-image evaluation produces: the released logs are consistent with Table 3
-# without reproducing it digit for digit. (The values of Table 3 used here are those
-# transcribed from the paper into `rsutils/book/tables/cohen2019_published.csv`.)
+# without reproducing it digit for digit. (The values of Tables 1 and 3 used here are
+# those of the paper's table as transcribed into the book's published table
+# `cohen2019_tables_1_3`, read through
+# {func}`~rsutils.book.published.cohen2019_published`.)
 #
 # The released PREDICT logs (ImageNet, $\sigma = 0.25$) against Table 4:
 
