@@ -57,9 +57,11 @@ from rsutils.logs.printed import count_range, half_printed_unit
 
 __all__ = [
     "ALTERNATIVE_ALPHA",
+    "DATASET_NAMES",
     "STATED_ALPHA",
     "alpha_evidence",
     "ceiling_verdict",
+    "log_label",
     "radii_verdict",
     "released_alpha_evidence",
 ]
@@ -186,3 +188,16 @@ def released_alpha_evidence(
         row |= {"certified σ": float(sigma), "images": len(log)}
         rows.append(row | alpha_evidence(log, float(sigma), n=n))
     return pd.DataFrame(rows).set_index(["dataset", "trained σ", "split", "certified σ"])
+
+
+#: The datasets of the release as prose names them.
+DATASET_NAMES = {"imagenet": "ImageNet", "cifar10": "CIFAR-10"}
+
+
+def log_label(key: tuple[str, float, str, float]) -> str:
+    """A released log named for prose from its index (dataset, trained σ, split,
+    certified σ): ``"CIFAR-10 0.25/0.50"`` (trained/certified σ), with ``" (train)"``
+    for a log certified on training images."""
+    dataset, trained, split, sigma = key
+    name = DATASET_NAMES.get(dataset, dataset)
+    return f"{name} {trained:.2f}/{sigma:.2f}" + (" (train)" if split == "train" else "")

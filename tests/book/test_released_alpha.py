@@ -15,6 +15,7 @@ from rsutils import ABSTAIN
 from rsutils.book.released_alpha import (
     alpha_evidence,
     ceiling_verdict,
+    log_label,
     radii_verdict,
     released_alpha_evidence,
 )
@@ -129,6 +130,11 @@ def test_the_radii_rule_and_bad_counts() -> None:
         ceiling_verdict(-1, 0, 0)
     with pytest.raises(ValueError, match="'predict' and 'radius'"):
         alpha_evidence(pd.DataFrame({"radius": [0.5]}), 0.25)
+
+
+def test_a_log_is_named_by_dataset_and_its_two_sigmas() -> None:
+    assert log_label(("cifar10", 0.25, "test", 0.5)) == "CIFAR-10 0.25/0.50"
+    assert log_label(("imagenet", 0.5, "train", 0.5)) == "ImageNet 0.50/0.50 (train)"
 
 
 ROOT = Path(
