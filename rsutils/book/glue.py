@@ -223,7 +223,7 @@ def unformatted_float_glues(notebook: Mapping[str, Any]) -> list[str]:
     value is a float (Python's, or a numpy float glued unconverted). An integer-valued
     float counts too: it prints as ``3.0`` and, at another profile, as a long fraction.
 
-    ``notebook`` is an executed notebook (an :mod:`nbformat` node or its JSON as a
+    ``notebook`` is an executed notebook (an ``nbformat`` node or its JSON as a
     dict). Each message names the value, what the reader would see and the fix (a
     format in the role). Roles pasting from another document (``doc::name``) and names
     glued nowhere in the notebook are left to myst-nb, which warns about the latter.
