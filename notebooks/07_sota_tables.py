@@ -58,6 +58,8 @@ from rsutils.book.published import (
     qualitative_claims,
 )
 from rsutils.book.released import (
+    COHEN2019_CERTIFY_LOGS,
+    COHEN2019_PREDICT_NS,
     reanalyse_released_certify,
     reanalyse_released_predict,
     recertify_released_logs,
@@ -80,7 +82,8 @@ chapter.run_at(
     {
         "published": f"{len(tables)} tables and a ledger of "
         f"{len(ledger())} statements (shipped with rsutils)",
-        "released": "Cohen et al.'s 13 CERTIFY and 4 PREDICT logs",
+        "released": f"Cohen et al.'s {len(COHEN2019_CERTIFY_LOGS)} CERTIFY "
+        f"and {len(COHEN2019_PREDICT_NS)} PREDICT logs",
         "our rows": "chapters 01, 02, 05 and 06 at this profile, read "
         "from the cache",
         "their images and draws": f"{P.certify.images} at "
@@ -661,7 +664,7 @@ glue_all(
     alpha_needed=f"{past_stated['α it needs'].min():.4f}–"
     f"{past_stated['α it needs'].max():.4f}",
     short_log=", ".join(
-        f"{d} σ = {s:.2f} ({n} images)"
+        f"{implied_alpha.DATASET_NAMES[d]} σ = {s:.2f} ({n} images)"
         for (d, _, _, s), n in short.images.items()
     ),
     largest_gap=float(released["largest gap to the table"].max()),
