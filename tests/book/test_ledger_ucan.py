@@ -1,5 +1,6 @@
 """UCAN's ledger rules (rsutils.book.ledger.ucan) and the verdicts of its ledger."""
 
+import math
 import os
 from pathlib import Path
 
@@ -8,7 +9,7 @@ import pandas as pd
 import pytest
 from scipy.stats import norm
 
-from rsutils.book.ledger import COLUMNS, LEDGER_SEEDS, LedgerContext, check_ledger
+from rsutils.book.ledger import COLUMNS, LEDGER_SEEDS, LedgerContext, check_ledger, ledger
 from rsutils.book.ledger import ucan as ucan_rules
 from rsutils.book.ledger.ucan import named_gpus, ucan2025_captions
 from rsutils.book.published import PublishedTable
@@ -267,3 +268,35 @@ def test_released_generator_facts() -> None:
 def test_released_generator_without_the_release_is_not_checkable(tmp_path: Path) -> None:
     missing = row(check="released_generator", column="convolutions", value="7")
     assert verdicts(missing, root=tmp_path) == ["not checkable"]
+
+
+@needs_release
+def test_the_verdicts_of_ucans_ledger() -> None:
+    """The counts, and every statement that does not hold, pinned: a change to the
+    ledger, its tables or a rule that moves a verdict shows here."""
+    found = check_ledger(ledger("ucan2025"), LedgerContext(ledger("ucan2025"), REFERENCE))
+    assert found.verdict.value_counts().to_dict() == {
+        "holds": 48,
+        "not checkable": 33,
+        "does not hold": 12,
+        "not printed": 3,
+    }
+    assert sorted(found.id[found.verdict == "does not hold"]) == [
+        "ucan-ancer-anywhere",
+        "ucan-cert-small",
+        "ucan-cohen-cifar-logs",
+        "ucan-fig4-results",
+        "ucan-h100",
+        "ucan-l1-baselines",
+        "ucan-l1-gaussian-highest",
+        "ucan-l1-laplace-dominates",
+        "ucan-more-pronounced",
+        "ucan-norm-match-l1",
+        "ucan-npg-cnn",
+        "ucan-these-baselines",
+    ]
+    by_id = found.set_index("id")
+    assert by_id.loc["ucan-these-baselines", "found"].startswith(
+        "7400.0 relative % (74 points) at 1.25: 75 over RANCER [47] 1"
+    )
+    assert math.isclose(float(by_id.loc["ucan-imagenet-source", "found"].split()[0]), 121.1)
