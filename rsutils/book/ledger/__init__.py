@@ -8,6 +8,7 @@ registers it with :func:`~rsutils.book.ledger.rules.ledger_rule`; importing the
 package registers them all.
 """
 
+from rsutils.book.ledger import ucan  # noqa: F401  (registers UCAN's rules)
 from rsutils.book.ledger.data import (
     COLUMNS,
     LEDGER_PAPERS,
