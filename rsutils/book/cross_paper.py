@@ -337,7 +337,7 @@ def _nearest(have: pd.DataFrame) -> dict[str, object]:
     best = have.iloc[int(np.argmin(np.abs(have["value"] - have["UCAN"]).to_numpy()))]
     return {
         "nearest": f"{best['source']} {best['which']}",
-        "gap": float(best["UCAN"] - best["value"]),
+        "gap": round(float(best["UCAN"] - best["value"]), 9) + 0.0,  # not -0.0
     }
 
 
