@@ -16,7 +16,9 @@ torch's thread count, torch version), and papermill's injected-parameters cell i
 tagged ``remove-cell``: it holds this machine's paths, and the run-at table of every
 chapter already states the profile. Then ``book/_executed/status.md`` is written from
 the executed notebooks' own metadata (profile, start time, duration, environment), for
-the book's status page.
+the book's status page. A chapter that printed to stderr, or whose prose pastes a glued
+float without a format (:func:`rsutils.book.glue.unformatted_float_glues`), stops the
+build with a message naming what to fix.
 """
 
 from __future__ import annotations
@@ -248,17 +250,37 @@ def execute(
             )
     seconds = time.perf_counter() - start
     record_environment(target, profile)
-    printed = printed_to_stderr(nbformat.read(target, as_version=4))
+    executed = nbformat.read(target, as_version=4)
+    printed = printed_to_stderr(executed)
     if printed:
         raise NotebookPrintedToStderr(
             f"{source.name} printed to stderr (a warning or error the reader would see, or "
             "that a hidden cell would hide); remove its cause:\n" + "\n".join(printed)
+        )
+    raw = raw_floats_in_prose(executed)
+    if raw:
+        raise NotebookPastesRawFloat(
+            f"{source.name} pastes glued floats into its prose without a format (the "
+            "reader would see every digit of their repr); add one to each role:\n"
+            + "\n".join(f"  {message}" for message in raw)
         )
     return seconds
 
 
 class NotebookPrintedToStderr(RuntimeError):
     """An executed notebook has stderr output: the build stops at the first one."""
+
+
+class NotebookPastesRawFloat(RuntimeError):
+    """An executed notebook's prose shows a glued float unformatted: the build stops."""
+
+
+def raw_floats_in_prose(notebook: nbformat.NotebookNode) -> list[str]:
+    """:func:`rsutils.book.glue.unformatted_float_glues` of an executed notebook
+    (imported here: the book's package is only needed once a chapter has run)."""
+    from rsutils.book.glue import unformatted_float_glues
+
+    return unformatted_float_glues(notebook)
 
 
 def printed_to_stderr(notebook: nbformat.NotebookNode) -> list[str]:
@@ -342,7 +364,7 @@ def main() -> int:
         print(f"[{args.profile}] {source.name} ...", flush=True)
         try:
             seconds = execute(source, args.profile, args.reference, progress=not args.quiet)
-        except NotebookPrintedToStderr as error:
+        except (NotebookPrintedToStderr, NotebookPastesRawFloat) as error:
             print(f"error: {error}", file=sys.stderr)
             return 1
         print(f"[{args.profile}] {source.name} done in {seconds:.0f} s", flush=True)

@@ -289,7 +289,7 @@ base_accuracy
 #
 # CERTIFY then runs on one test image in {glue:text}`skip`
 # ({glue:text}`num_images` images) with $n_0 = $ {glue:text}`n0`,
-# $n = $ {glue:text}`n:,d` and $\alpha = $ {glue:text}`alpha`. The approximate certified
+# $n = $ {glue:text}`n:,d` and $\alpha = $ {glue:text}`alpha:g`. The approximate certified
 # accuracy at radius $r$ is the fraction of images that CERTIFY classifies correctly
 # with radius at least $r$ ({numref}`fig-certified-accuracy`, the paper's Fig. 6).
 
@@ -361,11 +361,11 @@ plt.close(ax.figure)
 #
 # In the paper, $\sigma$ trades accuracy for robustness: a small $\sigma$ is best at
 # small radii, and only a large one certifies large radii. Here $\sigma = $
-# {glue:text}`best_sigma_r0` is best at $r = 0$ and $\sigma = $
-# {glue:text}`best_sigma_r1` at $r = 1$, and no smoothed classifier with
+# {glue:text}`best_sigma_r0:.2f` is best at $r = 0$ and $\sigma = $
+# {glue:text}`best_sigma_r1:.2f` at $r = 1$, and no smoothed classifier with
 # $\sigma \le 0.5$ certifies beyond {glue:text}`max_radius_half:.2f`. The table is in
 # the layout of the paper's Tables 1 and 3, with the average certified radius (ACR)
-# appended; $\sigma = $ {glue:text}`best_sigma_acr` has the highest ACR,
+# appended; $\sigma = $ {glue:text}`best_sigma_acr:.2f` has the highest ACR,
 # {glue:text}`acr_best:.3f`. The certificates are reproducible bit for bit given these
 # models; the models themselves are one draw of a random training, and the end of
 # this section measures how far a retraining moves this table's numbers.
@@ -478,9 +478,9 @@ plt.close(ax.figure)
 # interval over both the images and the retrained models
 # ({func}`~rsutils.logs.replicates.replicated_comparisons`), and give each difference a
 # verdict by one rule ({func}`~rsutils.logs.replicates.judge`): "rises" or "falls" when
-# the 95% interval excludes 0, "equivalent within ±{glue:text}`margin`" when the 90%
+# the 95% interval excludes 0, "equivalent within ±{glue:text}`margin:.2f`" when the 90%
 # interval lies inside that margin (two one-sided tests), "undecided" otherwise. The
-# margin, {glue:text}`margin` in certified accuracy or ACR, is the book's for every
+# margin, {glue:text}`margin:.2f` in certified accuracy or ACR, is the book's for every
 # comparison.
 
 # %%
@@ -817,8 +817,10 @@ glue_all(
 # {glue:text}`cifar_max_z:.1f` standard errors of a proportion estimated from
 # {glue:text}`cifar_rows` images. Gaps of this size are what a 500-image subsample of a
 # 10,000-image evaluation produces: the released logs are consistent with Table 3
-# without reproducing it digit for digit. (The values of Table 3 used here are those
-# transcribed from the paper into `rsutils/book/tables/cohen2019_published.csv`.)
+# without reproducing it digit for digit. (The values of Tables 1 and 3 used here are
+# those of the paper's table as transcribed into the book's published table
+# `cohen2019_tables_1_3`, read through
+# {func}`~rsutils.book.published.cohen2019_published`.)
 #
 # The released PREDICT logs (ImageNet, $\sigma = 0.25$) against Table 4:
 

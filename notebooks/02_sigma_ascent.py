@@ -142,7 +142,7 @@ chapter.run_at(
 # noise, $\mathbb{E} f^0(x + \sigma\varepsilon) = \Phi((a-t)/s) - \Phi((-a-t)/s)$ with
 # $s = \sqrt{\tau^2 + \sigma^2}$, so the objective {eq}`eq-ddrs-objective` and its
 # maximiser are known for every input. Started from $\sigma_0 = $
-# {glue:text}`band_sigma0`, {glue:text}`band_steps` ascent steps of
+# {glue:text}`band_sigma0:g`, {glue:text}`band_steps` ascent steps of
 # {glue:text}`band_draws` draws each reach the maximum within
 # {glue:text}`band_gap:.2%` for three inputs
 # at different distances from the band's edge ({numref}`fig-band-ascent`); the test
@@ -398,8 +398,8 @@ for side, name in (("ds", ds_name(0.25)), ("fixed", fixed_name(0.25))):
 # that moves with the model and one that moves with the image, each with its own
 # Student-$t$ quantile). Each difference then gets one of four verdicts from the
 # book's one rule ({func}`~rsutils.logs.replicates.judge`): "rises" or "falls" when
-# its 95% interval excludes 0; "equivalent within ±{glue:text}`margin`" when its 90%
-# interval lies inside $\pm$ {glue:text}`margin` (two one-sided tests at level 5%; the
+# its 95% interval excludes 0; "equivalent within ±{glue:text}`margin:.2f`" when its 90%
+# interval lies inside $\pm$ {glue:text}`margin:.2f` (two one-sided tests at level 5%; the
 # margin is in the measure's units, ACR or certified accuracy); "undecided"
 # otherwise. Measured by the ACR, Cohen-DS against Cohen {glue:text}`acr_verdict`; at
 # $\sigma_0 = 0.25$ the gain is {glue:text}`gain_025:.3f` (95% interval
@@ -950,7 +950,7 @@ plt.close(ax.figure)
 # the radius of its true class) each time it is drawn
 # ({class}`~rsutils.ddrs.sigma_store.SigmaStore`).
 # At this scale all training variants fine-tune the $\sigma = 0.25$ model of chapter 01
-# for {glue:text}`finetune_epochs` epochs at learning rate {glue:text}`finetune_lr`, so that a
+# for {glue:text}`finetune_epochs` epochs at learning rate {glue:text}`finetune_lr:g`, so that a
 # plain fine-tuned model ("Cohen-FT") separates the effect of the extra epochs from
 # that of the method. The three methods are the ones DDRS combine with their
 # data-dependent $\sigma$, each a different way of training a base model for

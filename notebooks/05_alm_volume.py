@@ -421,8 +421,8 @@ plt.close(fig)
 # ({func}`~rsutils.logs.replicates.replicated_comparisons`) covers both the choice
 # of images and the retraining, and {func}`~rsutils.logs.replicates.judge` turns it
 # into the book's verdict: "rises" or "falls" when the 95% interval excludes 0,
-# "equivalent within ±{glue:text}`equivalence_margin`" when the 90% interval lies
-# inside $\pm${glue:text}`equivalence_margin` (two one-sided tests), "undecided"
+# "equivalent within ±{glue:text}`equivalence_margin:.2f`" when the 90% interval lies
+# inside $\pm${glue:text}`equivalence_margin:.2f` (two one-sided tests), "undecided"
 # otherwise.
 
 # %%

@@ -628,8 +628,8 @@ glue_all(
 #
 # Each difference gets one of four verdicts ({func}`~rsutils.logs.replicates.judge`):
 # "rises" or "falls" when its 95% interval excludes 0; "equivalent within
-# ±{glue:text}`margin`" when its 90% interval lies inside $\pm m$, $m =$
-# {glue:text}`margin` (two one-sided tests at level 5%: a margin of a tenth of
+# ±{glue:text}`margin:.2f`" when its 90% interval lies inside $\pm m$, $m =$
+# {glue:text}`margin:.2f` (two one-sided tests at level 5%: a margin of a tenth of
 # $\lambda$, under which no reader would prefer one method to the other); "undecided"
 # otherwise. Against an isotropic control fine-tuned for as many steps, the
 # anisotropic methods rise in {glue:text}`n_rises` of {glue:text}`n_claims`
@@ -1000,7 +1000,7 @@ glue_all(
 # noise that the other methods lack, the input-dependent offset.
 #
 # The certification-wise offset $\mu(x)$ may carry up to $\lambda =$
-# {glue:text}`lam` per pixel. Two probes measure what it carries. First, classify
+# {glue:text}`lam:g` per pixel. Two probes measure what it carries. First, classify
 # $x_i + \mu(x_j) + \sigma(x_j)\odot\lambda\varepsilon$ for pairs of test images of
 # different classes ({func}`~rsutils.anisotropic.leakage.mu_swap_votes`): over
 # {glue:text}`n_pairs` pairs, {glue:text}`offset_votes:.1%` of the votes go to
@@ -1476,7 +1476,7 @@ bound = mu_lipschitz_bound(cw_generator, shape)
 pd.Series(bound.layers, name="operator norm ≤").round(3)
 
 # %% [markdown]
-# With $\lambda =$ {glue:text}`lam` in front, the bound is
+# With $\lambda =$ {glue:text}`lam:g` in front, the bound is
 # $L \le$ {glue:text}`lip_bound:.4g` (the plain product of the layer norms,
 # which treats each concatenation as one wide convolution, gives
 # {glue:text}`lip_plain:.4g`). An upper bound can be loose, so we also look for

@@ -90,7 +90,7 @@ chapter.run_at(
 # ## (a) The floor
 #
 # {eq}`eq-draw-floor` grows slowly up to $r \approx 2\sigma$ and steeply after: at
-# $\alpha = $ {glue:text}`alpha`, certifying $\sigma$ needs
+# $\alpha = $ {glue:text}`alpha:g`, certifying $\sigma$ needs
 # {glue:text}`floor_1:,d` draws, $2\sigma$ {glue:text}`floor_2:,d` and $3\sigma$
 # {glue:text}`floor_3:,d`, against the $n = $ {glue:text}`n:,d` CERTIFY spends at every
 # radius ({numref}`fig-draw-floor`). An input whose radius is near the ceiling
@@ -159,7 +159,7 @@ pd.DataFrame(plan, index=looks).rename_axis("look").T
 
 # %% [markdown]
 # Each column is one look: the number of estimation draws seen so far and the level
-# spent on it. The levels add up to {glue:text}`alpha_spent` (checked below), the
+# spent on it. The levels add up to {glue:text}`alpha_spent:g` (checked below), the
 # $\alpha$ of a single CERTIFY; doubling the draws from one look to the next keeps
 # the number of looks, and so the share of $\alpha$ each gets, small.
 
@@ -350,7 +350,7 @@ plt.close(fig)
 # {func}`~rsutils.core.sample_size.certify_planned`, after the input-specific sampling of
 # {cite:t}`chen2022input`, lets the $n_0$ selection draws also estimate $p_A$ and takes
 # the fewest estimation draws $n(x) \le n$ whose expected radius at that estimate is
-# within {glue:text}`radius_loss` of what $n$ draws would give. Those draws then certify
+# within {glue:text}`radius_loss:.2f` of what $n$ draws would give. Those draws then certify
 # at the full $\alpha$; since $n(x)$ depends on the selection draws only, the
 # certificate is CERTIFY's at level $\alpha$ (the coverage check above).
 #
@@ -504,7 +504,7 @@ glue_all(
 #   {glue:text}`decide_min_upto2:.1f` times fewer forward passes or better; near the
 #   ceiling the floor {eq}`eq-draw-floor` leaves little to save.
 # - Planned draws save {glue:text}`planned_min:.1f`–{glue:text}`planned_max:.1f` times
-#   at a radius loss of {glue:text}`radius_loss`; the images at the ceiling bound what any
+#   at a radius loss of {glue:text}`radius_loss:.2f`; the images at the ceiling bound what any
 #   method can save on this data.
 # - The faster forward pass multiplies with both.
 #

@@ -302,7 +302,7 @@ trained.pivot_table(index="sigma", columns="precision", values=accuracy)
 # The certificates of the two precisions, compared as every comparison of the book is:
 # per seed and image, bf16 minus fp32, with an interval over both the images and the
 # seeds and the book's verdict rule ({func}`~rsutils.logs.replicates.judge`, margin
-# ±{glue:text}`bf16_margin`):
+# ±{glue:text}`bf16_margin:.2f`):
 
 # %%
 replicates = measurements.bf16_training()

@@ -185,3 +185,32 @@ def test_what_a_notebook_printed_to_stderr_is_found_by_cell() -> None:
     assert runner.printed_to_stderr(notebook) == ["  cell 2: /x.py:3: PerformanceWarning: slow"]
     notebook.cells.pop()
     assert runner.printed_to_stderr(notebook) == []
+
+
+def test_a_chapter_pasting_a_raw_float_stops_the_build(tmp_path, monkeypatch) -> None:
+    """execute() reads the chapter it ran back and refuses one whose prose pastes a
+    glued float without a format, naming the value and the fix (papermill replaced by
+    a stand-in that writes the executed notebook: no kernel)."""
+    glued = nbformat.v4.new_output(
+        "display_data",
+        data={"application/papermill.record/text/plain": "0.0040000000000000036"},
+        metadata={"scrapbook": {"name": "change", "mime_prefix": "application/papermill.record/"}},
+    )
+    cells = [
+        nbformat.v4.new_code_cell('profile = "cpu"', metadata={"tags": ["parameters"]}),
+        nbformat.v4.new_code_cell("glue_all(change=change)", outputs=[glued]),
+        nbformat.v4.new_markdown_cell("It changes by at most {glue:text}`change`."),
+    ]
+
+    def run(notebook, target, **options):
+        nbformat.write(nbformat.v4.new_notebook(cells=cells), target)
+
+    source = tmp_path / "07_small.py"
+    source.write_text(CHAPTER)
+    monkeypatch.setattr(runner, "EXECUTED", tmp_path)
+    monkeypatch.setattr(runner.papermill, "execute_notebook", run)
+    with pytest.raises(runner.NotebookPastesRawFloat) as raised:
+        runner.execute(source, "smoke", None, progress=False)
+    assert "'change'" in str(raised.value) and "{glue:text}`change:.3f`" in str(raised.value)
+    cells[2].source = "It changes by at most {glue:text}`change:.3f`."
+    runner.execute(source, "smoke", None, progress=False)  # formatted: the build goes on

@@ -16,10 +16,16 @@ Every key is checked before anything is glued: a missing field or label, a key t
 not a Python identifier (the prose could not cite it) or two cells under one key raise
 :class:`KeyError` or :class:`ValueError` and glue nothing. They return nothing, so that
 a cell ending in one shows no output.
+
+A glued float is shown in the prose with a format (``{glue:text}`gap:.3f```): without
+one, myst-nb prints its full ``repr`` (``0.012345678901234``).
+:func:`unformatted_float_glues` finds the roles of an executed notebook that break this
+rule; ``book/run_notebooks.py`` runs it on every chapter it executes.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 import string
 from collections.abc import Callable, Hashable, Iterable, Mapping
@@ -28,7 +34,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["glue_all", "glue_fields", "glue_table", "key_part", "plain"]
+__all__ = [
+    "glue_all",
+    "glue_fields",
+    "glue_table",
+    "glued_values",
+    "key_part",
+    "plain",
+    "unformatted_float_glues",
+]
 
 #: What :func:`_field` returns for a field that a record lacks.
 _ABSENT: Any = object()
@@ -173,3 +187,75 @@ def _check_keys(values: Mapping[str, object]) -> None:
             f"glue keys {bad} are not identifiers, so the prose cannot cite them; map the "
             "labels to key parts of letters, digits and underscores"
         )
+
+
+#: A role that pastes a glued value as text (``{glue:text}`name``` or
+#: ``{glue:text}`name:.2f```); ``{glue}`` and ``{glue:any}`` paste it with no format.
+_PASTE_ROLE = re.compile(r"\{glue(?::(text|any))?\}`([^`]+)`")
+#: The type characters of a format spec that format a number (myst-nb converts the
+#: glued text to a number for them); ``s`` or no spec pastes the text as it is.
+_NUMBER_TYPES = frozenset("bcdoxXeEfFgGn%")
+#: How a numpy float glued without conversion reads (``np.float64(0.5)``).
+_NUMPY_FLOAT = re.compile(r"^np\.float\d*\((.*)\)$")
+
+
+def glued_values(notebook: Mapping[str, Any]) -> dict[str, str]:
+    """The ``text/plain`` of every value glued in an executed notebook, by name (the
+    last one where a name is glued twice), read from the outputs myst-nb's ``glue``
+    tags with ``scrapbook`` metadata (under its ``mime_prefix``, as papermill
+    records them)."""
+    values: dict[str, str] = {}
+    for cell in notebook.get("cells", []):
+        for output in cell.get("outputs", []) or []:
+            scrapbook = (output.get("metadata") or {}).get("scrapbook", {})
+            name = scrapbook.get("name")
+            prefix = scrapbook.get("mime_prefix", "")
+            text = (output.get("data") or {}).get(prefix + "text/plain")
+            if name is not None and text is not None:
+                values[name] = "".join(text) if isinstance(text, list) else text
+    return values
+
+
+def unformatted_float_glues(notebook: Mapping[str, Any]) -> list[str]:
+    """One message per role of ``notebook``'s markdown that pastes a glued float as its
+    raw text: a ``{glue:text}`` role without a numeric format spec (none, or one of
+    type ``s``), or a ``{glue}`` / ``{glue:any}`` role (which takes none), whose glued
+    value is a float (Python's, or a numpy float glued unconverted). An integer-valued
+    float counts too: it prints as ``3.0`` and, at another profile, as a long fraction.
+
+    ``notebook`` is an executed notebook (an ``nbformat`` node or its JSON as a
+    dict). Each message names the value, what the reader would see and the fix (a
+    format in the role). Roles pasting from another document (``doc::name``) and names
+    glued nowhere in the notebook are left to myst-nb, which warns about the latter.
+    An empty list means every glued float of the prose is formatted.
+    """
+    values = glued_values(notebook)
+    found = []
+    for index, cell in enumerate(notebook.get("cells", [])):
+        if cell.get("cell_type") != "markdown":
+            continue
+        source = cell.get("source", "")
+        source = "".join(source) if isinstance(source, list) else source
+        for role, content in _PASTE_ROLE.findall(source):
+            if "::" in content:
+                continue
+            key, spec = content.rsplit(":", 1) if ":" in content else (content, "")
+            if role == "text" and spec and spec[-1] in _NUMBER_TYPES:
+                continue
+            if key in values and _is_float(values[key]):
+                shown = f"{{glue:{role}}}`{content}`" if role else f"{{glue}}`{content}`"
+                found.append(
+                    f"cell {index}: {shown} pastes the float {key!r} as its raw text "
+                    f"{values[key]}; give it a format, e.g. {{glue:text}}`{key}:.3f`"
+                )
+    return found
+
+
+def _is_float(text: str) -> bool:
+    """Whether a glued value's ``text/plain`` is a float's."""
+    match = _NUMPY_FLOAT.match(text.strip())
+    try:
+        value = ast.literal_eval(match.group(1) if match else text.strip())
+    except (SyntaxError, ValueError):
+        return False
+    return isinstance(value, float)

@@ -25,7 +25,6 @@ __all__ = [
     "check_schema",
     "cohen2019_published",
     "full_scale",
-    "published_claims",
     "published_table",
     "published_table_names",
     "qualitative_claims",
@@ -182,23 +181,6 @@ def _same(printed: str, value: object) -> bool:
     if text in ("–", "—", "-", ""):
         return bool(pd.isna(value))
     return not pd.isna(value) and float(text) == float(value)  # type: ignore[arg-type]
-
-
-def published_claims() -> pd.DataFrame:
-    """The numbers the papers state in their text, one claim per row, with provenance.
-
-    Columns: ``id``, ``paper``, ``seed`` (the text it is quoted from), ``quote`` (verbatim),
-    ``kind`` (how to check it: ``cell``, ``max_improvement``, ``at_most``, ``range``,
-    ``difference``), ``value`` (and ``value2`` for a range), ``tables``/``rows`` (``|``
-    separated), ``column``, and ``from``/``to`` for a stated difference. See
-    :func:`rsutils.book.table_audit.claim_check`.
-    """
-    with (
-        files("rsutils.book")
-        .joinpath("tables", "published_claims.csv")
-        .open(encoding="utf-8") as handle
-    ):
-        return pd.read_csv(handle, dtype={"column": str, "rows": str, "tables": str})
 
 
 def qualitative_claims() -> pd.DataFrame:

@@ -35,6 +35,7 @@ from rsutils.core.confidence import (
 )
 from rsutils.core.smooth import ABSTAIN
 from rsutils.logs.analysis import average_certified_radius, certified_accuracy, read_log
+from rsutils.logs.printed import count_range, half_printed_unit
 from rsutils.reference import reference_root
 
 __all__ = [
@@ -229,7 +230,7 @@ def reanalyse_released_certify(
         row["ACR"] = average_certified_radius(log)
         row["largest radius"] = largest = float(log["radius"].max())
         row["ceiling"] = float(sigma) * float(norm.ppf(max_certifiable_pA(n, alpha)))
-        lowest = largest - float(_half_printed_unit(np.array([largest]))[0])
+        lowest = largest - float(half_printed_unit(np.array([largest]))[0])
         row["α it needs"] = min_alpha_for_radius(lowest / float(sigma), n)
         row["draws it needs"] = min_samples_for_radius(lowest / float(sigma), alpha)
         row["seconds per image"] = float(log["time"].mean())
@@ -241,14 +242,6 @@ def reanalyse_released_certify(
         row["largest gap to the table"] = max(gaps) if gaps else np.nan
         rows.append(row)
     return pd.DataFrame(rows).set_index(["dataset", "trained σ", "split", "certified σ"])
-
-
-def _half_printed_unit(values: np.ndarray) -> np.ndarray:
-    """Half a unit of the third significant digit of each value (0 for 0): the release
-    writes radii with ``{:.3}``, so a printed ``r`` stands for ``r ± this``."""
-    positive = values > 0
-    exponent = np.floor(np.log10(np.where(positive, values, 1.0))) - 2
-    return np.where(positive, 0.5 * 10**exponent, 0.0)
 
 
 def reanalyse_released_predict(
@@ -289,15 +282,14 @@ def recertify_released(
     The release keeps radii (three significant digits), not counts. Under the
     hypothesis that the log was run with ``n`` draws at ``run_alpha``, each printed
     radius pins the count ``k`` of draws in the top class to a range (those whose
-    ``sigma·Φ⁻¹(CP(k, n, run_alpha))`` prints as it). Recertifying that range at
+    ``sigma·Φ⁻¹(CP(k, n, run_alpha))`` prints as it,
+    :func:`~rsutils.logs.printed.count_range`). Recertifying that range at
     ``alpha`` gives ``radius_low`` and ``radius_high`` (0 where ``CP < 1/2``: the
     certificate becomes an abstention); abstentions stay abstentions.
     """
     radius = log["radius"].to_numpy(dtype=float)
     answered = log["predict"].to_numpy() != ABSTAIN
-    half = _half_printed_unit(radius)
-    low_k = _first_count(radius - half, sigma, n, run_alpha)
-    high_k = _first_count(radius + half, sigma, n, run_alpha) - 1
+    low_k, high_k = count_range(radius, sigma, n, run_alpha)
     out = log.copy()
     for name, k in (("radius_low", low_k), ("radius_high", np.maximum(high_k, low_k))):
         bound = clopper_pearson_lower(np.minimum(k, n), n, alpha)
@@ -343,15 +335,3 @@ def recertify_released_logs(
 
 
 _RECERTIFIED = {"radius": "as released", "radius_low": "least", "radius_high": "greatest"}
-
-
-def _first_count(radius: np.ndarray, sigma: float, n: int, alpha: float) -> np.ndarray:
-    """Smallest count whose Gaussian certificate reaches ``radius`` (``n + 1`` if none)."""
-    target = norm.cdf(np.maximum(radius, 0.0) / sigma)
-    low, high = np.zeros(len(radius), dtype=np.int64), np.full(len(radius), n + 1, dtype=np.int64)
-    while np.any(low < high):
-        mid = (low + high) // 2
-        reaches = clopper_pearson_lower(np.minimum(mid, n), n, alpha) >= target
-        reaches &= mid <= n
-        high, low = np.where(reaches, mid, high), np.where(reaches, low, mid + 1)
-    return low

@@ -18,9 +18,10 @@ table of findings with the evidence (an empty table when the rule holds):
   that Table I's factor (:func:`table_one_factor`) would turn into it: the same
   certificates, measured in the other norm, bound it;
 - :func:`duplicate_rows` finds rows with identical numbers in tables of different
-  datasets;
-- :func:`claim_check` checks each number the text states against the tables it cites
-  (or, for a stated difference, against its own two ends).
+  datasets.
+
+The numbers the papers state in their prose are checked by the ledger
+(:mod:`rsutils.book.ledger`).
 """
 
 from __future__ import annotations
@@ -31,14 +32,13 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from rsutils.book.published import PublishedTable, published_table
+from rsutils.book.published import PublishedTable
 from rsutils.core.confidence import max_certifiable_pA
 from rsutils.core.radius import certified_radius
 
 __all__ = [
     "alm_radius_check",
     "ceiling_check",
-    "claim_check",
     "conversion_check",
     "duplicate_rows",
     "improvement_check",
@@ -246,55 +246,3 @@ def duplicate_rows(tables: Iterable[PublishedTable]) -> pd.DataFrame:
                               f"{table.meta['dataset']}"})  # fmt: skip
             seen.setdefault(key, (table.name, row["row"], str(table.meta["dataset"])))
     return pd.DataFrame(found, columns=["table", "row", "same as", "its row", "datasets"])
-
-
-def claim_check(claims: pd.DataFrame) -> pd.DataFrame:
-    """Each stated number beside what the cited tables give, and a verdict.
-
-    ``cell``: the cell of ``rows`` at ``column``; ``max_improvement``: the largest printed
-    improvement in ``tables``; ``at_most``: the largest value of ``rows`` at ``column``
-    must not exceed it; ``range``: the smallest and largest of ``rows`` at ``column``;
-    ``difference``: ``to − from``. Verdicts: ``holds``, ``does not hold`` or ``not
-    printed`` (the cited cell is empty). Numbers agree within 0.05 (printed precision).
-    """
-    found = []
-    for claim in claims.to_dict("records"):
-        table_value, verdict = _claimed(claim)
-        found.append({"id": claim["id"], "kind": claim["kind"], "stated": _stated(claim),
-                      "tables give": table_value, "verdict": verdict})  # fmt: skip
-    return pd.DataFrame(found)
-
-
-def _stated(claim: dict) -> str:
-    if claim["kind"] == "range":
-        return f"{claim['value']:g}–{claim['value2']:g}"
-    prefix = "≤ " if claim["kind"] == "at_most" else ""
-    return f"{prefix}{claim['value']:g}"
-
-
-def _claimed(claim: dict) -> tuple[str, str]:
-    kind, value = claim["kind"], float(claim["value"])
-    if kind == "difference":
-        got = round(float(claim["to"]) - float(claim["from"]), 2)
-        return f"{got:g}", _verdict(abs(got - value) <= ROUNDING)
-    tables = [published_table(name) for name in str(claim["tables"]).split("|")]
-    if kind == "max_improvement":
-        best = max(float(t.rows("improvement").max().max()) for t in tables)
-        return f"{best:g}", _verdict(abs(best - value) <= ROUNDING)
-    rows = str(claim["rows"]).split("|")
-    cells = tables[0].data.set_index("row").loc[rows, claim["column"]]
-    if cells.isna().any():
-        return "not printed", "not printed"
-    cells = cells.astype(float)
-    if kind == "cell":
-        return f"{cells.iloc[0]:g}", _verdict(abs(cells.iloc[0] - value) <= ROUNDING)
-    if kind == "at_most":
-        return f"max {cells.max():g}", _verdict(cells.max() <= value)
-    if kind == "range":
-        same = (cells.min(), cells.max()) == (value, float(claim["value2"]))
-        return f"{cells.min():g}–{cells.max():g}", _verdict(same)
-    raise ValueError(f"unknown claim kind {kind!r}")
-
-
-def _verdict(holds: bool) -> str:
-    return "holds" if holds else "does not hold"

@@ -6,7 +6,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rsutils.book.glue import glue_all, glue_fields, glue_table, key_part, plain
+from rsutils.book.glue import (
+    glue_all,
+    glue_fields,
+    glue_table,
+    glued_values,
+    key_part,
+    plain,
+    unformatted_float_glues,
+)
 
 
 @pytest.fixture
@@ -121,3 +129,81 @@ def test_a_field_key_must_be_citable(glued) -> None:
     with pytest.raises(ValueError, match=r"\['n kept'\] are not identifiers"):
         glue_fields({"kept": 1}, "n ", ["kept"])
     assert glued == {}
+
+
+def _glued_notebook(monkeypatch, prose: str, **values: object):
+    """An executed notebook in miniature: one code cell whose outputs are what myst-nb's
+    own ``glue`` displays for ``values`` (display=False, as glue_all glues), then
+    ``prose`` as a markdown cell."""
+    import nbformat
+
+    outputs = []
+
+    def capture(data, raw, metadata):
+        assert raw is True
+        outputs.append(nbformat.v4.new_output("display_data", data=data, metadata=metadata))
+
+    monkeypatch.setattr("myst_nb.ext.glue.ipy_display", capture)
+    glue_all(**values)
+    return nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_code_cell("glue_all(...)", outputs=outputs),
+            nbformat.v4.new_markdown_cell(prose),
+        ]
+    )
+
+
+def test_glued_values_are_read_from_the_outputs_by_name(monkeypatch) -> None:
+    notebook = _glued_notebook(monkeypatch, "", gap=0.5, n=12, label="class 1")
+    assert glued_values(notebook) == {"gap": "0.5", "n": "12", "label": "'class 1'"}
+
+
+def test_a_float_pasted_without_a_format_is_found(monkeypatch) -> None:
+    """The case that reached the built book: 0.004 computed as a difference of
+    accuracies, pasted as 0.0040000000000000036."""
+    change = 0.009 - 0.005
+    prose = "changes by at most {glue:text}`change` in {glue:text}`cells` cells"
+    notebook = _glued_notebook(monkeypatch, prose, change=change, cells=5)
+    (found,) = unformatted_float_glues(notebook)
+    assert found.startswith("cell 1: {glue:text}`change` pastes the float 'change'")
+    assert repr(change) in found and "{glue:text}`change:.3f`" in found
+
+
+@pytest.mark.parametrize(
+    "role",
+    [
+        "{glue:text}`x:s`",  # a string format pastes the repr too
+        "{glue}`x`",
+        "{glue:any}`x`",
+    ],
+)
+def test_every_role_that_cannot_format_a_float_is_found(monkeypatch, role) -> None:
+    notebook = _glued_notebook(monkeypatch, f"x is {role}.", x=0.1)
+    assert len(unformatted_float_glues(notebook)) == 1
+
+
+@pytest.mark.parametrize("value", [3.0, np.float64(0.25)])
+def test_integral_and_numpy_floats_count_as_floats(monkeypatch, value) -> None:
+    """3.0 prints as such (and as a fraction at another profile); a numpy float glued
+    unconverted prints as np.float64(...), which no format can read either."""
+    notebook = _glued_notebook(monkeypatch, "{glue:text}`x`", x=value)
+    assert len(unformatted_float_glues(notebook)) == 1
+
+
+def test_formatted_floats_and_other_values_pass(monkeypatch) -> None:
+    prose = (
+        "{glue:text}`gap:.3f`, {glue:text}`share:.1%`, {glue:text}`alpha:g`, "
+        "{glue:text}`n`, {glue:text}`label`, {glue:text}`text_number`, "
+        "{glue:text}`other.ipynb::gap` and {glue:text}`never_glued`"
+    )
+    notebook = _glued_notebook(
+        monkeypatch,
+        prose,
+        gap=0.0040000000000000036,
+        share=0.25,
+        alpha=0.001,
+        n=100_000,
+        label="imagenet",
+        text_number="0.0040",  # a string the chapter formatted itself
+    )
+    assert unformatted_float_glues(notebook) == []

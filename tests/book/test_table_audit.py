@@ -110,50 +110,6 @@ def test_printed_improvements_elsewhere_match_up_to_rounding(name: str) -> None:
     assert verdicts <= {"matches", "rounding slip"}
 
 
-def claim(**fields: object) -> pd.DataFrame:
-    row = {"id": "c", "value2": np.nan, "rows": "", "column": "", "from": np.nan, "to": np.nan}
-    return pd.DataFrame([{**row, **fields}])
-
-
-@pytest.mark.parametrize(
-    ("fields", "verdict"),
-    [
-        ({"kind": "cell", "value": 61, "tables": "ucan2025_table_ii_l1",
-          "rows": "Ours (Ani. Laplace)", "column": "2.00"}, "holds"),
-        ({"kind": "cell", "value": 62, "tables": "ucan2025_table_ii_l1",
-          "rows": "Ours (Ani. Laplace)", "column": "2.00"}, "does not hold"),
-        ({"kind": "cell", "value": 31, "tables": "ucan2025_table_iv", "rows": "ANCER [20]",
-          "column": "1.25"}, "not printed"),
-        ({"kind": "max_improvement", "value": 121.1, "tables": "ucan2025_table_v"}, "holds"),
-        ({"kind": "max_improvement", "value": 200, "tables": "ucan2025_table_v"}, "does not hold"),
-        ({"kind": "at_most", "value": 48, "tables": "ucan2025_table_ii_l1",
-          "rows": "Teng et al.’s [54]|Yang et al.’s [65]", "column": "2.00"}, "holds"),
-        ({"kind": "at_most", "value": 25, "tables": "ucan2025_table_ii_l1",
-          "rows": "Teng et al.’s [54]|Yang et al.’s [65]", "column": "2.00"}, "does not hold"),
-        ({"kind": "range", "value": 31, "value2": 38, "tables": "ucan2025_table_ii_linf",
-          "rows": "Cohen et al.’s [12]|Zhang et al.’s [69]", "column": "6/255"}, "holds"),
-        ({"kind": "range", "value": 31, "value2": 40, "tables": "ucan2025_table_ii_linf",
-          "rows": "Cohen et al.’s [12]|Zhang et al.’s [69]", "column": "6/255"}, "does not hold"),
-        ({"kind": "difference", "value": 7.7, "from": 40.1, "to": 47.8}, "holds"),
-        ({"kind": "difference", "value": 7.7, "from": 40.1, "to": 48.8}, "does not hold"),
-    ],
-)  # fmt: skip
-def test_each_kind_of_claim_is_checked(fields: dict, verdict: str) -> None:
-    from rsutils.book.table_audit import claim_check
-
-    assert claim_check(claim(**fields))["verdict"].tolist() == [verdict]
-
-
-def test_on_the_papers_two_claims_fail_and_the_rest_hold() -> None:
-    from rsutils.book.published import published_claims
-    from rsutils.book.table_audit import claim_check
-
-    checked = claim_check(published_claims()).set_index("id")["verdict"]
-    assert checked.drop(["ucan-l1-baselines", "ucan-ancer"]).eq("holds").all()
-    assert checked["ucan-l1-baselines"] == "does not hold"  # Yang et al. print 48% at 2.0
-    assert checked["ucan-ancer"] == "not printed"  # ANCER has no entry at 1.25
-
-
 def test_accuracy_beyond_the_ceiling_of_n_and_alpha_is_flagged() -> None:
     from scipy.stats import norm
 
