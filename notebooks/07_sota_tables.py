@@ -41,6 +41,7 @@ from scipy.stats import norm
 import rsutils as rs
 from rsutils.book import Chapter, glue_all, glue_fields
 from rsutils.book import measured as ours
+from rsutils.book import released as rel
 from rsutils.book import released_alpha as implied_alpha
 from rsutils.book import replicated as rep
 from rsutils.book import table_audit as audit
@@ -56,13 +57,6 @@ from rsutils.book.published import (
     published_table,
     published_table_names,
     qualitative_claims,
-)
-from rsutils.book.released import (
-    COHEN2019_CERTIFY_LOGS,
-    COHEN2019_PREDICT_NS,
-    reanalyse_released_certify,
-    reanalyse_released_predict,
-    recertify_released_logs,
 )
 from rsutils.core.confidence import min_samples_for_radius
 from rsutils.logs.replicates import replicated_comparisons
@@ -82,8 +76,8 @@ chapter.run_at(
     {
         "published": f"{len(tables)} tables and a ledger of "
         f"{len(ledger())} statements (shipped with rsutils)",
-        "released": f"Cohen et al.'s {len(COHEN2019_CERTIFY_LOGS)} CERTIFY "
-        f"and {len(COHEN2019_PREDICT_NS)} PREDICT logs",
+        "released": f"Cohen et al.'s {len(rel.COHEN2019_CERTIFY_LOGS)} "
+        f"CERTIFY and {len(rel.COHEN2019_PREDICT_NS)} PREDICT logs",
         "our rows": "chapters 01, 02, 05 and 06 at this profile, read "
         "from the cache",
         "their images and draws": f"{P.certify.images} at "
@@ -874,7 +868,7 @@ glue_all(
 # table is split in two to fit the page; both halves have the same rows.
 
 # %%
-released = reanalyse_released_certify(root=reference_root)
+released = rel.reanalyse_released_certify(root=reference_root)
 shown = released.drop(columns=["seconds per image"]).round(3)
 shown["α it needs"] = released["α it needs"].map("{:.1e}".format)
 shown["draws it needs"] = released["draws it needs"].map("{:,}".format)
@@ -1040,7 +1034,7 @@ glue_all(
 
 # %%
 run_at_01 = levels[levels["implied α"] == "α = 0.01"]
-at_stated = recertify_released_logs(
+at_stated = rel.recertify_released_logs(
     run_at_01.index, alpha=0.001, run_alpha=0.01, root=reference_root
 )
 changed = at_stated[at_stated["largest change"] > 0]
@@ -1090,7 +1084,7 @@ glue_all(
 # ({func}`~rsutils.book.released.reanalyse_released_predict`):
 
 # %%
-predict = reanalyse_released_predict(root=reference_root)
+predict = rel.reanalyse_released_predict(root=reference_root)
 timing = ["seconds per prediction", "seconds per prediction, printed"]
 predict.drop(columns=timing).round(3)
 
