@@ -45,7 +45,10 @@ from rsutils.book import released as rel
 from rsutils.book import released_alpha as implied_alpha
 from rsutils.book import replicated as rep
 from rsutils.book import table_audit as audit
+from rsutils.book import table_bounds as tb
+from rsutils.book.cross_paper import cross_paper_check, ddrs_stated
 from rsutils.book.ledger import LedgerContext, check_ledger, ledger
+from rsutils.book.one_model import one_model_check
 from rsutils.book.profiles import (
     ANISOTROPIC_LAMBDA,
     BOOK_SIGMAS,
@@ -333,8 +336,6 @@ glue_all(
 # Table II's two blocks told apart by their norm.
 
 # %%
-from rsutils.book.one_model import one_model_check
-
 SHORT_TABLES = {
     name: t.meta["table"]
     .replace(" block", "")
@@ -392,8 +393,6 @@ assert two_models["differ at 0"].all()
 # flag anything on its printed radii at all):
 
 # %%
-from rsutils.book import table_bounds as tb
-
 fires = {
     tables[n].meta["table"]: tb.can_fire(t, scale=1.0)
     for n, t in tables.items()
@@ -535,8 +534,6 @@ assert not any(fires.values()) and l2_largest < top
 # al.'s rows that have one:
 
 # %%
-from rsutils.book.cross_paper import cross_paper_check
-
 crossed = cross_paper_check(root=reference_root)
 crossed["table"] = crossed.table.map(SHORT_TABLES)
 has = crossed.verdict != "no counterpart"
@@ -578,8 +575,6 @@ cohen_view.set_index(["table", "radius"])[[*shown, "verdict"]].round(2)
 # for them, the only way its text gives them.
 
 # %%
-from rsutils.book.cross_paper import ddrs_stated
-
 ddrs_rows = crossed[crossed.row.str.startswith("Data-depend") & has]
 said = ddrs_stated().pivot(
     index="method", columns="radius", values="value"
