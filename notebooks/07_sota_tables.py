@@ -308,6 +308,345 @@ glue_all(
 )
 
 # %% [markdown]
+# ### One model, one value at radius 0
+#
+# The ALM rule above fires only where the ALM row falls below the radius row. A
+# second tie between the two rows holds in every table: at radius 0 both rows count
+# the same inputs, those classified correctly and not abstained on. A certificate
+# with $\underline{p_A} > \tfrac12$ has $R > 0$, so both its inscribed radius
+# $\min_i\sigma_i R$ and its ALM are positive, and an abstention has neither.
+# Rounded to a whole percent, one count prints one number, so one model's two rows
+# print the same value at $r = 0$
+# ({func}`~rsutils.book.one_model.zero_radius_check`).
+#
+# Of the {glue:text}`one_model_paired` tables that print both rows,
+# {glue:text}`one_model_two` print two values at $r = 0$:
+# {glue:text}`one_model_at_zero`. In {glue:text}`one_model_zero_only` the ALM row
+# is at or above the radius row in every column, so only this rule shows that its
+# two rows are two models (or two runs), which the table does not say.
+#
+# Per table, below: how many pairs of rows it prints (a method's "w.r.t. ALM" and
+# "w.r.t. radius" rows, found by their labels among the rows its record declares as
+# certified accuracy), the first pair's values at $r = 0$, how many columns the ALM
+# rule flags ("ALM below"), and the verdict of both ties together
+# ({func}`~rsutils.book.one_model.one_model_check`). A table whose labels do not say
+# which measure a row uses, as Table II's, has no pair to check. Tables go by short
+# names here: Cohen et al.'s summarised Tables 1 and 3, and UCAN's by number, with
+# Table II's two blocks told apart by their norm.
+
+# %%
+from rsutils.book.one_model import one_model_check
+
+SHORT_TABLES = {
+    name: t.meta["table"]
+    .replace(" block", "")
+    .replace(" (as summarised)", "")
+    for name, t in tables.items()
+}
+same_model = one_model_check(tables.values())
+shown = ["table", "pairs", "ALM at 0", "radius at 0", "ALM below"]
+same_model.rename(
+    columns={"columns ALM below radius": "ALM below"}
+).assign(table=same_model.table.map(SHORT_TABLES))[
+    [*shown, "verdict"]
+].set_index("table")
+
+# %% [markdown]
+# "Two models" is the verdict whenever either tie breaks; "one model possible" would
+# mean only that the printed numbers do not rule it out. Where the two rows of a
+# method come from different runs, the improvement each row reports is measured
+# against the same baselines but for a different model, and the two cannot be read
+# as one method's accuracy by two measures, as the tables' captions invite.
+
+# %% tags=["remove-cell"]
+paired_tables = same_model[same_model.pairs > 0]
+two_models = paired_tables[paired_tables.verdict == "two models"]
+zero_only = two_models[two_models["columns ALM below radius"] == 0]
+glue_all(
+    one_model_paired=len(paired_tables),
+    one_model_two=len(two_models),
+    one_model_at_zero="; ".join(
+        f"Table {tables[n].meta['table']} prints {a:g}% by ALM and "
+        f"{r:g}% by radius"
+        for n, a, r in zip(
+            two_models.table,
+            two_models["ALM at 0"],
+            two_models["radius at 0"],
+            strict=True,
+        )
+    ),
+    one_model_zero_only=" and ".join(
+        f"Table {tables[n].meta['table']}" for n in zero_only.table
+    )
+    or "no table",
+    one_model_n_zero_only=len(zero_only),
+)
+assert two_models["differ at 0"].all()
+
+# %% [markdown]
+# ### Bounds per noise family and norm
+#
+# The ceiling rule above cannot fire on the papers' ℓ2 tables: at the scale
+# $\lambda\gamma$ of UCAN's rows, and at Cohen et al.'s largest $\sigma$, it flags only
+# radii beyond {glue:text}`ceiling:.2f`, and the ℓ2 tables stop at
+# {glue:text}`bounds_l2_largest:.2f`. Its silence says nothing about them
+# ({func}`~rsutils.book.table_bounds.can_fire` says, per table, whether a bound can
+# flag anything on its printed radii at all):
+
+# %%
+from rsutils.book import table_bounds as tb
+
+fires = {
+    tables[n].meta["table"]: tb.can_fire(t, scale=1.0)
+    for n, t in tables.items()
+    if t.meta["norm"] == "l2"
+}
+pd.Series(fires, name="can fire at scale 1")
+
+# %% [markdown]
+# Other noise families have other ceilings, and some lie inside the radii that
+# Table II prints. With every draw in the top class, $\underline{p_A}$ reaches
+# $\alpha^{1/n}$ and no higher; each family's radius rule
+# ({func}`~rsutils.core.radius.certified_radius`) at that $\underline{p_A}$, times
+# the largest scale a row may have used, is the most any of its certificates can
+# reach ({func}`~rsutils.book.table_bounds.certifiable_bound`). UCAN set each
+# family's $\lambda$ to give variance one, following {cite:t}`yang2020randomized`,
+# and bound every $\sigma_i$ by $\gamma$; each table's record states, per row, the
+# family, the standard deviation and $\gamma$ it assumes, or that the paper does not
+# state them ({func}`~rsutils.book.table_bounds.row_noise`). For uniform noise
+# against ℓ1 the ceiling is $2\lambda(\alpha^{1/n} - \tfrac12)$, below $\lambda$
+# itself: {glue:text}`bounds_uniform:.2f` at unit variance. Against ℓ1 with
+# Gaussian noise it is {glue:text}`bounds_gauss_l1:.2f`, with Laplace noise
+# {glue:text}`bounds_laplace:.2f`, and against ℓ∞ on CIFAR10 it is
+# {glue:text}`bounds_linf_255:.1f`/255.
+#
+# Per row whose scale is stated, the bound in the table's own units, the largest
+# radius the table prints, and what the bound finds
+# ({func}`~rsutils.book.table_bounds.bound_summary`): how many printed zeros it
+# forces, how many positive values lie beyond it, and how many need a near-certain
+# $\underline{p_A}$ (below):
+
+# %%
+bounds = tb.bound_summary(tables.values())
+stated = bounds.dropna(subset=["bound"]).assign(
+    table=lambda b: b.table.map(SHORT_TABLES),
+    row=lambda b: b.row.replace(SHORT_ROWS),
+)
+stated = stated.rename(
+    columns={"largest radius": "largest", "beyond the bound": "beyond"}
+)
+shown = ["bound", "largest", "forced 0", "beyond", "near-certain pA"]
+stated.set_index(["table", "row"])[shown].round(3)
+
+# %% [markdown]
+# A "forced 0" is a printed 0 beyond the bound: no certificate could have put the
+# input there, so the 0 says nothing about the method. UCAN's text reads the uniform
+# row's collapse ("peaks early then collapses (0% beyond $R{=}2.0$)") as a property
+# of the noise; the bound forces it: {glue:text}`bounds_uniform_forced` of that row's
+# zeros lie beyond {glue:text}`bounds_uniform:.2f`, and its last positive value
+# needs $\underline{p_A} \ge$ {glue:text}`bounds_uniform_pA:.3f`, which is not
+# extreme. Of all printed zeros, {glue:text}`bounds_forced` are forced
+# ({glue:text}`bounds_forced_ucan` in UCAN's tables, the rest in Cohen et al.'s
+# rows of small $\sigma$), and {glue:text}`bounds_beyond` positive values lie
+# beyond a bound.
+#
+# Within the bounds, some printed values need a near-certain $\underline{p_A}$
+# (at least {glue:text}`bounds_near_threshold:.3f`). For those cells: "1 − pA",
+# how far below one the lower bound on $p_A$ must stay; "misses", how many of the
+# $n$ draws may miss the top class for CERTIFY to reach the radius; "draws", the
+# fewest draws that could reach it with every one right; and "share", the share of
+# the row's largest scale the cell needs even then:
+
+# %%
+cells = pd.concat([tb.bound_cells(t) for t in tables.values()])
+near = cells[cells.verdict == "near-certain pA"]
+near_view = pd.DataFrame(
+    {
+        "table": near.table.map(SHORT_TABLES),
+        "row": near.row.replace(SHORT_ROWS),
+        "radius": near.radius,
+        "printed": near.printed,
+        "1 − pA": (1 - near["pA needed"]).map("{:.1e}".format),
+        "misses": near["misses allowed"].astype(int),
+        "draws": near["draws needed"].astype(int),
+        "share": near["scale share"].round(3),
+    }
+)
+near_view.set_index(["table", "row", "radius"])
+
+# %% [markdown]
+# Each of these cells is possible, but only just: at most
+# {glue:text}`bounds_near_misses` of the $n$ draws may miss for its certificate,
+# and it needs a scale of at least {glue:text}`bounds_near_share:.3f` of the
+# largest. For a row measured by the radius that is a floor on $\min_i\sigma_i$:
+# every one of the input's $\sigma_i$ must sit within a few percent of the bound
+# $\gamma$ that the generator's $\tanh$ keeps them under, at the same time as the
+# classifier is right on almost every noisy draw. The numbers are not impossible,
+# but they are the most a certificate can give, and a reader should know it.
+
+# %% tags=["remove-cell"]
+l2_largest = max(
+    t.radii.max() for t in tables.values() if t.meta["norm"] == "l2"
+)
+flagged = cells.verdict.value_counts()
+on_ucan = cells[cells.table.str.startswith("ucan")]
+uniform = cells[cells.row == "Ours (Ani. Uniform)"]
+uniform_last = uniform[uniform.printed > 0].iloc[-1]
+row_bound = bounds.set_index(["table", "row"]).bound
+l1, linf = "ucan2025_table_ii_l1", "ucan2025_table_ii_linf"
+glue_all(
+    bounds_l2_largest=float(l2_largest),
+    bounds_uniform=float(row_bound[(l1, "Ours (Ani. Uniform)")]),
+    bounds_gauss_l1=float(row_bound[(l1, "Ours (Ani. Gaussian)")]),
+    bounds_laplace=float(row_bound[(l1, "Ours (Ani. Laplace)")]),
+    bounds_linf_255=255 * float(row_bound[(linf, "Ours (Ani. Gaussian)")]),
+    bounds_uniform_forced=int((uniform.verdict == "forced 0").sum()),
+    bounds_uniform_pA=float(uniform_last["pA needed"]),
+    bounds_forced=int(flagged.get("forced 0", 0)),
+    bounds_forced_ucan=int((on_ucan.verdict == "forced 0").sum()),
+    bounds_beyond=int(flagged.get("beyond the bound", 0)),
+    bounds_near=int(flagged.get("near-certain pA", 0)),
+    bounds_near_threshold=tb.NEAR_CERTAIN,
+    bounds_near_misses=int(near["misses allowed"].max()),
+    bounds_near_share=float(near["scale share"].min()),
+    bounds_l2_can_fire=sum(fires.values()),
+)
+top = tb.certifiable_bound("gaussian", "l2", 1.0, n=100_000, alpha=0.001)
+assert not any(fires.values()) and l2_largest < top
+
+# %% [markdown]
+# ### Rows for another paper's method
+#
+# UCAN print rows for Cohen et al.'s method and for data-dependent smoothing
+# {cite:p}`alfarra2022data`, and those papers publish numbers of their own: Cohen
+# et al. their Tables 1 and 3 and the certification log of every model, the
+# data-dependent paper a handful of absolute values in its prose (its tables are
+# missing from its text). Each of UCAN's cells is set beside them
+# ({func}`~rsutils.book.cross_paper.cross_paper_check`): the printed tables per
+# $\sigma$, each released log at the same radius, and the logs' envelope, the
+# largest over $\sigma$, which is what a "best per radius" row over Cohen et al.'s
+# models would print. An ℓ∞ radius $\varepsilon$ of Table II is the ℓ2 radius
+# $\varepsilon\sqrt d$ for isotropic Gaussian noise (Table I), so it is compared
+# there. A cell *matches* when the printed roundings allow one value; *within
+# sampling error* when it does not, but lies within two standard errors of a log,
+# whose images are a subsample of the test set.
+#
+# Of the {glue:text}`cross_cells` cells compared, {glue:text}`cross_match` match,
+# {glue:text}`cross_sampling` are within sampling error, {glue:text}`cross_differ`
+# differ and {glue:text}`cross_none` have no counterpart. The cells of Cohen et
+# al.'s rows that have one:
+
+# %%
+from rsutils.book.cross_paper import cross_paper_check
+
+crossed = cross_paper_check(root=reference_root)
+crossed["table"] = crossed.table.map(SHORT_TABLES)
+has = crossed.verdict != "no counterpart"
+cohen_rows = crossed[crossed.row.str.startswith("Cohen") & has]
+SHORT_SOURCES = {"released log ": "log ", "printed table ": "printed "}
+SHORT_SOURCES |= {"DDRS prose ": "DDRS ", "σ = ": "", "envelope ": "env. "}
+cohen_view = cohen_rows.assign(
+    nearest=cohen_rows.nearest.replace(SHORT_SOURCES, regex=True),
+    σ=cohen_rows["envelope σ"].str.removeprefix("σ = "),
+    verdict=cohen_rows.verdict.replace(
+        {"within sampling error": "sampling"}
+    ),
+)
+shown = ["ℓ2 radius", "UCAN", "envelope", "σ", "nearest", "gap"]
+cohen_view.set_index(["table", "radius"])[[*shown, "verdict"]].round(2)
+
+# %% [markdown]
+# "Envelope" is the best released log at that ℓ2 radius and "σ" its noise level;
+# "nearest" is whichever counterpart lies closest to UCAN's number (a printed table
+# or a log, by its $\sigma$, or the data-dependent paper's own run of Cohen et al.'s
+# models), and "gap" is UCAN's number minus it, in points of accuracy; "sampling"
+# is short for within sampling error. ImageNet's row
+# is Cohen et al.'s own: {glue:text}`cross_v_match` of its cells match. CIFAR10's
+# row matches at {glue:text}`cross_iv_match` radii, and most of the rest lie within
+# the sampling error of logs that hold one test image in twenty. The ℓ∞ row of
+# Table II is another matter: it lies {glue:text}`cross_linf_low:.1f` to
+# {glue:text}`cross_linf_high:.1f` points above the envelope at every radius, more
+# than any released model certifies. The MNIST row has no counterpart, since Cohen
+# et al. report no MNIST results; its numbers are those of CIFAR10's row.
+# The data-dependent paper's own runs of Cohen et al.'s models, at the two radii
+# where it states them, certify {glue:text}`cross_ddrs_cohen_low:.1f` to
+# {glue:text}`cross_ddrs_cohen_high:.1f` points less than the release's envelope,
+# a gap within the logs' sampling error.
+#
+# The "Data-depend" rows against every absolute value the data-dependent paper
+# states ({func}`~rsutils.book.cross_paper.ddrs_stated`): one row per method it
+# names, in percent at each ℓ2 radius of CIFAR10, under the row UCAN print
+# (Table IV). The paper's "DS²" values are its "DS" value plus the gain it states
+# for them, the only way its text gives them.
+
+# %%
+from rsutils.book.cross_paper import ddrs_stated
+
+ddrs_rows = crossed[crossed.row.str.startswith("Data-depend") & has]
+said = ddrs_stated().pivot(
+    index="method", columns="radius", values="value"
+)
+said.columns = [f"{r:.2f}" for r in said.columns]
+ucan_row = ddrs_rows.set_index("radius").UCAN.rename("UCAN, Data-depend")
+pd.concat([ucan_row.to_frame().T, said])
+
+# %% [markdown]
+# Each of UCAN's three numbers differs from every value the paper states at the
+# same radius, by more than the two roundings allow. The paper states absolute
+# values only on CIFAR10 and only at three radii, so
+# {glue:text}`cross_ddrs_none` of the {glue:text}`cross_ddrs_cells` cells of UCAN's
+# "Data-depend" rows have nothing to be checked against. At the
+# {glue:text}`cross_ddrs_compared` that do, no method the paper states matches:
+# the nearest is {glue:text}`cross_ddrs_gap:.1f` points away. The row is not any of
+# the data-dependent paper's stated results, and the table does not say where its
+# numbers come from.
+
+# %% tags=["remove-cell"]
+cross_verdicts = crossed.verdict.value_counts()
+linf_rows = crossed[crossed.table == SHORT_TABLES[linf]]
+linf_gaps = linf_rows.UCAN - linf_rows.envelope
+ddrs_all = crossed[crossed.row.str.startswith("Data-depend")]
+by_table = cohen_rows[cohen_rows.verdict == "matches"].table
+by_table = by_table.map({v: k for k, v in SHORT_TABLES.items()})
+glue_fields(
+    cross_verdicts,
+    "cross_",
+    {
+        "match": "matches",
+        "sampling": "within sampling error",
+        "differ": "differs",
+        "none": "no counterpart",
+    },
+    default=0,
+)
+glue_all(
+    cross_cells=len(crossed),
+    cross_v_match=int((by_table == "ucan2025_table_v").sum()),
+    cross_iv_match=int((by_table == "ucan2025_table_iv").sum()),
+    cross_linf_low=float(linf_gaps.min()),
+    cross_linf_high=float(linf_gaps.max()),
+    cross_ddrs_cells=len(ddrs_all),
+    cross_ddrs_none=int((ddrs_all.verdict == "no counterpart").sum()),
+    cross_ddrs_compared=len(ddrs_rows),
+    cross_ddrs_gap=float(ddrs_rows.gap.abs().min()),
+)
+
+# %% tags=["remove-cell"]
+ddrs_cohen = ddrs_stated().query("method == 'Cohen'")
+iv_cohen = cohen_rows[
+    cohen_rows.table == SHORT_TABLES["ucan2025_table_iv"]
+]
+at = iv_cohen.set_index("ℓ2 radius").envelope.loc[ddrs_cohen.radius]
+cohen_gaps = at.to_numpy() - ddrs_cohen.value.to_numpy()
+glue_all(
+    cross_ddrs_cohen_low=float(cohen_gaps.min()),
+    cross_ddrs_cohen_high=float(cohen_gaps.max()),
+)
+p = at.to_numpy() / 100
+assert (cohen_gaps <= 0.5 + 2 * 100 * (p * (1 - p) / 500) ** 0.5).all()
+assert (ddrs_rows.verdict == "differs").all() and (linf_gaps > 0).all()
+
+# %% [markdown]
 # ### Rows that one norm's table shares with another's
 #
 # UCAN print ℓ1 and ℓ∞ results in Table II and ℓ2 results in Table IV, for the same
