@@ -43,3 +43,6 @@ __all__ = [
     "number_tokens",
     "printed_interval",
 ]
+
+# The papers' own rules register themselves on import.
+from rsutils.book.ledger import cohen, ddrs  # noqa: F401

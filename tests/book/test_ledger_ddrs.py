@@ -1,0 +1,143 @@
+"""The rules of the data-dependent smoothing paper's ledger: each fires on a hand-made
+row and stays quiet on a sound one; the real ledger's verdicts are pinned."""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from scipy.stats import norm
+
+from rsutils.book.ledger import COLUMNS, LedgerContext, check_ledger, ledger
+from rsutils.book.ledger.ddrs import count_fits, difference_range
+
+REFERENCE = Path(
+    os.environ.get("RSUTILS_REFERENCE") or Path(__file__).resolve().parents[3] / "shared/reference"
+)
+needs_reference = pytest.mark.skipif(
+    not (REFERENCE / "cohen2019").is_dir(),
+    reason=f"Cohen et al.'s released logs are not at {REFERENCE}; set RSUTILS_REFERENCE",
+)
+CIFAR_ROWS = "CIFAR-10 0.25|CIFAR-10 0.50|CIFAR-10 1.00"
+
+
+def row(**fields: str) -> dict[str, str]:
+    return {column: "" for column in COLUMNS} | {"id": "x", "unit": "points"} | fields
+
+
+def judged(*rows: dict[str, str], root: Path | None = None) -> list[tuple[str, str]]:
+    frame = pd.DataFrame([r | {"id": f"r{i}"} if r["id"] == "x" else r for i, r in enumerate(rows)])
+    checked = check_ledger(frame, LedgerContext(frame, reference_root=root))
+    return list(zip(checked["found"], checked["verdict"], strict=True))
+
+
+def verdicts(*rows: dict[str, str], root: Path | None = None) -> list[str]:
+    return [said for _, said in judged(*rows, root=root)]
+
+
+def test_printed_numbers_bound_a_difference_and_a_count() -> None:
+    assert difference_range("8.7", "8.67") == pytest.approx((-0.085, 0.025))
+    assert not count_fits("40.1", 500)  # 200.5 images
+    assert count_fits("29.2", 500)  # 146 images
+    assert count_fits("40.1", 10_000)
+
+
+def test_a_percent_difference_is_read_as_points_not_as_a_relative_change() -> None:
+    points = row(check="points", value="7.7", **{"from": "40.1", "to": "47.8"})
+    relative = points | {"value": "19.2"}  # (47.8 − 40.1)/40.1 = 19.2 %
+    assert verdicts(points, relative) == ["holds", "does not hold"]
+    assert judged(points)[0][0] == "7.7 points (as a relative change: 19.2%)"
+
+
+@pytest.mark.parametrize(
+    ("check", "start", "end", "expected"),
+    [
+        ("greater", "0.7", "1.4", "holds"),
+        ("greater", "1.4", "0.7", "does not hold"),
+        ("greater", "0.7", "0.7", "does not hold"),  # not shown by the printed numbers
+        ("less", "0.193", "0.173", "holds"),
+        ("less", "0.173", "0.193", "does not hold"),
+    ],
+)
+def test_an_order_word_needs_every_reading_of_the_numbers(check, start, end, expected) -> None:
+    assert verdicts(row(check=check, **{"from": start, "to": end})) == [expected]
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"), [("8.67", "holds"), ("9.0", "holds"), ("8.5", "does not hold")]
+)
+def test_comparable_or_better_reads_another_row(value: str, expected: str) -> None:
+    macer_ds = row(id="ds", check="not_checkable", value="8.7", reason="stated")
+    claim = row(id="ds2", check="comparable_or_better", value=value, **{"from": "ds"})
+    assert verdicts(macer_ds, claim)[1] == expected
+
+
+def test_a_gain_outweighs_the_drop_it_is_set_against() -> None:
+    gain = row(check="outweighs", value="0.173", **{"from": "0.193", "to": "0.173"})
+    assert verdicts(gain, gain | {"value": "0.01"}) == ["holds", "does not hold"]
+
+
+def test_a_zero_above_the_ceiling_is_forced_by_the_certificate() -> None:
+    zero = row(check="ceiling_zero", **{"from": "0.25"}, column="1.0")
+    found, said = judged(zero)[0]
+    ceiling = 0.25 * norm.ppf(0.001 ** (1 / 100_000))
+    assert said == "holds"
+    assert found.startswith(f"ceiling {ceiling:.3f}")
+    assert verdicts(zero | {"from": "0.5"}) == ["not checkable"]  # 1.906 > 1.0
+
+
+def test_cohen_numbers_against_the_printed_table() -> None:
+    envelope = row(check="cohen_table_envelope", value="43.0", tables="cohen2019_tables_1_3",
+                   rows=CIFAR_ROWS, column="0.5")  # fmt: skip
+    assert verdicts(envelope, envelope | {"value": "40.1"}, envelope | {"column": "0.75"}) == [
+        "holds", "does not hold", "not printed",
+    ]  # fmt: skip
+
+
+def write_cifar(release, curves: dict[str, dict[float, float]]) -> None:
+    for sigma, curve in curves.items():
+        release.certify("cifar10", sigma, sigma, release.curve(curve))
+
+
+@pytest.mark.parametrize(("stated", "expected"), [("43.0", "holds"), ("30.0", "does not hold")])
+def test_cohen_numbers_against_the_released_logs(fake_release, stated, expected) -> None:
+    curves = {"0.25": {0.0: 0.7, 0.5: 0.43}, "0.50": {0.0: 0.6, 0.5: 0.40}, "1.00": {0.25: 0.2}}
+    write_cifar(fake_release, curves)
+    claim = row(check="cohen_logs", value=stated, rows="cifar10", column="0.5", unit="%")
+    found, said = judged(claim, root=fake_release.root)[0]
+    assert said == expected
+    assert found.startswith("released: 43.0 (σ = 0.25, 500 images, SE 2.2)")
+
+
+def test_an_implied_acr_against_the_best_released_model(fake_release) -> None:
+    # every image of the σ = 0.50 model certified at 1.0: ACR 1.0, no spread
+    write_cifar(fake_release, {"0.50": {1.0: 1.0}, "1.00": {0.0: 1.0, 2.0: 0.25}})
+    implied = row(check="implied_cohen_logs", value="0.3", rows="cifar10", column="ACR",
+                  **{"from": "1.3"}, unit="ACR")  # fmt: skip
+    found, said = judged(implied, root=fake_release.root)[0]
+    assert said == "holds"
+    assert found.startswith("implied 1.3 − 0.3 = 1; released: 1.000 (σ = 0.50")
+    assert verdicts(implied | {"from": "1.5"}, root=fake_release.root) == ["does not hold"]
+
+
+def test_a_missing_release_makes_the_log_rules_not_checkable(tmp_path: Path) -> None:
+    claim = row(check="cohen_logs", value="40.1", rows="cifar10", column="0.5", unit="%")
+    assert verdicts(claim, root=tmp_path / "empty") == ["not checkable"]
+
+
+@needs_reference
+def test_the_real_ledger_verdicts() -> None:
+    rows = ledger("alfarra2022")
+    checked = check_ledger(rows, LedgerContext(rows, REFERENCE)).set_index("id")
+    assert checked["verdict"].value_counts().to_dict() == {
+        "not checkable": 20, "holds": 19, "does not hold": 2, "not printed": 1,
+    }  # fmt: skip
+    failing = checked.query("verdict == 'does not hold'").index
+    assert set(failing) == {"ddrs-cohen-cifar-0.5-table", "ddrs-cohen-acr-imagenet"}
+    # the ImageNet ACR DDRS implies for Cohen is more than three SE above the best model
+    found = checked.loc["ddrs-cohen-acr-imagenet", "found"]
+    assert math.isclose(float(found.split("SE ")[1].split(")")[0]), 0.058, abs_tol=0.001)
+    assert (checked["chosen"] != "").sum() == 30  # where the test set chose the number
