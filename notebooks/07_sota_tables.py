@@ -898,7 +898,7 @@ shown[limits]
 # of the level the log was run at: {glue:text}`ceiling_multiple:.2f`σ at the stated
 # $\alpha = 0.001$, {glue:text}`ceiling_multiple_01:.2f`σ at $\alpha = 0.01$. Such
 # inputs are common, so a log's certificates pile up at one of the two
-# ({func}`~rsutils.book.implied_alpha.released_alpha_evidence`). Per log: how
+# ({func}`~rsutils.book.released_alpha.released_alpha_evidence`). Per log: how
 # many of its certificates print exactly as each ceiling (within half a unit of the
 # third printed digit, as the logs write radii), how many lie above it, and what
 # that says:

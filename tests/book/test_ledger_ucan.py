@@ -221,7 +221,7 @@ def fake_cohen_release(root: Path, dataset: str, *, stride: int, seconds: float)
 def test_cohen_images_reads_count_and_stride_of_the_logs(tmp_path: Path) -> None:
     fake_cohen_release(tmp_path / "whole", "cifar10", stride=1, seconds=1.0)
     fake_cohen_release(tmp_path / "strided", "cifar10", stride=20, seconds=1.0)
-    entire = row(check="cohen_images", column="cifar10")
+    entire = row(check="cohen_images_of_ucan", column="cifar10")
     count = entire | {"value": "500"}
     assert verdicts(entire, count, root=tmp_path / "whole") == ["holds", "holds"]
     found = check(entire, count | {"value": "501"}, root=tmp_path / "strided")
@@ -233,7 +233,7 @@ def test_cohen_images_reads_count_and_stride_of_the_logs(tmp_path: Path) -> None
 def test_cohen_seconds_gives_the_ratio_and_no_verdict(tmp_path: Path) -> None:
     fake_cohen_release(tmp_path, "imagenet", stride=100, seconds=100.0)
     stated = row(
-        check="cohen_seconds",
+        check="cohen_seconds_of_ucan",
         column="imagenet",
         value="25",
         reason="other hardware",

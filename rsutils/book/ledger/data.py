@@ -49,6 +49,7 @@ LEDGER_SEEDS = {
     "alfarra2022": "000_e7087de3b75bbcd4.txt",
     "ucan2025": "002_9a42fdfdfbcb223c.txt",
 }
+#: The columns of every ledger file, in order.
 COLUMNS = ["id", "section", "quote", "compares", "check", "value", "value2", "tables",
            "rows", "column", "from", "to", "unit", "chosen", "note", "reason"]  # fmt: skip
 _FOLDER = files("rsutils.book").joinpath("tables", "ledger")
@@ -80,7 +81,8 @@ def misquoted(rows: pd.DataFrame, text: str) -> list[str]:
 def coverage_gaps(rows: pd.DataFrame, text: str) -> list[str]:
     """The number-bearing sentences of ``text`` that ``rows`` do not cover.
 
-    A sentence is covered when each of its numbers (:func:`number_tokens`) is a number
+    A sentence is covered when each of its numbers
+    (:func:`~rsutils.book.ledger.sentences.number_tokens`) is a number
     of some row's quote that is part of the sentence: a quote covers only the numbers it
     holds, so a sentence with three numbers needs rows that quote all three.
     """

@@ -351,7 +351,7 @@ def _cohen_logs(dataset: str, root: object) -> list[pd.DataFrame]:
     ]
 
 
-@ledger_rule("cohen_images")
+@ledger_rule("cohen_images_of_ucan")
 def _cohen_images(row: Row, context: LedgerContext) -> tuple[str, str]:
     try:
         logs = _cohen_logs(row["column"], context.reference_root)
@@ -372,7 +372,7 @@ def _cohen_images(row: Row, context: LedgerContext) -> tuple[str, str]:
     return text, verdict(strides == {1})
 
 
-@ledger_rule("cohen_seconds")
+@ledger_rule("cohen_seconds_of_ucan")
 def _cohen_seconds(row: Row, context: LedgerContext) -> tuple[str, str]:
     if not row["reason"].strip():
         raise ValueError(f"{row['id']}: say why a time on other hardware is not a verdict")
