@@ -11,8 +11,9 @@ removing what carries digits without stating a quantity:
   ``Equation (20)``, ``Theorem 2``, ``Section 3.5``) and enumeration marks (``1)``);
 - years of cited works (``Cohen et al. 2019``, ``(Wong et al., 2018)``);
 - names with digits (``CIFAR-10``, ``CIFAR10``, ``top-1``, ``ℓ2``), LaTeX subscripts
-  and superscripts (``\\ell_{2}``, ``\\sigma^{2}``), fractions (``\\frac{1}{2}``) and the
-  zero mean of a Gaussian (``\\mathcal{N}(0, …)``).
+  and superscripts (``\\ell_{2}``, ``\\sigma^{2}``), fractions (``\\frac{1}{2}``), the
+  zero mean of a Gaussian (``\\mathcal{N}(0, …)``) and the constants of formulas
+  (``σ/2``, ``1 − α``, ``pA + pB ≤ 1``, ``1/σ_i``).
 
 The rule errs on the side of keeping a sentence: a kept sentence that states no
 result is listed in the ledger as not checkable, with the reason, so nothing is lost
@@ -47,6 +48,9 @@ _NOT_QUANTITIES = [
     r"^\s*\d+\.\s*$",  # a list number alone
     r"[_^]\s*\{[^{}]*\}|[_^]\s*\d",  # sub- and superscripts
     r"\\frac\s*\{[^{}]*\}\s*\{[^{}]*\}|\\sqrt\[[^\]]*\]",  # fractions and roots
+    r"1\s*/\s*\\?(?:sigma|σ)|σ\s*/\s*2|\(1/2,\s*1\]|pA\s*>\s*1/2",  # 1/σ, σ/2, (1/2, 1]
+    r"1\s*[−-]\s*(?:α|pA)|pA\s*\+\s*pB\s*≤\s*1|Φ\s*[−-]\s*1",  # 1 − α, pA + pB ≤ 1, Φ−1
+    r"=\s*\.\.\.\s*=\s*1|\b\d-dimension(?:al)?|\\mathbf\{1\}|^See \d+$",  # σ1=…=1 and more
     r"\\mathcal\{N\}\s*\(\s*0\s*,|\bN\(0\s*,",  # the zero mean of a Gaussian
     r"\\color\[rgb\]\{[^{}]*\}|\\mathbbm\{1\}|\\\{1,\s*\\dots",  # colour, indicator, 1..k
     r"(?:>|<|\\geq|\\leq)\s*0(?![.,\d])|,\s*0\s*\\right\)",  # positivity, max(·, 0)
@@ -62,8 +66,12 @@ def normalise(text: str) -> str:
 
 def number_tokens(sentence: str) -> list[str]:
     """The numbers ``sentence`` states, as printed (``"182.6"``, ``"100,000"``), in
-    order, after removing notation (see the module's docstring)."""
-    return _NUMBER.findall(_STRIP.sub(" ", sentence))
+    order, after removing notation (see the module's docstring; removal repeats until
+    nothing changes, so that a fraction inside a fraction goes too)."""
+    text, previous = sentence, None
+    while text != previous:
+        text, previous = _STRIP.sub(" ", text), text
+    return _NUMBER.findall(text)
 
 
 def number_bearing_sentences(text: str) -> list[str]:
