@@ -44,6 +44,11 @@ def test_notation_is_not_a_number() -> None:
         r" radius on CIFAR-10 uses $\sigma^{2}$ and $\frac{1}{2}$ (see Equation (20))."
     )
     assert number_tokens(sentence) == []
+    formulas = (
+        r"R = σ/2·(Φ⁻¹(pA) − Φ−1(pB)) holds with probability 1−α when pA+pB ≤ 1, with"
+        r" $\frac{(2\Gamma(1+\frac{1}{p}))^{d}}{\Gamma(1+\frac{d}{p})}$ and entries $1/\sigma_{i}$"
+    )
+    assert number_tokens(formulas) == []
     assert number_tokens(r"by $7.7\%$ (from $40.1$ to $47.8$) with n = 100,000") == [
         "7.7", "40.1", "47.8", "100,000"
     ]  # fmt: skip
