@@ -789,8 +789,8 @@ wrong[["id", "quote", "stated", "found", "verdict"]].reset_index(drop=True)
 # which row (by radius, or by ALM, which UCAN themselves call an auxiliary measure),
 # which radius, which baseline, how many points the percentage stands for, and
 # whether the sentence that states it names the same baselines. Each headline
-# statement recomputed from the cells it comes from
-# ({func}`~rsutils.book.ledger.ucan.improvement_over`), in relative percent as the
+# statement recomputed from the cells it comes from (the ledger's rule
+# `improvement_over`, {mod}`rsutils.book.ledger.ucan`), in relative percent as the
 # paper defines it, with the gap in points beside it:
 
 # %%
