@@ -109,7 +109,7 @@ def test_cohen_numbers_against_the_released_logs(fake_release, stated, expected)
     claim = row(check="cohen_logs", value=stated, rows="cifar10", column="0.5", unit="%")
     found, said = judged(claim, root=fake_release.root)[0]
     assert said == expected
-    assert found.startswith("released: 43.0 (σ = 0.25, 500 images, SE 2.2)")
+    assert found.startswith("released: 43.0% (σ = 0.25, 500 images, SE 2.2%)")
 
 
 def test_an_implied_acr_against_the_best_released_model(fake_release) -> None:

@@ -138,10 +138,10 @@ def _against_logs(
     )
     value, error = best.value * scale, best.standard_error * scale
     centre = (low + high) / 2
-    digits = 3 if acr else 1
+    digits, unit = (3, "") if acr else (1, "%")
     text = (
-        f"released: {value:.{digits}f} (σ = {best.sigma}, {best.images} images, "
-        f"SE {error:.{digits}f})"
+        f"released: {value:.{digits}f}{unit} (σ = {best.sigma}, {best.images} images, "
+        f"SE {error:.{digits}f}{unit})"
     )
     if error > 0:
         text += f"; {abs(centre - value) / error:.1f} SE from the stated"
@@ -186,7 +186,7 @@ def _cohen_table_envelope(row: Mapping[str, str], context: LedgerContext) -> tup
         return "not printed", "not printed"
     best = float(cells.max())
     low, high = printed_interval(row["value"])
-    text = f"{best:.2f} ({cells.idxmax()})"
+    text = f"{100 * best:.0f}% (Cohen et al. print {best:.2f}: {cells.idxmax()})"
     return text, verdict(low <= 100 * best + 0.5 and high >= 100 * best - 0.5)
 
 
