@@ -1,8 +1,10 @@
-"""Shared fixtures: tiny models and a fake Fashion-MNIST folder (no real data needed)."""
+"""Shared fixtures: tiny models and a fake Fashion-MNIST folder (no real data needed),
+and the papers' texts and released artefacts where this machine has them."""
 
 from __future__ import annotations
 
 import gzip
+import os
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +20,31 @@ from rsutils.training.models import build_model
 def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
     """Every test writes its cache into a fresh temporary folder."""
     monkeypatch.setenv("RSUTILS_CACHE", str(tmp_path_factory.mktemp("cache")))
+
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+
+
+@pytest.fixture(scope="session")
+def seeds() -> Path:
+    """The folder of the papers' texts (``RSUTILS_SEEDS``, else ``../shared/seeds``);
+    a test that asks for it is skipped where the texts are missing."""
+    folder = Path(os.environ.get("RSUTILS_SEEDS") or SHARED / "seeds")
+    if not folder.is_dir():
+        pytest.skip(f"the papers' texts are not at {folder}; set RSUTILS_SEEDS")
+    return folder
+
+
+@pytest.fixture(scope="session")
+def reference() -> Path:
+    """The folder of the papers' released artefacts (``RSUTILS_REFERENCE``, else
+    ``../shared/reference``); a test that asks for it is skipped where Cohen et al.'s
+    logs or UCAN's generators are missing."""
+    folder = Path(os.environ.get("RSUTILS_REFERENCE") or SHARED / "reference")
+    missing = [name for name in ("cohen2019", "ucan2025") if not (folder / name).is_dir()]
+    if missing:
+        pytest.skip(f"{' and '.join(missing)} not in {folder}; set RSUTILS_REFERENCE")
+    return folder
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
 from pathlib import Path
 
 import numpy as np
@@ -19,12 +18,6 @@ from rsutils.book.cross_paper import (
 )
 from rsutils.book.published import PublishedTable
 
-ROOT = Path(
-    os.environ.get("RSUTILS_REFERENCE") or Path(__file__).resolve().parents[3] / "shared/reference"
-)
-SEEDS = Path(
-    os.environ.get("RSUTILS_SEEDS") or Path(__file__).resolve().parents[3] / "shared/seeds"
-)
 CA = "certified_accuracy"
 
 
@@ -66,9 +59,11 @@ def test_the_stated_values_are_quoted_verbatim_and_the_derived_ones_added_up() -
     assert stated.loc[("Cohen-DS²", 0.5), "value"] == pytest.approx(50.4)
     assert stated.loc[("Cohen-DS²", 0.75), "how"] == "Cohen-DS + 0.9"
     assert set(stated["dataset"]) == {"cifar10"}
-    if SEEDS.is_dir():
-        for row in ddrs_stated().itertuples():
-            assert row.quote in (SEEDS / row.seed).read_text(encoding="utf-8"), row.id
+
+
+def test_the_stated_values_are_quoted_verbatim(seeds: Path) -> None:
+    for row in ddrs_stated().itertuples():
+        assert row.quote in (seeds / row.seed).read_text(encoding="utf-8"), row.id
 
 
 def test_released_accuracy_and_its_envelope_on_hand_made_logs() -> None:
@@ -122,12 +117,10 @@ def test_an_linf_radius_is_compared_at_its_l2_equivalent() -> None:
         cross_paper_evidence([table([["Cohen", 1, 1, 1]], norm="linf")], logs=LOGS)
 
 
-@pytest.mark.skipif(
-    not (ROOT / "cohen2019").is_dir(),
-    reason=f"Cohen et al.'s released logs are not at {ROOT}; set RSUTILS_REFERENCE",
-)
-def test_on_the_papers_the_cross_paper_rows_give_what_the_chapter_reports() -> None:
-    check = cross_paper_check(root=ROOT)
+def test_on_the_papers_the_cross_paper_rows_give_what_the_chapter_reports(
+    reference: Path,
+) -> None:
+    check = cross_paper_check(root=reference)
     counts = check.groupby(["table", "row", "verdict"]).size().to_dict()
     assert counts == {
         ("ucan2025_table_ii_linf", "Cohen et al.’s [12]", "differs"): 6,

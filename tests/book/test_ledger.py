@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pandas as pd
@@ -20,13 +19,6 @@ from rsutils.book.ledger import (
     number_bearing_sentences,
     number_tokens,
     printed_interval,
-)
-
-SEEDS = Path(
-    os.environ.get("RSUTILS_SEEDS") or Path(__file__).resolve().parents[3] / "shared/seeds"
-)
-needs_seeds = pytest.mark.skipif(
-    not SEEDS.is_dir(), reason=f"the papers' texts are not at {SEEDS}; set RSUTILS_SEEDS"
 )
 
 
@@ -171,19 +163,17 @@ def test_every_row_has_a_known_rule_and_a_unique_id() -> None:
         assert ledger(paper).id.str.startswith(f"{short}-").all()
 
 
-@needs_seeds
 @pytest.mark.parametrize("paper", list(LEDGER_PAPERS))
-def test_every_quote_is_verbatim_from_its_paper(paper: str) -> None:
-    text = (SEEDS / LEDGER_SEEDS[paper]).read_text(encoding="utf-8")
+def test_every_quote_is_verbatim_from_its_paper(paper: str, seeds: Path) -> None:
+    text = (seeds / LEDGER_SEEDS[paper]).read_text(encoding="utf-8")
     assert misquoted(ledger(paper), text) == []
 
 
-@needs_seeds
 @pytest.mark.parametrize("paper", list(LEDGER_PAPERS))
-def test_every_number_bearing_sentence_is_in_the_ledger(paper: str) -> None:
+def test_every_number_bearing_sentence_is_in_the_ledger(paper: str, seeds: Path) -> None:
     """Each number a paper's prose states is quoted by a row: checked, or not checkable
     with its reason."""
-    text = (SEEDS / LEDGER_SEEDS[paper]).read_text(encoding="utf-8")
+    text = (seeds / LEDGER_SEEDS[paper]).read_text(encoding="utf-8")
     assert coverage_gaps(ledger(paper), text) == []
 
 

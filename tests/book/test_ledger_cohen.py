@@ -4,7 +4,6 @@ quiet on a sound one; the real ledger's verdicts are pinned."""
 from __future__ import annotations
 
 import math
-import os
 from pathlib import Path
 
 import pandas as pd
@@ -19,13 +18,6 @@ from rsutils.book.ledger.cohen import (
     released_envelope_area,
 )
 
-REFERENCE = Path(
-    os.environ.get("RSUTILS_REFERENCE") or Path(__file__).resolve().parents[3] / "shared/reference"
-)
-needs_reference = pytest.mark.skipif(
-    not (REFERENCE / "cohen2019").is_dir(),
-    reason=f"Cohen et al.'s released logs are not at {REFERENCE}; set RSUTILS_REFERENCE",
-)
 T13 = "cohen2019_tables_1_3"
 
 
@@ -218,9 +210,8 @@ def test_the_envelope_and_the_best_model(fake_release) -> None:
     assert released_best("cifar10", "ACR", fake_release.root).value == pytest.approx(0.1)
 
 
-@needs_reference
-def test_the_real_ledger_verdicts() -> None:
-    checked = check_ledger(ledger("cohen2019"), LedgerContext(ledger("cohen2019"), REFERENCE))
+def test_the_real_ledger_verdicts(reference: Path) -> None:
+    checked = check_ledger(ledger("cohen2019"), LedgerContext(ledger("cohen2019"), reference))
     assert checked["verdict"].value_counts().to_dict() == {
         "holds": 33, "not checkable": 12, "does not hold": 15,
     }  # fmt: skip

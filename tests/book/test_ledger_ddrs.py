@@ -4,7 +4,6 @@ row and stays quiet on a sound one; the real ledger's verdicts are pinned."""
 from __future__ import annotations
 
 import math
-import os
 from pathlib import Path
 
 import pandas as pd
@@ -14,13 +13,6 @@ from scipy.stats import norm
 from rsutils.book.ledger import COLUMNS, LedgerContext, check_ledger, ledger
 from rsutils.book.ledger.ddrs import count_fits, difference_range
 
-REFERENCE = Path(
-    os.environ.get("RSUTILS_REFERENCE") or Path(__file__).resolve().parents[3] / "shared/reference"
-)
-needs_reference = pytest.mark.skipif(
-    not (REFERENCE / "cohen2019").is_dir(),
-    reason=f"Cohen et al.'s released logs are not at {REFERENCE}; set RSUTILS_REFERENCE",
-)
 CIFAR_ROWS = "CIFAR-10 0.25|CIFAR-10 0.50|CIFAR-10 1.00"
 
 
@@ -128,10 +120,9 @@ def test_a_missing_release_makes_the_log_rules_not_checkable(tmp_path: Path) -> 
     assert verdicts(claim, root=tmp_path / "empty") == ["not checkable"]
 
 
-@needs_reference
-def test_the_real_ledger_verdicts() -> None:
+def test_the_real_ledger_verdicts(reference: Path) -> None:
     rows = ledger("alfarra2022")
-    checked = check_ledger(rows, LedgerContext(rows, REFERENCE)).set_index("id")
+    checked = check_ledger(rows, LedgerContext(rows, reference)).set_index("id")
     assert checked["verdict"].value_counts().to_dict() == {
         "not checkable": 20, "holds": 19, "does not hold": 2, "not printed": 1,
     }  # fmt: skip

@@ -1,7 +1,6 @@
 """UCAN's ledger rules (rsutils.book.ledger.ucan) and the verdicts of its ledger."""
 
 import math
-import os
 from pathlib import Path
 
 import numpy as np
@@ -15,16 +14,6 @@ from rsutils.book.ledger.ucan import named_gpus, ucan2025_captions
 from rsutils.book.published import PublishedTable
 from rsutils.book.released import COHEN2019_CERTIFY_LOGS
 
-REFERENCE = Path(
-    os.environ.get("RSUTILS_REFERENCE") or Path(__file__).resolve().parents[3] / "shared/reference"
-)
-SEEDS = Path(
-    os.environ.get("RSUTILS_SEEDS") or Path(__file__).resolve().parents[3] / "shared/seeds"
-)
-needs_release = pytest.mark.skipif(
-    not ((REFERENCE / "ucan2025").is_dir() and (REFERENCE / "cohen2019").is_dir()),
-    reason=f"the released generators and logs are not at {REFERENCE}; set RSUTILS_REFERENCE",
-)
 HEADERS = ["0.5", "1.0", "1.5", "2.0"]
 
 
@@ -145,9 +134,8 @@ def test_caption_reads_the_text_s_own_captions() -> None:
         check(figure | {"tables": "Figure 99"})
 
 
-@pytest.mark.skipif(not SEEDS.is_dir(), reason=f"the papers are not at {SEEDS}")
-def test_the_captions_are_verbatim_from_the_paper() -> None:
-    lines = (SEEDS / LEDGER_SEEDS["ucan2025"]).read_text(encoding="utf-8").splitlines()
+def test_the_captions_are_verbatim_from_the_paper(seeds: Path) -> None:
+    lines = (seeds / LEDGER_SEEDS["ucan2025"]).read_text(encoding="utf-8").splitlines()
     captions = ucan2025_captions()
     assert set(captions["caption"]) <= set(lines)
     panels = [p for joined in captions["panels"] if joined for p in joined.split(" · ")]
@@ -247,8 +235,7 @@ def test_cohen_seconds_gives_the_ratio_and_no_verdict(tmp_path: Path) -> None:
         check(stated | {"reason": ""}, root=tmp_path)
 
 
-@needs_release
-def test_released_generator_facts() -> None:
+def test_released_generator_facts(reference: Path) -> None:
     facts = {
         "lambda": "1",
         "gamma": "1.0",
@@ -259,10 +246,10 @@ def test_released_generator_facts() -> None:
     }
     rows = [row(check="released_generator", column=f, value=v) for f, v in facts.items()]
     wrong = [r | {"value": str(float(r["value"]) + 1)} for r in rows]
-    assert verdicts(*rows, root=REFERENCE) == ["holds"] * len(facts)
-    assert verdicts(*wrong, root=REFERENCE) == ["does not hold"] * len(facts)
+    assert verdicts(*rows, root=reference) == ["holds"] * len(facts)
+    assert verdicts(*wrong, root=reference) == ["does not hold"] * len(facts)
     with pytest.raises(ValueError, match="unknown fact"):
-        check(row(check="released_generator", column="depth", value="1"), root=REFERENCE)
+        check(row(check="released_generator", column="depth", value="1"), root=reference)
 
 
 def test_released_generator_without_the_release_is_not_checkable(tmp_path: Path) -> None:
@@ -270,11 +257,10 @@ def test_released_generator_without_the_release_is_not_checkable(tmp_path: Path)
     assert verdicts(missing, root=tmp_path) == ["not checkable"]
 
 
-@needs_release
-def test_the_verdicts_of_ucans_ledger() -> None:
+def test_the_verdicts_of_ucans_ledger(reference: Path) -> None:
     """The counts, and every statement that does not hold, pinned: a change to the
     ledger, its tables or a rule that moves a verdict shows here."""
-    found = check_ledger(ledger("ucan2025"), LedgerContext(ledger("ucan2025"), REFERENCE))
+    found = check_ledger(ledger("ucan2025"), LedgerContext(ledger("ucan2025"), reference))
     assert found.verdict.value_counts().to_dict() == {
         "holds": 48,
         "not checkable": 25,

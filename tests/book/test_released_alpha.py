@@ -3,7 +3,6 @@ class, then the counts on Cohen et al.'s own logs."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
@@ -137,21 +136,12 @@ def test_a_log_is_named_by_dataset_and_its_two_sigmas() -> None:
     assert log_label(("imagenet", 0.5, "train", 0.5)) == "ImageNet 0.50/0.50 (train)"
 
 
-ROOT = Path(
-    os.environ.get("RSUTILS_REFERENCE") or Path(__file__).resolve().parents[3] / "shared/reference"
-)
-
-
-@pytest.mark.skipif(
-    not (ROOT / "cohen2019").is_dir(),
-    reason=f"Cohen et al.'s released logs are not at {ROOT}; set RSUTILS_REFERENCE",
-)
-def test_what_the_book_reports_of_each_released_log() -> None:
+def test_what_the_book_reports_of_each_released_log(reference: Path) -> None:
     """All six ImageNet logs and CIFAR-10 at 0.25 and 0.50 (own sigma) reach the 0.01
     ceiling; CIFAR-10 at 0.12 and the sigma = 1 model certified at 0.50 pile at the
     0.001 one; three CIFAR-10 logs stay below both, and the printed radii decide two
     of them (0.25 certified at 0.50: 0.001; 1.00 at 1.00: 0.01)."""
-    table = released_alpha_evidence(root=ROOT).sort_index()  # .loc by label
+    table = released_alpha_evidence(root=reference).sort_index()  # .loc by label
     counts = ["at 0.001 ceiling", "above 0.001 ceiling", "at 0.01 ceiling"]
     counts.append("above 0.01 ceiling")
     assert table.loc[("imagenet", 0.25, "test", 0.25), counts].tolist() == [0, 128, 122, 0]
