@@ -547,8 +547,10 @@ cohen_view = cohen_rows.assign(
         {"within sampling error": "sampling"}
     ),
 )
-shown = ["ℓ2 radius", "UCAN", "envelope", "σ", "nearest", "gap"]
-cohen_view.set_index(["table", "radius"])[[*shown, "verdict"]].round(2)
+shown = ["ℓ2 radius", "UCAN", "envelope", "σ", "nearest", "gap", "verdict"]
+units = {"UCAN": "UCAN %", "envelope": "envelope %", "gap": "gap, pts"}
+view = cohen_view.set_index(["table", "radius"])[shown].round(2)
+view.rename(columns=units)
 
 # %% [markdown]
 # "Envelope" is the best released log at that ℓ2 radius and "σ" its noise level;
@@ -581,7 +583,7 @@ said = ddrs_stated().pivot(
 )
 said.columns = [f"{r:.2f}" for r in said.columns]
 ucan_row = ddrs_rows.set_index("radius").UCAN.rename("UCAN, Data-depend")
-pd.concat([ucan_row.to_frame().T, said])
+pd.concat([ucan_row.to_frame().T, said]).rename_axis("% certified at")
 
 # %% [markdown]
 # Each of UCAN's three numbers differs from every value the paper states at the
