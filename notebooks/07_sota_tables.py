@@ -1536,8 +1536,9 @@ glue_all(
 assert by_id.loc["ddrs-macer-ds2-0.5", "verdict"] == "holds"
 # every cause the summary names is a verdict of the ledger
 named_failures = [
-    "ucan-these-baselines", "ucan-l1-gaussian-highest", "ucan-fig4-results",
-    "ucan-l1-laplace-dominates", "ucan-h100", "ucan-npg-cnn",
+    "ucan-these-baselines", "ucan-l1-gaussian-highest",
+    "ucan-fig4-results", "ucan-l1-laplace-dominates", "ucan-h100",
+    "ucan-npg-cnn",
     "ddrs-cohen-cifar-0.5-table", "ddrs-cohen-acr-imagenet",
     "cohen-images-table1", "cohen-seconds-imagenet",
 ]  # fmt: skip
