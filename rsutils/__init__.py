@@ -10,6 +10,8 @@ Everything a user needs is importable from here:
   model's faster numerical modes ``INFERENCE_MODES`` (``Smooth(..., inference=...)``);
   fewer draws: sequential decisions at a radius ``decide`` (``LookSchedule``,
   ``Decision``) and CERTIFY with an input-specific number of draws ``certify_planned``;
+  evaluation on a labelled test set, whether the true label is certified at a radius
+  without selection draws: ``decide_label``, ``decide_label_radii``;
 - data-dependent smoothing (Alfarra et al.): ``DataDependentSmooth``, ``SigmaAscent``,
   ``CertificateMemory`` (and their answers ``DataDependentAnswer``, ``MemoryAnswer``;
   a memory found corrupted raises ``MemoryInconsistencyError``);
@@ -60,6 +62,7 @@ from rsutils.anisotropic.patterns import spatial_pattern
 from rsutils.anisotropic.training import NPGConfig, train_npg
 from rsutils.core.confidence import clopper_pearson_lower, max_certifiable_pA
 from rsutils.core.devices import pick_device
+from rsutils.core.evaluation import decide_label, decide_label_radii
 from rsutils.core.inference import INFERENCE_MODES
 from rsutils.core.noise import (
     FAMILIES,
@@ -167,6 +170,8 @@ __all__ = [
     "clopper_pearson_lower",
     "decide",
     "decide_dataset",
+    "decide_label",
+    "decide_label_radii",
     "judge",
     "load_checkpoint",
     "load_dataset",
