@@ -23,7 +23,7 @@ Everything a user needs is importable from here:
   (``audit_certificate``, ``AuditSettings``) and the certificate memory for anisotropic regions
   (``AnisotropicMemory``);
 - datasets and logs: ``load_dataset``, ``Dataset``, ``certify_dataset``,
-  ``predict_dataset``, ``certify_dataset_ds``, ``decide_dataset``,
+  ``predict_dataset``, ``certify_dataset_ds``, ``decide_dataset``, ``decide_label_dataset``,
   ``certify_planned_dataset`` (and the resumable loop they share, ``run_dataset``
   with ``DatasetRun`` and ``InputGroups``), ``read_log``, ``certified_accuracy``,
   ``certified_accuracy_lower_bound``, ``average_certified_radius``, ``accuracy_table``,
@@ -102,7 +102,11 @@ from rsutils.logs.replicates import (
 )
 from rsutils.logs.resumable import LogRepairedWarning
 from rsutils.logs.runner import certify_dataset, certify_dataset_ds, predict_dataset
-from rsutils.logs.sequential_runs import certify_planned_dataset, decide_dataset
+from rsutils.logs.sequential_runs import (
+    certify_planned_dataset,
+    decide_dataset,
+    decide_label_dataset,
+)
 from rsutils.memory import (
     AnisotropicMemory,
     CertificateMemory,
@@ -171,6 +175,7 @@ __all__ = [
     "decide",
     "decide_dataset",
     "decide_label",
+    "decide_label_dataset",
     "decide_label_radii",
     "judge",
     "load_checkpoint",
