@@ -128,7 +128,9 @@ class Decision:
     ``certified`` says whether ``selected`` is certified at ``radius``; ``count`` of
     the ``draws`` estimation draws fell in it, and ``pA_lower``/``pA_upper`` are the
     bounds at level ``alpha_spent`` of the stopping ``look`` (1-based). ``n0``
-    selection draws came first; ``seed`` and ``index`` reproduce the noise.
+    selection draws came first; ``seed`` and ``index`` reproduce the noise. In the
+    evaluation of a true label (:func:`~rsutils.core.evaluation.decide_label`)
+    ``selected`` is that label and ``n0`` is 0.
     """
 
     certified: bool
