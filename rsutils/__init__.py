@@ -10,6 +10,8 @@ Everything a user needs is importable from here:
   model's faster numerical modes ``INFERENCE_MODES`` (``Smooth(..., inference=...)``);
   fewer draws: sequential decisions at a radius ``decide`` (``LookSchedule``,
   ``Decision``) and CERTIFY with an input-specific number of draws ``certify_planned``;
+  evaluation on a labelled test set, whether the true label is certified at a radius
+  without selection draws: ``decide_label``, ``decide_label_radii``;
 - data-dependent smoothing (Alfarra et al.): ``DataDependentSmooth``, ``SigmaAscent``,
   ``CertificateMemory`` (and their answers ``DataDependentAnswer``, ``MemoryAnswer``;
   a memory found corrupted raises ``MemoryInconsistencyError``);
@@ -21,7 +23,7 @@ Everything a user needs is importable from here:
   (``audit_certificate``, ``AuditSettings``) and the certificate memory for anisotropic regions
   (``AnisotropicMemory``);
 - datasets and logs: ``load_dataset``, ``Dataset``, ``certify_dataset``,
-  ``predict_dataset``, ``certify_dataset_ds``, ``decide_dataset``,
+  ``predict_dataset``, ``certify_dataset_ds``, ``decide_dataset``, ``decide_label_dataset``,
   ``certify_planned_dataset`` (and the resumable loop they share, ``run_dataset``
   with ``DatasetRun`` and ``InputGroups``), ``read_log``, ``certified_accuracy``,
   ``certified_accuracy_lower_bound``, ``average_certified_radius``, ``accuracy_table``,
@@ -60,6 +62,7 @@ from rsutils.anisotropic.patterns import spatial_pattern
 from rsutils.anisotropic.training import NPGConfig, train_npg
 from rsutils.core.confidence import clopper_pearson_lower, max_certifiable_pA
 from rsutils.core.devices import pick_device
+from rsutils.core.evaluation import decide_label, decide_label_radii
 from rsutils.core.inference import INFERENCE_MODES
 from rsutils.core.noise import (
     FAMILIES,
@@ -99,7 +102,11 @@ from rsutils.logs.replicates import (
 )
 from rsutils.logs.resumable import LogRepairedWarning
 from rsutils.logs.runner import certify_dataset, certify_dataset_ds, predict_dataset
-from rsutils.logs.sequential_runs import certify_planned_dataset, decide_dataset
+from rsutils.logs.sequential_runs import (
+    certify_planned_dataset,
+    decide_dataset,
+    decide_label_dataset,
+)
 from rsutils.memory import (
     AnisotropicMemory,
     CertificateMemory,
@@ -167,6 +174,9 @@ __all__ = [
     "clopper_pearson_lower",
     "decide",
     "decide_dataset",
+    "decide_label",
+    "decide_label_dataset",
+    "decide_label_radii",
     "judge",
     "load_checkpoint",
     "load_dataset",

@@ -16,12 +16,13 @@ import torch
 from scipy.stats import norm
 
 from rsutils.checks.classifiers import LinearClassifier
+from rsutils.core.evaluation import decide_label
 from rsutils.core.noise import Gaussian
 from rsutils.core.sample_size import certify_planned
 from rsutils.core.sequential import LookSchedule, decide
 from rsutils.core.smooth import Smooth
 
-__all__ = ["CoverageRun", "planned_false_rate", "sequential_false_rate"]
+__all__ = ["CoverageRun", "label_false_rate", "planned_false_rate", "sequential_false_rate"]
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,28 @@ def sequential_false_rate(
     smooth, x, distance = _setting(p_a, sigma)
     false = sum(
         decide(smooth, x, distance + 1e-6, n0, schedule, seed=seed, index=i).certified
+        for i in range(runs)
+    )
+    return CoverageRun(false, runs, schedule.alpha if claimed_alpha is None else claimed_alpha)
+
+
+def label_false_rate(
+    schedule: LookSchedule,
+    runs: int,
+    *,
+    p_a: float = 0.9,
+    sigma: float = 1.0,
+    seed: int = 0,
+    claimed_alpha: float | None = None,
+) -> CoverageRun:
+    """:func:`~rsutils.core.evaluation.decide_label` asked whether the true label
+    (class 1, of probability ``p_a``) is certified at a radius just beyond the exact
+    one, in ``runs`` runs: the label's probability sits at the threshold that radius
+    needs, the worst case, and every *certified* is false. The rate is held against
+    ``claimed_alpha`` (default: the schedule's)."""
+    smooth, x, distance = _setting(p_a, sigma)
+    false = sum(
+        decide_label(smooth, x, 1, distance + 1e-6, schedule, seed=seed, index=i).certified
         for i in range(runs)
     )
     return CoverageRun(false, runs, schedule.alpha if claimed_alpha is None else claimed_alpha)

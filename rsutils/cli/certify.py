@@ -6,7 +6,9 @@ The command runs one of four procedures, chosen by its options: CERTIFY
 certificate memory), CERTIFY with an input-specific number of draws with
 ``--radius-loss`` (:func:`~rsutils.logs.sequential_runs.certify_planned_dataset`) and
 sequential decisions with ``--decide``
-(:func:`~rsutils.logs.sequential_runs.decide_dataset`). The noise is a family, made
+(:func:`~rsutils.logs.sequential_runs.decide_dataset`; with ``--true-label``, the
+evaluation of each input's true label without selection draws,
+:func:`~rsutils.logs.sequential_runs.decide_label_dataset`). The noise is a family, made
 anisotropic by ``--sigma-map``/``--mu-map`` or made at each input by ``--generator``.
 :func:`certify_mode` checks every option against the others, in one place, before
 anything is loaded or written.
@@ -45,7 +47,11 @@ from rsutils.ddrs.sigma_ascent import SigmaAscent
 from rsutils.geometry.norms import NORM_ORDERS
 from rsutils.logs.distributed import distributed_rank
 from rsutils.logs.runner import certify_dataset, certify_dataset_ds
-from rsutils.logs.sequential_runs import certify_planned_dataset, decide_dataset
+from rsutils.logs.sequential_runs import (
+    certify_planned_dataset,
+    decide_dataset,
+    decide_label_dataset,
+)
 from rsutils.memory.balls import CertificateMemory
 
 __all__ = ["CertifyMode", "add_parser", "certify_mode", "run"]
@@ -83,6 +89,12 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         default=None,
         metavar="R",
         help="sequential decisions 'certified at radius R?' (looks up to --N draws)",
+    )
+    certify.add_argument(
+        "--true-label",
+        action="store_true",
+        help="with --decide: evaluation only, is each input's true label certified at R? "
+        "(no --N0 selection draws; measures certified accuracy, certifies nothing deployed)",
     )
     _add_ascent_arguments(certify)
     certify.set_defaults(run=run)
@@ -126,7 +138,8 @@ def _add_ascent_arguments(certify: argparse.ArgumentParser) -> None:
 @dataclass(frozen=True)
 class CertifyMode:
     """The procedure a certify command runs: ``"certify"``, ``"data-dependent"`` (with
-    its sigma ascent), ``"planned"`` (``--radius-loss``) or ``"decide"``."""
+    its sigma ascent), ``"planned"`` (``--radius-loss``), ``"decide"`` or
+    ``"decide-label"`` (``--decide`` with ``--true-label``)."""
 
     name: str
     ascent: SigmaAscent | None = None
@@ -140,9 +153,12 @@ def certify_mode(args: argparse.Namespace) -> CertifyMode:
     all ``--N`` draws of one isotropic family, in one process, and chooses the noise
     itself (so no ``--generator``, maps, ``--radius-loss``, ``--decide``, torchrun, or
     ``--norm`` other than its own); ``--radius-loss`` and ``--decide`` exclude each
-    other and take isotropic noise; a generator and maps both make ``mu`` and ``sigma``.
+    other and take isotropic noise; ``--true-label`` needs ``--decide``; a generator and
+    maps both make ``mu`` and ``sigma``.
     """
     check_noise_sources(args)
+    if args.true_label and args.decide is None:
+        raise ValueError("--true-label evaluates the radii of --decide; add --decide R [R ...]")
     if args.ascent_steps is not None:
         return CertifyMode("data-dependent", _checked_ascent(args))
     if args.radius_loss is not None and args.decide is not None:
@@ -152,7 +168,9 @@ def certify_mode(args: argparse.Namespace) -> CertifyMode:
         raise ValueError("--radius-loss and --decide take isotropic noise; drop the maps")
     if args.radius_loss is not None:
         return CertifyMode("planned")
-    return CertifyMode("certify" if args.decide is None else "decide")
+    if args.decide is None:
+        return CertifyMode("certify")
+    return CertifyMode("decide-label" if args.true_label else "decide")
 
 
 def _checked_ascent(args: argparse.Namespace) -> SigmaAscent:
@@ -200,9 +218,10 @@ def _runner(
     """The dataset runner of ``mode``, its own options bound."""
     if mode.name == "planned":
         return partial(certify_planned_dataset, radius_loss=args.radius_loss)
-    if mode.name == "decide":
+    if mode.name in ("decide", "decide-label"):
         schedule = LookSchedule.geometric(settings.n, settings.alpha)
-        return partial(decide_dataset, schedule=schedule, radii=args.decide)
+        runner = decide_dataset if mode.name == "decide" else decide_label_dataset
+        return partial(runner, schedule=schedule, radii=args.decide)
     return certify_dataset
 
 

@@ -34,11 +34,20 @@ import numpy as np
 import torch
 
 from rsutils.core.confidence import check_alpha, clopper_pearson_lower, clopper_pearson_upper
+from rsutils.core.sampling import PrefixCounter
 from rsutils.core.settings import check_count
 from rsutils.core.smooth import ABSTAIN, Smooth
 from rsutils.core.streams import draw_seed
 
-__all__ = ["Decision", "LookSchedule", "certifies", "check_radius", "decide", "decide_radii"]
+__all__ = [
+    "Decision",
+    "LookSchedule",
+    "certifies",
+    "check_radius",
+    "decide",
+    "decide_radii",
+    "settle_looks",
+]
 
 
 @dataclass(frozen=True)
@@ -119,7 +128,9 @@ class Decision:
     ``certified`` says whether ``selected`` is certified at ``radius``; ``count`` of
     the ``draws`` estimation draws fell in it, and ``pA_lower``/``pA_upper`` are the
     bounds at level ``alpha_spent`` of the stopping ``look`` (1-based). ``n0``
-    selection draws came first; ``seed`` and ``index`` reproduce the noise.
+    selection draws came first; ``seed`` and ``index`` reproduce the noise. In the
+    evaluation of a true label (:func:`~rsutils.core.evaluation.decide_label`)
+    ``selected`` is that label and ``n0`` is 0.
     """
 
     certified: bool
@@ -203,11 +214,35 @@ def decide_radii(
     selection = smooth.sample_counts(x, n0, batch_size, seed=seed, index=index, phase="select")
     selected = int(np.argmax(selection))
     counter = smooth.prefix_counter(x, schedule.n_max, batch_size, seed=seed, index=index)
-    dim = x.numel()
+    return settle_looks(
+        smooth, counter, selected, radii, schedule, dim=x.numel(), n0=n0, seed=seed, index=index
+    )
+
+
+def settle_looks(
+    smooth: Smooth,
+    counter: PrefixCounter,
+    tested: int,
+    radii: Sequence[float],
+    schedule: LookSchedule,
+    *,
+    dim: int,
+    n0: int,
+    seed: int,
+    index: int,
+) -> list[Decision]:
+    """The looks of ``schedule`` at class ``tested``'s count in ``counter``'s prefixes.
+
+    The rule of :func:`decide` for each of ``radii`` (checked by the caller): at look
+    ``k``, *certified* if the Clopper–Pearson lower bound at level ``alpha_k`` certifies
+    the radius, *not certified* if the upper bound cannot or at the last look. The
+    counter is advanced only to the latest look some radius needs; ``n0``, ``seed`` and
+    ``index`` are recorded in the decisions of an input of ``dim`` numbers.
+    """
     last = len(schedule.looks)
     decisions: dict[int, Decision] = {}
     for look, (n, level) in enumerate(zip(schedule.looks, schedule.alphas, strict=True), 1):
-        count = int(counter.advance(n)[selected])
+        count = int(counter.advance(n)[tested])
         lower = float(clopper_pearson_lower(count, n, level))
         upper = float(clopper_pearson_upper(count, n, level))
         for position, radius in enumerate(radii):
@@ -218,7 +253,7 @@ def decide_radii(
                 decisions[position] = Decision(
                     certified=certified,
                     radius=radius,
-                    selected=selected,
+                    selected=tested,
                     count=count,
                     draws=n,
                     look=look,

@@ -3,6 +3,9 @@
 :func:`decide_dataset` runs :func:`~rsutils.core.sequential.decide_radii` on every
 input: one row per input, with ``certified@r`` and ``draws@r`` for each radius ``r``
 asked (:func:`decisions_long` turns them into one row per input and radius).
+:func:`decide_label_dataset`, for evaluation on a labelled test set, runs
+:func:`~rsutils.core.evaluation.decide_label_radii` on each input's true label: the same
+columns, with ``n0 = 0`` and ``selected`` the label, so the same analyses apply.
 :func:`certify_planned_dataset` runs
 :func:`~rsutils.core.sample_size.certify_planned`; its log has CERTIFY's columns, with
 each input's own ``n``, so every analysis of CERTIFY logs applies to it. Both logs are
@@ -19,8 +22,9 @@ from typing import Any
 
 import pandas as pd
 
+from rsutils.core.evaluation import decide_label_radii
 from rsutils.core.sample_size import certify_planned, check_radius_loss
-from rsutils.core.sequential import LookSchedule, check_radius, decide_radii
+from rsutils.core.sequential import Decision, LookSchedule, check_radius, decide_radii
 from rsutils.core.settings import CertifySettings, check_count
 from rsutils.core.smooth import Smooth
 from rsutils.logs.dataset_run import DatasetRun, answer_columns, run_dataset
@@ -30,6 +34,7 @@ from rsutils.training.data import Dataset
 __all__ = [
     "certify_planned_dataset",
     "decide_dataset",
+    "decide_label_dataset",
     "decision_columns",
     "decisions_long",
     "read_decisions",
@@ -59,33 +64,85 @@ def decide_dataset(
     ``settings`` give ``n0``, ``seed`` and ``batch_size``; ``schedule`` the looks and
     levels (its ``n_max`` and ``alpha`` replace ``settings.n`` and ``settings.alpha``).
     """
-    radii = [check_radius(r) for r in radii]
+    radii = _distinct_radii(radii)
     check_count("n0", settings.n0)
-    if len({f"{r:g}" for r in radii}) != len(radii):
-        raise ValueError(f"the radii must differ (as printed with :g), got {radii}")
-    recorded = {
-        "n0": settings.n0,
-        "seed": settings.seed,
-        "looks": list(schedule.looks),
-        "alphas": list(schedule.alphas),
-        "radii": radii,
-    }
+    recorded = {"n0": settings.n0, **_schedule_settings(settings, schedule, radii)}
 
     def row(i: int) -> dict[str, Any]:
         s = settings
         decisions = decide_radii(
             smooth, data.images[i], radii, s.n0, schedule, s.batch_size, s.seed, index=i
         )
-        values: dict[str, Any] = {"label": int(data.labels[i]), "n0": s.n0, "seed": s.seed}
-        values["selected"] = decisions[0].selected if decisions else -1
-        for r, decision in zip(radii, decisions, strict=True):
-            values[f"certified@{r:g}"] = int(decision.certified)
-            values[f"draws@{r:g}"] = decision.draws
-        return values
+        return _decision_row(int(data.labels[i]), decisions, radii, s.n0, s.seed)
 
     columns = decision_columns(radii)
     run = DatasetRun("decide", "certify", columns, recorded, row, read=read_decisions)
     return run_dataset(smooth, data, indices, path, run, config=config, progress=progress)
+
+
+def decide_label_dataset(
+    smooth: Smooth,
+    data: Dataset,
+    indices: Iterable[int],
+    path: str | os.PathLike[str],
+    settings: CertifySettings,
+    schedule: LookSchedule,
+    radii: Sequence[float],
+    *,
+    config: Mapping[str, Any] | None = None,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """Evaluation only: is each input's true label certified at each of ``radii``?
+
+    :func:`~rsutils.core.evaluation.decide_label_radii` on ``data``'s labels, into a log
+    with :func:`decide_dataset`'s columns (``n0 = 0``, ``selected`` = the label), so
+    :func:`decisions_long` gives its certified accuracy (``correct``) and forward passes.
+    ``settings`` give ``seed`` and ``batch_size`` (its ``n0`` is not used); the draws are
+    prefixes of those of :func:`decide_dataset` with the same seed. A deployed
+    classifier has no label: this measures certified accuracy, it does not certify.
+    """
+    radii = _distinct_radii(radii)
+    recorded = {"n0": 0, "tested": "true label", **_schedule_settings(settings, schedule, radii)}
+
+    def row(i: int) -> dict[str, Any]:
+        s, label = settings, int(data.labels[i])
+        decisions = decide_label_radii(
+            smooth, data.images[i], label, radii, schedule, s.batch_size, s.seed, index=i
+        )
+        return _decision_row(label, decisions, radii, 0, s.seed)
+
+    columns = decision_columns(radii)
+    run = DatasetRun("decide (true label)", "certify", columns, recorded, row, read=read_decisions)
+    return run_dataset(smooth, data, indices, path, run, config=config, progress=progress)
+
+
+def _distinct_radii(radii: Sequence[float]) -> list[float]:
+    radii = [check_radius(r) for r in radii]
+    if len({f"{r:g}" for r in radii}) != len(radii):
+        raise ValueError(f"the radii must differ (as printed with :g), got {radii}")
+    return radii
+
+
+def _schedule_settings(
+    settings: CertifySettings, schedule: LookSchedule, radii: list[float]
+) -> dict[str, Any]:
+    return {
+        "seed": settings.seed,
+        "looks": list(schedule.looks),
+        "alphas": list(schedule.alphas),
+        "radii": radii,
+    }
+
+
+def _decision_row(
+    label: int, decisions: Sequence[Decision], radii: Sequence[float], n0: int, seed: int
+) -> dict[str, Any]:
+    values: dict[str, Any] = {"label": label, "n0": n0, "seed": seed}
+    values["selected"] = decisions[0].selected if decisions else -1
+    for r, decision in zip(radii, decisions, strict=True):
+        values[f"certified@{r:g}"] = int(decision.certified)
+        values[f"draws@{r:g}"] = decision.draws
+    return values
 
 
 def read_decisions(path: str | os.PathLike[str]) -> pd.DataFrame:

@@ -192,6 +192,7 @@ def test_a_foreign_sqlite_file_is_left_untouched(
         (["--decide", "0.1", "inf"], r"argument --decide: must be a finite number >= 0"),
         (["--decide", "0.1", "--radius-loss", "0.1"], r"different questions; pick one"),
         (["--decide", "0.1", "--ascent-steps", "1"], r"drop --radius-loss/--decide"),
+        (["--true-label"], r"--true-label evaluates the radii of --decide; add --decide"),
     ],
     ids=lambda v: " ".join(v) if isinstance(v, list) else None,
 )
@@ -364,6 +365,11 @@ def test_the_fewer_draw_options_write_their_logs(
     assert run(argv, capsys)[0] == 0
     decided = pd.read_csv(out / "decide.tsv", sep="\t")
     assert {"certified@0", "draws@0.1"} <= set(decided.columns) and len(decided) == 2
+    argv = [*argv[:4], str(out / "label.tsv"), *argv[5:], "--true-label"]
+    assert run(argv, capsys)[0] == 0
+    labelled = pd.read_csv(out / "label.tsv", sep="\t")
+    assert list(labelled.columns) == list(decided.columns) and (labelled["n0"] == 0).all()
+    assert (labelled["selected"] == labelled["label"]).all()
 
 
 def test_data_dependent_certification_records_its_inference_mode(
@@ -469,6 +475,7 @@ def test_predict_refuses_maps_with_a_generator(
         ((), "certify"),
         (("--radius-loss", "0.1"), "planned"),
         (("--decide", "0.1", "0.2"), "decide"),
+        (("--decide", "0.1", "--true-label"), "decide-label"),
         (("--ascent-steps", "2", "--noise", "uniform"), "data-dependent"),
     ],
 )

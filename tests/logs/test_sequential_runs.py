@@ -6,12 +6,14 @@ import pytest
 import torch
 
 from rsutils import CertifySettings, Dataset, Gaussian, Smooth
+from rsutils.core.evaluation import decide_label_radii
 from rsutils.core.sample_size import certify_planned
 from rsutils.core.sequential import LookSchedule, decide_radii
 from rsutils.logs.runner import CERTIFY_COLUMNS
 from rsutils.logs.sequential_runs import (
     certify_planned_dataset,
     decide_dataset,
+    decide_label_dataset,
     decision_columns,
     decisions_long,
 )
@@ -43,6 +45,31 @@ def test_decide_dataset_rows_are_the_decisions_and_resume(cnn, images, tmp_path)
     assert len(long) == 2 * len(RADII)
     assert set(long["forward_passes"]) <= {20 + n for n in SCHEDULE.looks}
     assert (long["correct"] <= long["certified"]).all()
+
+
+def test_decide_label_dataset_tests_the_label_without_selection_and_resumes(
+    cnn, images, tmp_path
+) -> None:
+    smooth = Smooth(cnn, 10, Gaussian(0.25))
+    path = tmp_path / "l.tsv"
+    first = decide_label_dataset(
+        smooth, images, [1], path, SETTINGS, SCHEDULE, RADII, progress=False
+    )
+    log = decide_label_dataset(
+        smooth, images, [1, 4], path, SETTINGS, SCHEDULE, RADII, progress=False
+    )
+    assert list(log.columns) == decision_columns(RADII) and list(log["idx"]) == [1, 4]
+    assert log.iloc[:1].drop(columns="time").equals(first.drop(columns="time"))
+    assert (log["selected"] == log["label"]).all() and (log["n0"] == 0).all()
+    label = int(images.labels[4])
+    decisions = decide_label_radii(smooth, images.images[4], label, RADII, SCHEDULE, 7, 3, index=4)
+    row = log.set_index("idx").loc[4]
+    for r, decision in zip(RADII, decisions, strict=True):
+        assert row[f"certified@{r:g}"] == decision.certified
+        assert row[f"draws@{r:g}"] == decision.draws
+    long = decisions_long(log, RADII)
+    assert (long["correct"] == long["certified"]).all()
+    assert set(long["forward_passes"]) <= set(SCHEDULE.looks)
 
 
 def test_certify_planned_dataset_has_certifys_columns_and_rows(cnn, images, tmp_path) -> None:
