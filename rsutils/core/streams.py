@@ -112,6 +112,8 @@ class StreamKey:
 #:   :func:`~rsutils.anisotropic.released.uniform_images`;
 #: - ``lipschitz`` (3014, index 0): the random pairs and starting points of
 #:   :func:`~rsutils.anisotropic.lipschitz.empirical_mu_ratios`;
+#: - ``bernoulli`` (3020, index the case): the Bernoulli draws (and the randomisation
+#:   ``u``) of the coverage checks of :mod:`rsutils.core.confidence_sequence`;
 #: - ``example`` (4000, index the example, sub-key ``chapter``): a chapter's own worked
 #:   examples (a random classifier, probe inputs, a Monte Carlo volume), numbered within
 #:   the chapter.
@@ -140,6 +142,7 @@ STREAMS: Mapping[str, StreamKey] = MappingProxyType(
         "vote-bootstrap": StreamKey(3012),
         "uniform-images": StreamKey(3013),
         "lipschitz": StreamKey(3014),
+        "bernoulli": StreamKey(3020),
         "example": StreamKey(4000, ("chapter",)),
     }
 )

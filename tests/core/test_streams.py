@@ -89,6 +89,7 @@ def test_the_streams_seeds_are_pinned() -> None:
         "vote-bootstrap": 6008534405337709521,
         "uniform-images": 8233039697272207551,
         "lipschitz": 416557988671395411,
+        "bernoulli": 1803427997766927084,
         "example": 7297904078908359013,
     }
     assert set(seeds) == set(STREAMS)
@@ -111,7 +112,7 @@ def test_the_registry_keeps_every_stream_apart() -> None:
 @pytest.mark.parametrize(
     ("stream", "keys", "message"),
     [
-        ("warmup", (), r"stream must be one of \['attack', 'augment', 'bootstrap'"),
+        ("warmup", (), r"stream must be one of \['attack', 'augment', 'bernoulli'"),
         ("verify", (), r"takes the sub-keys \('point',\), got \(\); pass exactly 1"),
         ("select", (0,), r"takes the sub-keys \(\), got \(0,\); pass exactly 0"),
         ("verify", (-1,), r"point must be a non-negative integer"),
