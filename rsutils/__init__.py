@@ -8,8 +8,10 @@ Everything a user needs is importable from here:
   ``ExponentialLinf``, ``PowerLawLinf`` (``NoiseFamily``, ``make_noise``, ``FAMILIES``);
   ``certified_radius``, ``clopper_pearson_lower``, ``max_certifiable_pA``; the base
   model's faster numerical modes ``INFERENCE_MODES`` (``Smooth(..., inference=...)``);
-  fewer draws: sequential decisions at a radius ``decide`` (``LookSchedule``,
-  ``Decision``) and CERTIFY with an input-specific number of draws ``certify_planned``;
+  fewer draws: sequential decisions at a radius ``decide`` (``LookSchedule``, or a
+  confidence sequence ``AnytimeSchedule``; ``Decision``) and CERTIFY with an
+  input-specific number of draws ``certify_planned``; the draws of one input recorded
+  once and every procedure replayed on them: ``record_draws`` (``DrawRecord``);
   evaluation on a labelled test set, whether the true label is certified at a radius
   without selection draws: ``decide_label``, ``decide_label_radii``;
 - data-dependent smoothing (Alfarra et al.): ``DataDependentSmooth``, ``SigmaAscent``,
@@ -61,6 +63,7 @@ from rsutils.anisotropic.noise import Anisotropic, certified_region
 from rsutils.anisotropic.patterns import spatial_pattern
 from rsutils.anisotropic.training import NPGConfig, train_npg
 from rsutils.core.confidence import clopper_pearson_lower, max_certifiable_pA
+from rsutils.core.anytime import AnytimeSchedule
 from rsutils.core.devices import pick_device
 from rsutils.core.evaluation import decide_label, decide_label_radii
 from rsutils.core.inference import INFERENCE_MODES
@@ -75,6 +78,7 @@ from rsutils.core.noise import (
     make_noise,
 )
 from rsutils.core.radius import certified_radius
+from rsutils.core.record import DrawRecord, record_draws
 from rsutils.core.sample_size import certify_planned
 from rsutils.core.sequential import Decision, LookSchedule, decide
 from rsutils.core.settings import CertifySettings
@@ -126,6 +130,7 @@ __all__ = [
     "ACRDifference",
     "Anisotropic",
     "AnisotropicMemory",
+    "AnytimeSchedule",
     "AuditSettings",
     "Certificate",
     "CertificateMemory",
@@ -137,6 +142,7 @@ __all__ = [
     "DatasetRun",
     "DatasetWiseGenerator",
     "Decision",
+    "DrawRecord",
     "ExponentialLinf",
     "FixedNoise",
     "Gaussian",
@@ -187,6 +193,7 @@ __all__ = [
     "predict_dataset",
     "read_log",
     "recertify",
+    "record_draws",
     "replicated_comparisons",
     "replicated_difference",
     "run_dataset",

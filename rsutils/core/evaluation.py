@@ -41,7 +41,7 @@ from collections.abc import Sequence
 
 import torch
 
-from rsutils.core.sequential import Decision, LookSchedule, check_radius, settle_looks
+from rsutils.core.sequential import Decision, Schedule, check_radius
 from rsutils.core.smooth import Smooth
 from rsutils.core.streams import draw_seed
 
@@ -53,7 +53,7 @@ def decide_label(
     x: torch.Tensor,
     label: int,
     radius: float,
-    schedule: LookSchedule,
+    schedule: Schedule,
     batch_size: int = 1000,
     seed: int | None = None,
     index: int = 0,
@@ -75,7 +75,7 @@ def decide_label_radii(
     x: torch.Tensor,
     label: int,
     radii: Sequence[float],
-    schedule: LookSchedule,
+    schedule: Schedule,
     batch_size: int = 1000,
     seed: int | None = None,
     index: int = 0,
@@ -91,8 +91,8 @@ def decide_label_radii(
     radii = [check_radius(r) for r in radii]
     seed = draw_seed() if seed is None else seed
     counter = smooth.prefix_counter(x, schedule.n_max, batch_size, seed=seed, index=index)
-    return settle_looks(
-        smooth, counter, label, radii, schedule, dim=x.numel(), n0=0, seed=seed, index=index
+    return schedule.settle(
+        smooth, counter, label, radii, dim=x.numel(), n0=0, seed=seed, index=index
     )
 
 

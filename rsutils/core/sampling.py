@@ -136,7 +136,10 @@ class PrefixCounter:
     :meth:`advance` draws up to a prefix length and returns the counts so far, so a
     sequential procedure can look at 100, then 200, ... draws of the same stream; the
     counts at ``total`` equal :func:`count_classes` with the same generator and
-    ``num = total`` (the stream is cut into the same blocks).
+    ``num = total`` (the stream is cut into the same blocks). With ``keep_labels`` it
+    also keeps the class of every draw, in stream order (:meth:`labels`), so that a
+    procedure can later be replayed on exactly these draws
+    (:mod:`rsutils.core.record`).
     """
 
     def __init__(
@@ -149,8 +152,10 @@ class PrefixCounter:
         num_classes: int,
         batch_size: int,
         generator: torch.Generator,
+        keep_labels: bool = False,
     ) -> None:
         device, dtype = x.device, x.dtype
+        self._kept: list[torch.Tensor] | None = [] if keep_labels else None
         self.model, self.x, self.total, self.drawn = model, x, total, 0
         self.num_classes, self.batch_size = num_classes, batch_size
         self.stream = NoiseStream(noise, x.shape, total, generator, dtype)
@@ -172,6 +177,8 @@ class PrefixCounter:
                 output = _forward(self.model, batch)
                 labels = predicted_labels(output, k, self.num_classes)
                 self.counts.scatter_add_(0, labels, self._ones[:k])
+                if self._kept is not None:
+                    self._kept.append(labels.to(torch.int32))
                 if output.is_floating_point():
                     finite &= torch.isfinite(output).all()
                 self.drawn += k
@@ -182,6 +189,17 @@ class PrefixCounter:
                 "(all(p.isfinite().all() for p in model.parameters())) and its forward pass"
             )
         return self.counts.clone()
+
+    def labels(self) -> np.ndarray:
+        """The class of each of the ``drawn`` draws so far, in stream order (int32).
+
+        Needs ``keep_labels=True``; the counts are their histogram.
+        """
+        if self._kept is None:
+            raise ValueError("this counter keeps no labels: create it with keep_labels=True")
+        if not self._kept:
+            return np.zeros(0, dtype=np.int32)
+        return torch.cat(self._kept).cpu().numpy()
 
 
 def _forward(model: nn.Module, batch: torch.Tensor) -> torch.Tensor:

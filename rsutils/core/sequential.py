@@ -29,25 +29,63 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from typing import Protocol
 
 import numpy as np
 import torch
 
 from rsutils.core.confidence import check_alpha, clopper_pearson_lower, clopper_pearson_upper
-from rsutils.core.sampling import PrefixCounter
+from rsutils.core.confidence_sequence import randomized_clopper_pearson_lower
 from rsutils.core.settings import check_count
 from rsutils.core.smooth import ABSTAIN, Smooth
-from rsutils.core.streams import draw_seed
+from rsutils.core.streams import derived_seed, draw_seed
 
 __all__ = [
+    "Counter",
     "Decision",
     "LookSchedule",
+    "Schedule",
     "certifies",
     "check_radius",
     "decide",
     "decide_radii",
+    "randomization",
     "settle_looks",
+    "threshold_pA",
 ]
+
+
+class Counter(Protocol):
+    """Class counts over growing prefixes of one stream of draws
+    (:class:`~rsutils.core.sampling.PrefixCounter`, or recorded draws replayed by
+    :class:`~rsutils.core.record.RecordedCounter`)."""
+
+    def advance(self, to: int) -> torch.Tensor | np.ndarray: ...
+
+
+class Schedule(Protocol):
+    """When a sequential procedure looks at its draws and what it tests there:
+    :class:`LookSchedule` (levels spent over looks) or
+    :class:`~rsutils.core.anytime.AnytimeSchedule` (a confidence sequence)."""
+
+    @property
+    def alpha(self) -> float: ...
+
+    @property
+    def n_max(self) -> int: ...
+
+    def settle(
+        self,
+        smooth: Smooth,
+        counter: Counter,
+        tested: int,
+        radii: Sequence[float],
+        *,
+        dim: int,
+        n0: int,
+        seed: int,
+        index: int,
+    ) -> list[Decision]: ...
 
 
 @dataclass(frozen=True)
@@ -55,11 +93,17 @@ class LookSchedule:
     """Prefix lengths ``looks`` of one stream of draws, and the level spent at each.
 
     ``looks`` increase strictly; ``alphas[k]`` is the level of the test at ``looks[k]``
-    and their sum, :attr:`alpha`, is the procedure's failure probability.
+    and their sum, :attr:`alpha`, is the procedure's failure probability. With
+    ``randomized`` each look's lower bound is the randomised Clopper–Pearson bound
+    (:func:`~rsutils.core.confidence_sequence.randomized_clopper_pearson_lower`) with one
+    uniform ``u`` per input (:func:`randomization`), stated in every decision: its
+    test has level exactly ``alpha_k``, never certifies less than Clopper–Pearson's,
+    and can certify below the floor of non-randomised tests.
     """
 
     looks: tuple[int, ...]
     alphas: tuple[float, ...]
+    randomized: bool = False
 
     def __post_init__(self) -> None:
         if not self.looks or len(self.looks) != len(self.alphas):
@@ -85,6 +129,23 @@ class LookSchedule:
         """The draws of the last look, the most the procedure ever spends."""
         return self.looks[-1]
 
+    def settle(
+        self,
+        smooth: Smooth,
+        counter: Counter,
+        tested: int,
+        radii: Sequence[float],
+        *,
+        dim: int,
+        n0: int,
+        seed: int,
+        index: int,
+    ) -> list[Decision]:
+        """:func:`settle_looks` with this schedule."""
+        return settle_looks(
+            smooth, counter, tested, radii, self, dim=dim, n0=n0, seed=seed, index=index
+        )
+
     @classmethod
     def geometric(
         cls,
@@ -94,6 +155,7 @@ class LookSchedule:
         first: int = 32,
         growth: float = 2.0,
         final_share: float = 0.5,
+        randomized: bool = False,
     ) -> LookSchedule:
         """Looks at ``first``, ``first·growth``, … below ``n_max``, and at ``n_max``.
 
@@ -116,9 +178,10 @@ class LookSchedule:
             size *= growth
         looks.append(n_max)
         if len(looks) == 1:
-            return cls((n_max,), (alpha,))
+            return cls((n_max,), (alpha,), randomized)
         early = alpha * (1 - final_share) / (len(looks) - 1)
-        return cls(tuple(looks), (early,) * (len(looks) - 1) + (alpha * final_share,))
+        levels = (early,) * (len(looks) - 1) + (alpha * final_share,)
+        return cls(tuple(looks), levels, randomized)
 
 
 @dataclass(frozen=True)
@@ -130,7 +193,9 @@ class Decision:
     bounds at level ``alpha_spent`` of the stopping ``look`` (1-based). ``n0``
     selection draws came first; ``seed`` and ``index`` reproduce the noise. In the
     evaluation of a true label (:func:`~rsutils.core.evaluation.decide_label`)
-    ``selected`` is that label and ``n0`` is 0.
+    ``selected`` is that label and ``n0`` is 0. ``u`` is the randomisation of a
+    randomised test (``None`` for a non-randomised one): the certificate holds at its
+    level only for ``u`` drawn as :func:`randomization` draws it, before the counts.
     """
 
     certified: bool
@@ -146,6 +211,7 @@ class Decision:
     alpha_spent: float
     seed: int
     index: int
+    u: float | None = None
 
     @property
     def prediction(self) -> int:
@@ -174,7 +240,7 @@ def decide(
     x: torch.Tensor,
     radius: float,
     n0: int,
-    schedule: LookSchedule,
+    schedule: Schedule,
     batch_size: int = 1000,
     seed: int | None = None,
     index: int = 0,
@@ -197,7 +263,7 @@ def decide_radii(
     x: torch.Tensor,
     radii: Sequence[float],
     n0: int,
-    schedule: LookSchedule,
+    schedule: Schedule,
     batch_size: int = 1000,
     seed: int | None = None,
     index: int = 0,
@@ -214,14 +280,14 @@ def decide_radii(
     selection = smooth.sample_counts(x, n0, batch_size, seed=seed, index=index, phase="select")
     selected = int(np.argmax(selection))
     counter = smooth.prefix_counter(x, schedule.n_max, batch_size, seed=seed, index=index)
-    return settle_looks(
-        smooth, counter, selected, radii, schedule, dim=x.numel(), n0=n0, seed=seed, index=index
+    return schedule.settle(
+        smooth, counter, selected, radii, dim=x.numel(), n0=n0, seed=seed, index=index
     )
 
 
 def settle_looks(
     smooth: Smooth,
-    counter: PrefixCounter,
+    counter: Counter,
     tested: int,
     radii: Sequence[float],
     schedule: LookSchedule,
@@ -237,13 +303,18 @@ def settle_looks(
     ``k``, *certified* if the Clopper–Pearson lower bound at level ``alpha_k`` certifies
     the radius, *not certified* if the upper bound cannot or at the last look. The
     counter is advanced only to the latest look some radius needs; ``n0``, ``seed`` and
-    ``index`` are recorded in the decisions of an input of ``dim`` numbers.
+    ``index`` are recorded in the decisions of an input of ``dim`` numbers. A
+    randomised schedule's lower bounds use the input's :func:`randomization` (its
+    upper bounds, which only stop early, stay Clopper–Pearson's).
     """
     last = len(schedule.looks)
+    u = randomization(seed, index) if schedule.randomized else None
     decisions: dict[int, Decision] = {}
     for look, (n, level) in enumerate(zip(schedule.looks, schedule.alphas, strict=True), 1):
         count = int(counter.advance(n)[tested])
         lower = float(clopper_pearson_lower(count, n, level))
+        if u is not None:
+            lower = float(randomized_clopper_pearson_lower(count, n, level, u))
         upper = float(clopper_pearson_upper(count, n, level))
         for position, radius in enumerate(radii):
             if position in decisions:
@@ -264,10 +335,40 @@ def settle_looks(
                     alpha_spent=level,
                     seed=seed,
                     index=index,
+                    u=u,
                 )
         if len(decisions) == len(radii):
             break
     return [decisions[position] for position in range(len(radii))]
+
+
+def randomization(seed: int, index: int) -> float:
+    """The uniform ``u`` of input ``index``'s randomised test in run ``seed``.
+
+    Drawn from its own stream (``randomize``), so it is independent of the input's
+    draws and fixed before any of them is seen: a reader with the seed redraws it.
+    """
+    return float(np.random.default_rng(derived_seed(seed, index, "randomize")).random())
+
+
+def threshold_pA(smooth: Smooth, radius: float, dim: int) -> float:
+    """The least ``pA`` that certifies ``radius`` for an input of ``dim`` numbers.
+
+    CERTIFY with ``pA_lower = p`` certifies ``radius`` exactly when ``p >=`` this
+    (:func:`certifies`); ``1/2`` at radius 0, 1 if no ``p < 1`` does. Found by
+    bisection to within a few units of float64 rounding, rounded up, so that testing
+    ``pA >`` it is never weaker than the radius asks.
+    """
+    radius = check_radius(radius)
+    low, high = 0.5, 1.0
+    if certifies(smooth, low, radius, dim):
+        return low
+    for _ in range(64):
+        middle = 0.5 * (low + high)
+        if middle in (low, high):
+            break
+        low, high = (low, middle) if certifies(smooth, middle, radius, dim) else (middle, high)
+    return high
 
 
 def check_radius(radius: object) -> float:

@@ -270,12 +270,14 @@ class Smooth:
         seed: int,
         index: int = 0,
         phase: str = "estimate",
+        keep_labels: bool = False,
     ) -> PrefixCounter:
         """Counts over growing prefixes of the stream :meth:`sample_counts` draws.
 
         The counts after ``advance(total)`` equal ``sample_counts(x, total, ...)``
         with the same ``seed``, ``index`` and ``phase``; sequential procedures
-        (:mod:`rsutils.core.sequential`) look at them after fewer draws.
+        (:mod:`rsutils.core.sequential`) look at them after fewer draws. With
+        ``keep_labels`` it keeps every draw's class (:mod:`rsutils.core.record`).
         """
         check_count("total", total)
         check_count("batch_size", batch_size)
@@ -288,6 +290,7 @@ class Smooth:
             num_classes=self.num_classes,
             batch_size=batch_size,
             generator=image_generator(seed, index, phase, x.device),
+            keep_labels=keep_labels,
         )
 
     def _counts(

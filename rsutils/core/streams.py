@@ -62,7 +62,10 @@ class StreamKey:
 #: - ``estimate`` (1): CERTIFY's ``n`` estimation draws, and the default stream of
 #:   :meth:`~rsutils.core.smooth.Smooth.sample_counts`;
 #: - ``predict`` (2): PREDICT's draws;
-#: - ``sigma`` (3): the draws of the sigma ascent of :mod:`rsutils.ddrs.sigma_ascent`.
+#: - ``sigma`` (3): the draws of the sigma ascent of :mod:`rsutils.ddrs.sigma_ascent`;
+#: - ``randomize`` (4): the one uniform ``u`` of a randomised Clopper–Pearson test
+#:   (:class:`~rsutils.core.sequential.LookSchedule` with ``randomized``), drawn
+#:   independently of the input's draws and stated in its decisions.
 #:
 #: The soundness audit of one certificate (:mod:`rsutils.anisotropic.audit`), numbered
 #: from 1000 so that a point is verified on draws independent of those that certified
@@ -123,6 +126,7 @@ STREAMS: Mapping[str, StreamKey] = MappingProxyType(
         "estimate": StreamKey(1),
         "predict": StreamKey(2),
         "sigma": StreamKey(3),
+        "randomize": StreamKey(4),
         "boundary": StreamKey(1000, ("point",)),
         "attack": StreamKey(1001, ("point",)),
         "verify": StreamKey(1002, ("point",)),

@@ -70,6 +70,7 @@ def test_the_streams_seeds_are_pinned() -> None:
         "estimate": 7449029282396566744,
         "predict": 6732180131098485628,
         "sigma": 5524574814476092572,
+        "randomize": 7575695657427336472,
         "boundary": 2507735669887332458,
         "attack": 8256077886149939433,
         "verify": 6785659357025361943,
