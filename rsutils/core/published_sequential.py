@@ -5,8 +5,9 @@ function here takes ``hits``, the tested class's outcomes (1 = the base classifi
 answered that class) in the order they were drawn, of length ``n_max`` (the most draws
 the comparison allows), reads a prefix of it as the design would, and returns a
 :class:`PublishedDecision`: whether it certified ``pA > p0`` and how many draws it read.
-For Gaussian ℓ2 smoothing at radius ``r``, ``p0 = Φ(r/σ)``. Written from the papers (and
-from the authors' descriptions of their experiments), not from their code.
+For Gaussian ℓ2 smoothing at radius ``r``, ``p0 = Φ(r/σ)``. Written here, from Voráček's
+text and, for Horváth et al., from Voráček's account of their method (§3.1, App. C.2.1)
+and the settings of their released experiments; no code is copied.
 
 - :func:`staged_test` — Horváth, Müller, Fischer and Vechev (ICLR 2022), "adaptive
   sampling" for a predetermined radius: ``s`` stages of growing size; at stage ``i`` a
@@ -17,11 +18,11 @@ from the authors' descriptions of their experiments), not from their code.
   confidence sequence whose bets follow the Krichevsky–Trofimov estimate
   ``(H + 1/2)/(T + 1)``; ``p0`` leaves it when the wealth ``W_T(p0)`` reaches
   ``1/alpha`` (Theorem 2.11), on the side of the empirical mean. This is *the same
-  process* as this library's Jeffreys mixture (:func:`~rsutils.core.confidence_sequence.
-  cs_log_martingale` with the default prior and ``one_sided=False``): the KT bettor's
-  wealth is the ``Beta(1/2, 1/2)`` mixture likelihood ratio, and one wealth process at
-  one threshold serves both sides, so the decision is wrong with probability at most
-  ``alpha`` whichever answer it gives.
+  process* as this library's Jeffreys mixture
+  (:func:`~rsutils.core.confidence_sequence.cs_log_martingale` with the default prior
+  and ``one_sided=False``): the KT bettor's wealth is the ``Beta(1/2, 1/2)`` mixture
+  likelihood ratio, and one wealth process at one threshold serves both sides, so the
+  decision is wrong with probability at most ``alpha`` whichever answer it gives.
 - :func:`voracek_union_bound_test` — Voráček's Algorithm 1 with the settings of his
   experiments (Appendix C.2): Clopper–Pearson bounds recomputed each time the draws
   pass ``1.1^K``, the ``K``-th at level ``alpha_K = 5·alpha/((K + 4)(K + 5))``, which sum
@@ -147,7 +148,11 @@ def staged_test(
     x = _check_hits(hits)
     _check_p0(p0)
     check_alpha(alpha)
-    check_alpha(beta)
+    if not 0.0 < float(beta) < 1.0:
+        raise ValueError(
+            f"beta must lie strictly between 0 and 1 (the level of the early 'not certified' "
+            f"stop; Horváth et al. use 1e-4), got {beta!r}"
+        )
     sizes = horvath_stages(x.size) if stages is None else _check_stages(stages, cumulative)
     ends = np.asarray(sizes) if cumulative else np.cumsum(sizes)
     if ends[-1] > x.size:
