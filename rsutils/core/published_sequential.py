@@ -68,7 +68,7 @@ __all__ = [
 #: The designs :func:`published_all_hits` runs, by name.
 DESIGNS = ("horvath-staged", "voracek-betting", "voracek-union-bound")
 
-#: Horváth et al.'s level of the early "not certified" stop (their released experiments).
+#: Horváth et al.'s level of the early "not certified" stop (their released code's default).
 HORVATH_BETA = 1e-4
 
 #: Voráček's growth of the draws between two recomputed bounds (Appendix C.2).
@@ -99,8 +99,8 @@ class PublishedDecision:
 def horvath_stages(n_max: int) -> tuple[int, ...]:
     """The default three fresh stages of :func:`staged_test` for a budget of ``n_max`` draws.
 
-    Horváth et al.'s released CIFAR-10 runs use three stages of ``1,000``, ``10,000`` and
-    ``125,000`` fresh draws (136,000 at most, against CERTIFY's ``n = 100,000``);
+    The CIFAR-10 example of Horváth et al.'s released code uses three stages of ``1,000``,
+    ``10,000`` and ``125,000`` fresh draws (136,000 at most, against CERTIFY's ``n = 100,000``);
     Voráček reports ``10², 10³, 10⁴, 1.2·10⁵`` for them. Both grow about tenfold and
     end near CERTIFY's ``n``. To compare on the same ``n_max`` draws, this keeps the
     tenfold growth and the budget: ``(n_max // 100, n_max // 10, the rest)``, i.e.
@@ -193,7 +193,8 @@ def voracek_betting_test(hits: ArrayLike, p0: float, alpha: float) -> PublishedD
     with ``q̂_t = (H_{t−1} + 1/2)/t``; it stops at the first ``T`` with ``W_T(p0) ≥ 1/alpha``
     (``p0`` has left the sequence): *certified* if ``H/T > p0``, *not certified* if
     ``H/T < p0``. It never stops otherwise; at the end of ``hits`` it answers *not
-    certified*, ``settled=False``.
+    certified*, ``settled=False``. The threshold is the paper's (Algorithm 2 and the
+    proof of Theorem 2.11).
 
     Guarantee: ``W_T(p0)`` is a nonnegative martingale of mean 1 under ``pA = p0`` (and
     ``W_T(p0) ≤ W_T(pA)`` on the certifying side when ``pA < p0``), so by Ville's
