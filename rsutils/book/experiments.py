@@ -52,8 +52,8 @@ from rsutils.ddrs.sigma_ascent import SigmaAscent
 from rsutils.ddrs.sigma_store import SigmaStore
 from rsutils.ddrs.step_budget import ascent_paths
 from rsutils.logs.analysis import read_log
-from rsutils.logs.runner import certify_dataset, certify_dataset_ds, predict_dataset
 from rsutils.logs.record_runs import read_record_log, record_dataset
+from rsutils.logs.runner import certify_dataset, certify_dataset_ds, predict_dataset
 from rsutils.logs.sequential_runs import certify_planned_dataset, decide_dataset, read_decisions
 from rsutils.memory import CertificateMemory, copy_memory
 from rsutils.training.data import Dataset, load_dataset

@@ -35,7 +35,10 @@ import numpy as np
 import torch
 
 from rsutils.core.confidence import check_alpha, clopper_pearson_lower, clopper_pearson_upper
-from rsutils.core.confidence_sequence import randomized_clopper_pearson_lower
+from rsutils.core.confidence_sequence import (
+    randomized_clopper_pearson_lower,
+    randomized_clopper_pearson_pvalue,
+)
 from rsutils.core.settings import check_count
 from rsutils.core.smooth import ABSTAIN, Smooth
 from rsutils.core.streams import derived_seed, draw_seed
@@ -309,18 +312,25 @@ def settle_looks(
     """
     last = len(schedule.looks)
     u = randomization(seed, index) if schedule.randomized else None
+    thresholds = [threshold_pA(smooth, r, dim) for r in radii] if u is not None else []
     decisions: dict[int, Decision] = {}
     for look, (n, level) in enumerate(zip(schedule.looks, schedule.alphas, strict=True), 1):
         count = int(counter.advance(n)[tested])
         lower = float(clopper_pearson_lower(count, n, level))
-        if u is not None:
-            lower = float(randomized_clopper_pearson_lower(count, n, level, u))
         upper = float(clopper_pearson_upper(count, n, level))
+        randomized_lower = False  # the recorded bound of a randomised look, once computed
         for position, radius in enumerate(radii):
             if position in decisions:
                 continue
-            certified = certifies(smooth, lower, radius, dim)
+            if u is None:
+                certified = certifies(smooth, lower, radius, dim)
+            else:  # the randomised bound reaches the threshold: its p-value there <= level
+                pvalue = randomized_clopper_pearson_pvalue(count, n, thresholds[position], u)
+                certified = bool(pvalue <= level and thresholds[position] < 1)
             if certified or look == last or not certifies(smooth, upper, radius, dim):
+                if u is not None and not randomized_lower:
+                    lower = float(randomized_clopper_pearson_lower(count, n, level, u))
+                    randomized_lower = True
                 decisions[position] = Decision(
                     certified=certified,
                     radius=radius,
