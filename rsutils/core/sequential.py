@@ -26,6 +26,7 @@ draws, whichever procedure is used.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -39,6 +40,7 @@ from rsutils.core.confidence_sequence import (
     randomized_clopper_pearson_lower,
     randomized_clopper_pearson_pvalue,
 )
+from rsutils.core.noise import NoiseFamily
 from rsutils.core.settings import check_count
 from rsutils.core.smooth import ABSTAIN, Smooth
 from rsutils.core.streams import derived_seed, draw_seed
@@ -366,18 +368,25 @@ def threshold_pA(smooth: Smooth, radius: float, dim: int) -> float:
 
     CERTIFY with ``pA_lower = p`` certifies ``radius`` exactly when ``p >=`` this
     (:func:`certifies`); ``1/2`` at radius 0, 1 if no ``p < 1`` does. Found by
-    bisection to within a few units of float64 rounding, rounded up, so that testing
-    ``pA >`` it is never weaker than the radius asks.
+    bisection to within float64 resolution, rounded up, so that testing ``pA >`` it
+    is never weaker than the radius asks; remembered per noise, norm, size and radius.
     """
-    radius = check_radius(radius)
+    return _threshold(smooth.noise, smooth.norm, dim, check_radius(radius))
+
+
+@functools.lru_cache(maxsize=4096)
+def _threshold(noise: NoiseFamily, norm: str, dim: int, radius: float) -> float:
+    def certifies_at(p: float) -> bool:
+        return bool(noise.radius(p, norm=norm, dim=dim) >= radius)
+
     low, high = 0.5, 1.0
-    if certifies(smooth, low, radius, dim):
+    if certifies_at(low):
         return low
     for _ in range(64):
         middle = 0.5 * (low + high)
         if middle in (low, high):
             break
-        low, high = (low, middle) if certifies(smooth, middle, radius, dim) else (middle, high)
+        low, high = (low, middle) if certifies_at(middle) else (middle, high)
     return high
 
 

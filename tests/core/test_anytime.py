@@ -176,3 +176,20 @@ def test_the_coverage_check_catches_peeking_at_the_anytime_looks() -> None:
     looks = rs.AnytimeSchedule.geometric(2000, 0.05, first=10, growth=1.5).looks
     naive = LookSchedule(looks, (0.05,) * len(looks))
     assert not label_false_rate(naive, 2000, seed=13, claimed_alpha=0.05).holds
+
+
+@pytest.mark.parametrize("one_sided", [True, False])
+def test_the_boundaries_are_the_test_at_every_count(one_sided) -> None:
+    """The per-look comparisons settle uses give the martingale test's own answer at
+    every count of every look (the test is monotone in the count)."""
+    from rsutils.core.confidence_sequence import cs_decide, cs_log_martingale
+
+    schedule = rs.AnytimeSchedule.geometric(300, 0.01, first=5, growth=1.4, one_sided=one_sided)
+    for p0 in (0.5, 0.7, 0.93, 0.999):
+        certify_from, below_up_to = schedule.boundaries(p0)
+        for look, n in enumerate(schedule.looks):
+            k = np.arange(n + 1)
+            direct = cs_decide(k, n, p0, 0.01, one_sided=one_sided)
+            assert np.array_equal(k >= certify_from[look], direct), (p0, n)
+            below = (k < p0 * n) & (cs_log_martingale(k, n, p0) >= -math.log(0.01))
+            assert np.array_equal(k <= below_up_to[look], below), (p0, n)
