@@ -23,6 +23,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from rsutils.core.published_sequential import (
+    staged_test,
+    voracek_betting_test,
+    voracek_union_bound_test,
+)
 from rsutils.core.record import (
     DrawRecord,
     record_draws,
@@ -31,13 +36,14 @@ from rsutils.core.record import (
     replay_decide_label,
     replay_planned,
 )
-from rsutils.core.sequential import Decision, Schedule, check_radius
+from rsutils.core.sequential import Decision, Schedule, check_radius, threshold_pA
 from rsutils.core.settings import CertifySettings
 from rsutils.core.smooth import Smooth
 from rsutils.logs.dataset_run import DatasetRun, answer_columns, run_dataset
 from rsutils.training.data import Dataset
 
 __all__ = [
+    "PUBLISHED",
     "RECORD_COLUMNS",
     "pack_labels",
     "read_record_log",
@@ -46,6 +52,7 @@ __all__ = [
     "replay_certify_log",
     "replay_decisions",
     "replay_planned_log",
+    "replay_published",
     "unpack_labels",
 ]
 
@@ -168,6 +175,41 @@ def replay_decisions(
         else:
             decisions = replay_decide(smooth, record, radii, schedule)
         rows.append({"idx": record.index, **_decision_row(label, decisions, radii)})
+    return pd.DataFrame(rows)
+
+
+#: The published designs :func:`replay_published` replays, by name.
+PUBLISHED = {
+    "horvath-staged": staged_test,
+    "voracek-betting": voracek_betting_test,
+    "voracek-union-bound": voracek_union_bound_test,
+}
+
+
+def replay_published(
+    smooth: Smooth, log: pd.DataFrame, radii: Sequence[float], design: str, alpha: float
+) -> pd.DataFrame:
+    """A published sequential design (:mod:`rsutils.core.published_sequential`) asking
+    whether each recorded input's true label is certified at each of ``radii``, on the
+    label's hits among the recorded estimation draws (evaluation: no selection draws);
+    the columns of :func:`replay_decisions`. Each radius is its own test of ``pA > p0``
+    with ``p0`` the least probability that certifies it
+    (:func:`~rsutils.core.sequential.threshold_pA`)."""
+    if design not in PUBLISHED:
+        raise ValueError(f"design must be one of {sorted(PUBLISHED)}, got {design!r}")
+    radii = [check_radius(r) for r in radii]
+    test = PUBLISHED[design]
+    rows = []
+    for record, label in _records(smooth, log):
+        hits = record.estimation == label
+        values: dict[str, Any] = {"idx": record.index, "label": label, "selected": label, "n0": 0}
+        for r in radii:
+            p0 = threshold_pA(smooth, r, record.dim)
+            answer = test(hits, p0, alpha) if p0 < 1 else None
+            values[f"certified@{r:g}"] = int(answer is not None and answer.certified)
+            values[f"draws@{r:g}"] = answer.draws if answer is not None else 0
+        values["seed"] = record.seed
+        rows.append(values)
     return pd.DataFrame(rows)
 
 
