@@ -13,14 +13,20 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from rsutils.core.confidence import max_certifiable_pA, min_samples_for_radius
+from rsutils.core.confidence import (
+    least_expected_draws,
+    max_certifiable_pA,
+    min_samples_for_radius,
+)
 from rsutils.core.confidence_sequence import cs_min_draws_all_successes
 from rsutils.core.published_sequential import published_all_hits
 from rsutils.core.sequential import LookSchedule
 from rsutils.logs.analysis import average_certified_radius, certified_accuracy
+from rsutils.logs.record_runs import unpack_labels
 
 __all__ = [
     "PUBLISHED_NAMES",
+    "best_possible_savings",
     "curve_passes",
     "decision_table",
     "draws_at_p_one",
@@ -211,3 +217,42 @@ PUBLISHED_NAMES = {
     "Voráček, betting": "voracek-betting",
     "Voráček, union bound": "voracek-union-bound",
 }
+
+
+def best_possible_savings(
+    standard: pd.DataFrame,
+    records: pd.DataFrame,
+    r_over_sigma: Sequence[float],
+    sigma: float,
+    alpha: float,
+) -> pd.Series:
+    """Per radius, the most any level-``alpha`` test of the true label could save
+    against CERTIFY while certifying every image CERTIFY certifies there (a reasoned
+    estimate, not a measurement).
+
+    Each such image must be certified, which costs on average at least
+    :func:`~rsutils.core.confidence.least_expected_draws` at its ``p``; the images are
+    charged that with ``p`` estimated by their share of label draws in the record
+    (``records``, a :func:`~rsutils.logs.record_runs.record_dataset` log), every
+    other image nothing. CERTIFY's cost ``n0 + n`` over the mean of these charges is
+    how many times fewer passes the best such test could spend.
+    """
+    n0, n = int(records["n0"].iloc[0]), int(records["n"].iloc[0])
+    shares = np.array(
+        [
+            np.count_nonzero(unpack_labels(row.estimation) == row.label) / n
+            for row in records.itertuples(index=False)
+        ]
+    )
+    by_index = standard.set_index("idx").loc[records["idx"]]
+    saving = {}
+    for k in r_over_sigma:
+        certified = (by_index["correct"] == 1).to_numpy() & (
+            by_index["radius"] >= k * sigma
+        ).to_numpy()
+        p0 = max(0.5, float(norm.cdf(k)))
+        charge = np.where(
+            certified, least_expected_draws(np.where(certified, shares, 1.0), p0, alpha), 0.0
+        )
+        saving[k] = (n0 + n) / max(float(charge.mean()), 1.0)
+    return pd.Series(saving, name="best possible").rename_axis("r/σ")
