@@ -38,9 +38,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rsutils.core.confidence import check_alpha
+from rsutils.core.confidence import check_alpha, clopper_pearson_lower
 from rsutils.core.confidence_sequence import JEFFREYS, cs_decide, cs_log_martingale, cs_lower
-from rsutils.core.sequential import Counter, Decision, threshold_pA
+from rsutils.core.sequential import Counter, Decision, certifies, threshold_pA
 from rsutils.core.settings import check_count
 from rsutils.core.smooth import Smooth
 
@@ -49,17 +49,23 @@ __all__ = ["AnytimeSchedule"]
 
 @dataclass(frozen=True)
 class AnytimeSchedule:
-    """Looks at ``looks`` draws, each testing at the full ``alpha`` (see the module).
+    """Looks at ``looks`` draws, each testing the sequence (see the module).
 
     ``one_sided`` truncates the prior to ``[p0, 1]`` (the default: fewer draws); the
     two-sided mixture is a confidence sequence for ``pA`` itself. ``prior`` is the
     Beta prior of the mixture, Jeffreys' by default (the Krichevsky–Trofimov bettor).
+    ``final_share`` keeps that share of ``alpha`` for CERTIFY's own test at the last
+    look (one-sided Clopper–Pearson with all ``n_max`` draws), the sequence testing at
+    the rest: an input that needs every draw then loses little against CERTIFY, whose
+    fixed-``n`` bound is tighter there than any sequence's. The two tests' levels add
+    up to ``alpha`` (the union bound).
     """
 
     looks: tuple[int, ...]
     alpha: float
     one_sided: bool = True
     prior: tuple[float, float] = JEFFREYS
+    final_share: float = 0.0
 
     def __post_init__(self) -> None:
         if not self.looks:
@@ -69,6 +75,13 @@ class AnytimeSchedule:
         if any(b <= a for a, b in zip(self.looks, self.looks[1:], strict=False)):
             raise ValueError(f"looks must increase strictly, got {self.looks}")
         check_alpha(self.alpha)
+        if not 0 <= self.final_share < 1:
+            raise ValueError(f"final_share must lie in [0, 1), got {self.final_share!r}")
+
+    @property
+    def sequence_alpha(self) -> float:
+        """The level of the sequence, ``alpha`` less the final test's share."""
+        return self.alpha * (1 - self.final_share)
 
     @property
     def n_max(self) -> int:
@@ -84,9 +97,11 @@ class AnytimeSchedule:
         first: int = 10,
         growth: float = 1.1,
         one_sided: bool = True,
+        final_share: float = 0.5,
     ) -> AnytimeSchedule:
         """Looks at ``first``, then each about ``growth`` times the last (at least one
-        draw more), and at ``n_max``."""
+        draw more), and at ``n_max``; half of ``alpha`` kept for the last look's fixed-``n``
+        test by default, as :meth:`~rsutils.core.sequential.LookSchedule.geometric` does."""
         check_count("n_max", n_max)
         check_count("first", first)
         if not growth > 1:
@@ -95,7 +110,7 @@ class AnytimeSchedule:
         while round(size) < n_max:
             looks.append(round(size))
             size = max(size * growth, round(size) + 1.0)
-        return cls((*looks, n_max), alpha, one_sided)
+        return cls((*looks, n_max), alpha, one_sided, final_share=final_share)
 
     def settle(
         self,
@@ -113,6 +128,7 @@ class AnytimeSchedule:
         ``counter``'s prefixes (advanced only as far as some radius needs); each
         decision's ``draws`` are what it alone would read."""
         bounds = [self.boundaries(threshold_pA(smooth, r, dim)) for r in radii]
+        last = len(self.looks)
         decisions: dict[int, Decision] = {}
         for look, n in enumerate(self.looks, 1):
             count = int(counter.advance(n)[tested])
@@ -120,10 +136,16 @@ class AnytimeSchedule:
                 if position in decisions:
                     continue
                 certified = bool(count >= certify_from[look - 1])
-                if certified or count <= below_up_to[look - 1] or look == len(self.looks):
+                final = look == last and not certified and self.final_share > 0
+                fixed_n = None
+                if final:  # CERTIFY's test with the share of alpha kept for it
+                    level = self.alpha * self.final_share
+                    fixed_n = float(clopper_pearson_lower(count, n, level))
+                    certified = certifies(smooth, fixed_n, radii[position], dim)
+                if certified or count <= below_up_to[look - 1] or look == last:
                     decisions[position] = self._decision(
                         certified, radii[position], tested, count, n, look,
-                        n0=n0, seed=seed, index=index,
+                        n0=n0, seed=seed, index=index, fixed_n=fixed_n,
                     )  # fmt: skip
             if len(decisions) == len(radii):
                 break
@@ -138,7 +160,7 @@ class AnytimeSchedule:
         look's answer is a comparison of its count with these two numbers, found once
         by bisection; for ``p0 >= 1`` nothing certifies and every look stops.
         """
-        return _boundaries(self.looks, self.alpha, self.one_sided, self.prior, float(p0))
+        return _boundaries(self.looks, self.sequence_alpha, self.one_sided, self.prior, float(p0))
 
     def _decision(
         self,
@@ -152,8 +174,12 @@ class AnytimeSchedule:
         n0: int,
         seed: int,
         index: int,
+        fixed_n: float | None = None,
     ) -> Decision:
-        lower, upper = _bounds(count, n, self.alpha, self.prior)
+        """The decision, with the sequence's bounds on ``pA`` at the stop (the lower
+        one the last look's Clopper–Pearson bound ``fixed_n`` where that is higher)."""
+        lower, upper = _bounds(count, n, self.sequence_alpha, self.prior)
+        lower = lower if fixed_n is None else max(lower, fixed_n)
         return Decision(
             certified=certified, radius=float(radius), selected=tested, count=count,
             draws=n, look=look, pA_lower=lower, pA_upper=upper, n0=n0,

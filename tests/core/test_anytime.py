@@ -58,7 +58,7 @@ def test_at_p_one_each_radius_is_certified_at_the_first_look_past_the_sequences_
     """All draws in the class: the one-sided test certifies r at the first look n with
     n >= cs_min_draws_all_successes(Φ(r/σ)), and its lower bound is the two-sided
     sequence's closed form (alpha·B(1/2 + n, 1/2)/B(1/2, 1/2))^(1/n)."""
-    schedule = rs.AnytimeSchedule.geometric(8192, ALPHA, first=8)
+    schedule = rs.AnytimeSchedule.geometric(8192, ALPHA, first=8, final_share=0)
     decisions = rs.decide_label_radii(constant_smooth(), X, 0, RADII, schedule, seed=1)
     for radius, decision in zip(RADII, decisions, strict=True):
         p0 = max(0.5, norm.cdf(radius / SIGMA))
@@ -78,7 +78,7 @@ def test_at_p_one_each_radius_is_certified_at_the_first_look_past_the_sequences_
 def test_at_p_zero_the_sequence_stops_as_soon_as_it_lies_below_the_threshold() -> None:
     """p = 0: the two-sided sequence excludes p0 once (1 - p0)^(-n)·B(1/2, 1/2 + n)/B(1/2, 1/2)
     reaches 1/alpha; no radius is certified and each stops at that look."""
-    schedule = rs.AnytimeSchedule.geometric(4096, ALPHA, first=8)
+    schedule = rs.AnytimeSchedule.geometric(4096, ALPHA, first=8, final_share=0)
     decisions = rs.decide_label_radii(constant_smooth(), X, 1, RADII, schedule, seed=1)
     for radius, decision in zip(RADII, decisions, strict=True):
         p0 = max(0.5, norm.cdf(radius / SIGMA))
@@ -189,7 +189,27 @@ def test_the_boundaries_are_the_test_at_every_count(one_sided) -> None:
         certify_from, below_up_to = schedule.boundaries(p0)
         for look, n in enumerate(schedule.looks):
             k = np.arange(n + 1)
-            direct = cs_decide(k, n, p0, 0.01, one_sided=one_sided)
+            level = schedule.sequence_alpha
+            direct = cs_decide(k, n, p0, level, one_sided=one_sided)
             assert np.array_equal(k >= certify_from[look], direct), (p0, n)
-            below = (k < p0 * n) & (cs_log_martingale(k, n, p0) >= -math.log(0.01))
+            below = (k < p0 * n) & (cs_log_martingale(k, n, p0) >= -math.log(level))
             assert np.array_equal(k <= below_up_to[look], below), (p0, n)
+
+
+def test_the_last_look_keeps_certifys_test_for_its_share_of_alpha() -> None:
+    """p = 1 and a radius the sequence cannot reach with n_max draws but Clopper–Pearson
+    at alpha/2 can: certified at the last look, with pA_lower = (alpha/2)^(1/n_max);
+    the sequence alone (final_share = 0) does not certify it."""
+    n_max = 5800  # CP at alpha/2 reaches 3σ from 5,627 draws, the sequence at alpha from 5,977
+    radius = 3 * SIGMA
+    assert min_samples_for_radius(3.0, ALPHA / 2) <= n_max
+    assert cs_min_draws_all_successes(norm.cdf(3.0), ALPHA, one_sided=True) > n_max
+    hybrid = rs.AnytimeSchedule.geometric(n_max, ALPHA)
+    (decision,) = decide_label_radii(constant_smooth(), X, 0, [radius], hybrid, seed=1)
+    assert decision.certified and decision.draws == n_max and decision.look == len(hybrid.looks)
+    assert decision.pA_lower == pytest.approx((ALPHA / 2) ** (1 / n_max))
+    pure = rs.AnytimeSchedule.geometric(n_max, ALPHA, final_share=0)
+    (decision,) = decide_label_radii(constant_smooth(), X, 0, [radius], pure, seed=1)
+    assert not decision.certified
+    with pytest.raises(ValueError, match="final_share"):
+        rs.AnytimeSchedule((5,), ALPHA, final_share=1.0)
