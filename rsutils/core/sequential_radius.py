@@ -48,7 +48,13 @@ from rsutils.core.settings import check_count
 from rsutils.core.smooth import Certificate, Smooth
 from rsutils.core.streams import draw_seed
 
-__all__ = ["RadiusLooks", "certify_looks", "replay_certify_looks", "settle_radius"]
+__all__ = [
+    "RadiusLooks",
+    "certify_looks",
+    "check_looks",
+    "replay_certify_looks",
+    "settle_radius",
+]
 
 Judge = Literal["estimate", "upper"]
 
@@ -114,7 +120,7 @@ def certify_looks(
     everywhere within ``radius`` of ``x``.
     """
     check_count("n0", n0)
-    _check_rule(radius_loss, judge, gamma)
+    check_looks(schedule, radius_loss, judge, gamma)
     seed = draw_seed() if seed is None else seed
     selection = smooth.sample_counts(x, n0, batch_size, seed=seed, index=index, phase="select")
     selected = int(selection.argmax())
@@ -138,7 +144,7 @@ def replay_certify_looks(
 ) -> RadiusLooks:
     """:func:`certify_looks` on recorded draws (:mod:`rsutils.core.record`): the
     answer the live procedure gives with the record's ``n0``, ``seed`` and ``index``."""
-    _check_rule(radius_loss, judge, gamma)
+    check_looks(schedule, radius_loss, judge, gamma)
     return settle_radius(
         smooth, record.counter(), record.selected, schedule, radius_loss,
         dim=record.dim, n0=record.n0, seed=record.seed, index=record.index,
@@ -164,11 +170,7 @@ def settle_radius(
     """The looks of ``schedule`` at class ``selected``'s count in ``counter``'s prefixes,
     with the stopping rule of :func:`certify_looks`; the counter is advanced only to
     the stopping look."""
-    _check_rule(radius_loss, judge, gamma)
-    if schedule.randomized:
-        raise ValueError(
-            "certify_looks uses Clopper-Pearson bounds; pass a LookSchedule with randomized=False"
-        )
+    check_looks(schedule, radius_loss, judge, gamma)
     last = len(schedule.looks)
     best: tuple[Certificate, int, float] | None = None
     for look, (n, level) in enumerate(zip(schedule.looks, schedule.alphas, strict=True), 1):
@@ -213,7 +215,15 @@ def _better(cert: Certificate, other: Certificate) -> bool:
     return not cert.abstained and cert.radius > other.radius
 
 
-def _check_rule(radius_loss: float, judge: str, gamma: float) -> None:
+def check_looks(schedule: LookSchedule, radius_loss: float, judge: str, gamma: float) -> None:
+    """A ``ValueError`` naming the fix unless the arguments of :func:`certify_looks` are
+    a non-randomised :class:`~rsutils.core.sequential.LookSchedule`, a loss >= 0, a
+    known ``judge`` and a level ``gamma`` in (0, 1)."""
+    if not isinstance(schedule, LookSchedule) or schedule.randomized:
+        raise ValueError(
+            "certify_looks uses Clopper-Pearson bounds at a LookSchedule's looks; pass a "
+            f"LookSchedule with randomized=False, got {schedule!r}"
+        )
     check_radius_loss(radius_loss)
     if judge not in ("estimate", "upper"):
         raise ValueError(f"judge must be 'estimate' or 'upper', got {judge!r}")
