@@ -30,7 +30,7 @@ below CERTIFY's under the ceiling band, against 2.4–2.7× and 3.5–4 points f
 :func:`~rsutils.core.sample_size.certify_planned`: splitting ``alpha`` costs more than
 the misjudged ``pA`` it corrects. Neither reaches 1 point at 3×, and nothing can on
 these models: at σ = 0.5 even an oracle that picks each image's best prefix in
-hindsight (Clopper–Pearson at the full ``alpha``) needs 2.85× fewer at most.
+hindsight (Clopper–Pearson at the full ``alpha``) gets 2.87× fewer at most.
 """
 
 from __future__ import annotations
