@@ -147,6 +147,23 @@ run_command(f"{CERTIFY} planned.tsv --radius-loss 0.05 {ON_THREE}")
 rs.read_log("planned.tsv").drop(columns=shared).set_index("idx")
 
 # %% [markdown]
+# `--test sequence` replaces the spending looks with a confidence sequence
+# ({class}`~rsutils.core.anytime.AnytimeSchedule`: a test after every batch at the
+# full $\alpha$, valid whenever it stops), and `--test randomised` randomises
+# Clopper–Pearson at the spending looks, writing each input's uniform `u` in the
+# log. `--true-label` is for measuring certified accuracy on a labelled test set:
+# it tests each input's label with no selection draws, so it certifies nothing a
+# deployed classifier could use. Both together, on the same three images:
+
+# %%
+label_run = "label.tsv --decide 0.25 0.5 --test sequence --true-label"
+run_command(f"{CERTIFY} {label_run} {ON_THREE}")
+labelled = read_decisions("label.tsv")
+labelled.drop(columns=labelled.columns.intersection(shared)).set_index(
+    "idx"
+)
+
+# %% [markdown]
 # ## (c) A faster forward pass
 #
 # `Smooth(..., inference=...)` runs the base model in one of {glue:text}`modes`:

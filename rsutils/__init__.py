@@ -62,8 +62,8 @@ from rsutils.anisotropic.generators import (
 from rsutils.anisotropic.noise import Anisotropic, certified_region
 from rsutils.anisotropic.patterns import spatial_pattern
 from rsutils.anisotropic.training import NPGConfig, train_npg
-from rsutils.core.confidence import clopper_pearson_lower, max_certifiable_pA
 from rsutils.core.anytime import AnytimeSchedule
+from rsutils.core.confidence import clopper_pearson_lower, max_certifiable_pA
 from rsutils.core.devices import pick_device
 from rsutils.core.evaluation import decide_label, decide_label_radii
 from rsutils.core.inference import INFERENCE_MODES

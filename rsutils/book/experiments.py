@@ -52,6 +52,7 @@ from rsutils.ddrs.sigma_ascent import SigmaAscent
 from rsutils.ddrs.sigma_store import SigmaStore
 from rsutils.ddrs.step_budget import ascent_paths
 from rsutils.logs.analysis import read_log
+from rsutils.logs.record_runs import read_record_log, record_dataset
 from rsutils.logs.runner import certify_dataset, certify_dataset_ds, predict_dataset
 from rsutils.logs.sequential_runs import certify_planned_dataset, decide_dataset, read_decisions
 from rsutils.memory import CertificateMemory, copy_memory
@@ -341,6 +342,25 @@ class Experiments:
             smooth, self.data, self.indices, path, self.settings, schedule, radii,
             **self._run(config),
         )  # fmt: skip
+
+    def record(self, config: TrainConfig, noise: NoiseFamily) -> pd.DataFrame:
+        """The class of every draw CERTIFY (:meth:`certify`, same settings) classifies,
+        per image (:func:`~rsutils.logs.record_runs.record_dataset`), for replaying
+        procedures on CERTIFY's own draws (:func:`~rsutils.logs.record_runs.read_records`)."""
+        noise_key, _ = _noise_key(noise, None)
+        path = self._log_path("record", config, {**noise_key, **self._mode()}, "certify")
+        if self.cached_only:
+            return self._read_cached(path, read_record_log)
+        smooth = self.smooth(config, noise)
+        return record_dataset(
+            smooth, self.data, self.indices, path, self.settings, **self._run(config)
+        )
+
+    def smooth(self, config: TrainConfig, noise: NoiseFamily) -> Smooth:
+        """The smoothed classifier of ``config``'s model with isotropic ``noise``, in
+        these experiments' inference mode (what :meth:`record`'s replays need)."""
+        model = self.model(config)
+        return Smooth(model, self.data.num_classes, noise, inference=self.inference)
 
     def certify_planned(
         self, config: TrainConfig, noise: NoiseFamily, radius_loss: float

@@ -7,16 +7,35 @@ they stop, not by independent noise.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from rsutils.core.confidence import max_certifiable_pA, min_samples_for_radius
+from rsutils.core.confidence import (
+    least_expected_draws,
+    max_certifiable_pA,
+    min_samples_for_radius,
+)
+from rsutils.core.confidence_sequence import cs_min_draws_all_successes
+from rsutils.core.published_sequential import published_all_hits
+from rsutils.core.sequential import LookSchedule
 from rsutils.logs.analysis import average_certified_radius, certified_accuracy
+from rsutils.logs.record_runs import unpack_labels
 
-__all__ = ["decision_table", "mode_agreement", "planned_summary", "radius_floor"]
+__all__ = [
+    "PUBLISHED_NAMES",
+    "best_possible_savings",
+    "curve_passes",
+    "decision_table",
+    "draws_at_p_one",
+    "mode_agreement",
+    "planned_summary",
+    "procedure_table",
+    "radius_floor",
+    "savings_bound_at",
+]
 
 
 def decision_table(
@@ -155,3 +174,138 @@ def mode_agreement(reference: pd.DataFrame, fast: pd.DataFrame) -> dict[str, flo
         "seconds per image (fast)": float(b["time"].mean()),
         "faster by": float(a["time"].sum() / b["time"].sum()),
     }
+
+
+def procedure_table(
+    standard: pd.DataFrame,
+    decisions: Mapping[str, pd.DataFrame],
+    sigma: float,
+    alpha: float,
+) -> pd.DataFrame:
+    """Several procedures beside CERTIFY, radius by radius, on the same images.
+
+    ``decisions`` maps a procedure's name to its
+    :func:`~rsutils.logs.sequential_runs.decisions_long` table; one row per radius
+    (``r/σ``), and per procedure its certified accuracy minus CERTIFY's (``gap``, in
+    points) and how many times fewer forward passes per image it spent (``fewer by``),
+    beside CERTIFY's accuracy and the ``floor`` of one certificate at that level
+    (without selection draws).
+    """
+    columns: dict[tuple[str, str], pd.Series] = {}
+    base = None
+    for name, long in decisions.items():
+        table = decision_table(standard, long, sigma, alpha)
+        base = table if base is None else base
+        columns[(name, "gap")] = table["gap (points)"]
+        columns[(name, "fewer by")] = table["fewer by"]
+    if base is None:
+        raise ValueError("decisions must name at least one procedure")
+    n0 = int(standard["n0"].iloc[0])
+    columns[("CERTIFY", "acc.")] = base["CERTIFY acc."]
+    columns[("floor", "draws")] = base["floor"] - n0
+    frame = pd.DataFrame(columns)
+    frame.index = base["r/σ"].round(6)
+    return frame.rename_axis("r/σ")
+
+
+def curve_passes(log: pd.DataFrame, radii: Sequence[float]) -> float:
+    """Mean forward passes per image for a whole certified-accuracy curve at ``radii``.
+
+    A run over ``radii`` answers all of them from one stream (the decisions of
+    :func:`~rsutils.logs.record_runs.replay_decisions` or
+    :func:`~rsutils.logs.sequential_runs.decide_dataset`), so an image costs its
+    selection draws plus the most draws any radius of the curve needed.
+    """
+    draws = log[[f"draws@{r:g}" for r in radii]].max(axis=1)
+    return float((log["n0"] + draws).mean())
+
+
+def savings_bound_at(log: pd.DataFrame, radii: Sequence[float], n_max: int, n_large: int) -> float:
+    """A lower bound on how many times fewer passes than CERTIFY at ``n_large`` draws a
+    confidence-sequence run (:class:`~rsutils.core.anytime.AnytimeSchedule`) would
+    spend for the whole curve at ``radii`` with ``n_max = n_large``, from its run at a
+    smaller ``n_max``.
+
+    The sequence's looks and boundaries do not depend on ``n_max`` (only the forced
+    stop at the last look does), so an image that stopped before ``n_max`` stops at
+    the same draw with a longer stream, and one that reached ``n_max`` spends at most
+    ``n_large``. CERTIFY spends ``n0 + n_large`` on every image.
+    """
+    draws = log[[f"draws@{r:g}" for r in radii]].max(axis=1)
+    worst = np.where(draws >= n_max, n_large, draws)
+    n0 = log["n0"].to_numpy()
+    return float((n0 + n_large).mean() / (n0 + worst).mean())
+
+
+def draws_at_p_one(
+    r_over_sigma: Sequence[float], alpha: float, n_max: int, schedule: LookSchedule
+) -> pd.DataFrame:
+    """Draws each design spends to certify ``r`` when every draw is in the class
+    (``pA = 1``), beside the fixed-``n`` floor: the spending schedule's first certifying
+    look, the one-sided confidence sequence, Voráček's two designs and Horváth et al.'s
+    stages, each at ``n_max`` (0: not certified within ``n_max``)."""
+    rows = {}
+    for k in r_over_sigma:
+        p0 = float(norm.cdf(k))
+        spending = next(
+            (n for n, a in zip(schedule.looks, schedule.alphas, strict=True) if a ** (1 / n) >= p0),
+            0,
+        )
+        published = {
+            name: published_all_hits(design, p0, alpha, n_max)
+            for name, design in PUBLISHED_NAMES.items()
+        }
+        rows[k] = {
+            "floor": min_samples_for_radius(k, alpha),
+            "spending looks": spending,
+            "confidence sequence": cs_min_draws_all_successes(p0, alpha, one_sided=True),
+            **{name: d.draws if d.certified else 0 for name, d in published.items()},
+        }
+    return pd.DataFrame(rows).T.rename_axis("r/σ")
+
+
+#: The published designs by the names the chapter shows.
+PUBLISHED_NAMES = {
+    "Horváth et al.": "horvath-staged",
+    "Voráček, betting": "voracek-betting",
+    "Voráček, union bound": "voracek-union-bound",
+}
+
+
+def best_possible_savings(
+    standard: pd.DataFrame,
+    records: pd.DataFrame,
+    r_over_sigma: Sequence[float],
+    sigma: float,
+    alpha: float,
+) -> pd.Series:
+    """Per radius, the most any level-``alpha`` test of the true label could save
+    against CERTIFY while certifying every image CERTIFY certifies there (a reasoned
+    estimate, not a measurement).
+
+    Each such image must be certified, which costs on average at least
+    :func:`~rsutils.core.confidence.least_expected_draws` at its ``p``; the images are
+    charged that with ``p`` estimated by their share of label draws in the record
+    (``records``, a :func:`~rsutils.logs.record_runs.record_dataset` log), every
+    other image nothing. CERTIFY's cost ``n0 + n`` over the mean of these charges is
+    how many times fewer passes the best such test could spend.
+    """
+    n0, n = int(records["n0"].iloc[0]), int(records["n"].iloc[0])
+    shares = np.array(
+        [
+            np.count_nonzero(unpack_labels(row.estimation) == row.label) / n
+            for row in records.itertuples(index=False)
+        ]
+    )
+    by_index = standard.set_index("idx").loc[records["idx"]]
+    saving = {}
+    for k in r_over_sigma:
+        certified = (by_index["correct"] == 1).to_numpy() & (
+            by_index["radius"] >= k * sigma
+        ).to_numpy()
+        p0 = max(0.5, float(norm.cdf(k)))
+        charge = np.where(
+            certified, least_expected_draws(np.where(certified, shares, 1.0), p0, alpha), 0.0
+        )
+        saving[k] = (n0 + n) / max(float(charge.mean()), 1.0)
+    return pd.Series(saving, name="best possible").rename_axis("r/σ")

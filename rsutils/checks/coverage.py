@@ -19,7 +19,7 @@ from rsutils.checks.classifiers import LinearClassifier
 from rsutils.core.evaluation import decide_label
 from rsutils.core.noise import Gaussian
 from rsutils.core.sample_size import certify_planned
-from rsutils.core.sequential import LookSchedule, decide
+from rsutils.core.sequential import LookSchedule, Schedule, decide
 from rsutils.core.sequential_radius import certify_looks
 from rsutils.core.smooth import Smooth
 
@@ -63,7 +63,7 @@ def _setting(p_a: float, sigma: float) -> tuple[Smooth, torch.Tensor, float]:
 
 
 def sequential_false_rate(
-    schedule: LookSchedule,
+    schedule: Schedule,
     runs: int,
     *,
     p_a: float = 0.9,
@@ -85,7 +85,7 @@ def sequential_false_rate(
 
 
 def label_false_rate(
-    schedule: LookSchedule,
+    schedule: Schedule,
     runs: int,
     *,
     p_a: float = 0.9,

@@ -41,8 +41,9 @@ from rsutils.cli.common import (
     run_log,
     settings_from_args,
 )
+from rsutils.core.anytime import AnytimeSchedule
 from rsutils.core.noise import FAMILIES
-from rsutils.core.sequential import LookSchedule
+from rsutils.core.sequential import LookSchedule, Schedule
 from rsutils.core.settings import CertifySettings
 from rsutils.ddrs.data_dependent import DataDependentSmooth
 from rsutils.ddrs.sigma_ascent import SigmaAscent
@@ -98,6 +99,14 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         default=None,
         metavar="R",
         help="sequential decisions 'certified at radius R?' (looks up to --N draws)",
+    )
+    certify.add_argument(
+        "--test",
+        choices=TESTS,
+        default="spending",
+        help="with --decide: 'spending' splits alpha over doubling looks (default), "
+        "'sequence' tests a confidence sequence after every batch at the full alpha, "
+        "'randomised' randomises Clopper-Pearson at the spending looks (u in the log)",
     )
     certify.add_argument(
         "--true-label",
@@ -163,14 +172,16 @@ def certify_mode(args: argparse.Namespace) -> CertifyMode:
     all ``--N`` draws of one isotropic family, in one process, and chooses the noise
     itself (so no ``--generator``, maps, ``--radius-loss``, ``--decide``, torchrun, or
     ``--norm`` other than its own); ``--radius-loss`` and ``--decide`` exclude each
-    other and take isotropic noise; ``--true-label`` needs ``--decide``; a generator and
-    maps both make ``mu`` and ``sigma``.
+    other and take isotropic noise; ``--true-label`` and ``--test`` need ``--decide``; a
+    generator and maps both make ``mu`` and ``sigma``.
     """
     check_noise_sources(args)
     if args.true_label and args.decide is None:
         raise ValueError("--true-label evaluates the radii of --decide; add --decide R [R ...]")
     if args.looks and args.radius_loss is None:
         raise ValueError("--looks stops the draws of --radius-loss; add --radius-loss L")
+    if args.test != "spending" and args.decide is None:
+        raise ValueError(f"--test {args.test} is a test of --decide; add --decide R [R ...]")
     if args.ascent_steps is not None:
         return CertifyMode("data-dependent", _checked_ascent(args))
     if args.radius_loss is not None and args.decide is not None:
@@ -224,6 +235,17 @@ def run(args: argparse.Namespace) -> None:
     run_log(args, _runner(args, mode, settings), loaded, settings)
 
 
+#: The tests ``--decide`` can run (``--test``).
+TESTS = ("spending", "sequence", "randomised")
+
+
+def decision_schedule(test: str, n: int, alpha: float) -> Schedule:
+    """The looks of ``--decide`` for ``--test``, with at most ``n`` draws at level ``alpha``."""
+    if test == "sequence":
+        return AnytimeSchedule.geometric(n, alpha)
+    return LookSchedule.geometric(n, alpha, randomized=test == "randomised")
+
+
 def _runner(
     args: argparse.Namespace, mode: CertifyMode, settings: CertifySettings
 ) -> Callable[..., object]:
@@ -234,7 +256,7 @@ def _runner(
         schedule = LookSchedule.geometric(settings.n, settings.alpha, first=100)
         return partial(certify_looks_dataset, schedule=schedule, radius_loss=args.radius_loss)
     if mode.name in ("decide", "decide-label"):
-        schedule = LookSchedule.geometric(settings.n, settings.alpha)
+        schedule = decision_schedule(args.test, settings.n, settings.alpha)
         runner = decide_dataset if mode.name == "decide" else decide_label_dataset
         return partial(runner, schedule=schedule, radii=args.decide)
     return certify_dataset

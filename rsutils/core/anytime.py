@@ -31,6 +31,7 @@ first moment the test could have stopped, at most a factor ``growth``).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -111,27 +112,33 @@ class AnytimeSchedule:
         """The decisions at each of ``radii`` for class ``tested``, from one pass over
         ``counter``'s prefixes (advanced only as far as some radius needs); each
         decision's ``draws`` are what it alone would read."""
-        thresholds = np.array([threshold_pA(smooth, r, dim) for r in radii])
-        reachable = thresholds < 1
+        bounds = [self.boundaries(threshold_pA(smooth, r, dim)) for r in radii]
         decisions: dict[int, Decision] = {}
         for look, n in enumerate(self.looks, 1):
             count = int(counter.advance(n)[tested])
-            p0 = np.where(reachable, thresholds, 0.5)
-            certified = cs_decide(count, n, p0, self.alpha, self.prior, self.one_sided)
-            certified &= reachable
-            below = (count < p0 * n) & (
-                cs_log_martingale(count, n, p0, self.prior) >= -math.log(self.alpha)
-            )
-            stop = certified | below | ~reachable | (look == len(self.looks))
-            for position in np.flatnonzero(stop):
-                if position not in decisions:
+            for position, (certify_from, below_up_to) in enumerate(bounds):
+                if position in decisions:
+                    continue
+                certified = bool(count >= certify_from[look - 1])
+                if certified or count <= below_up_to[look - 1] or look == len(self.looks):
                     decisions[position] = self._decision(
-                        bool(certified[position]), radii[position], tested, count, n, look,
+                        certified, radii[position], tested, count, n, look,
                         n0=n0, seed=seed, index=index,
                     )  # fmt: skip
             if len(decisions) == len(radii):
                 break
         return [decisions[position] for position in range(len(radii))]
+
+    def boundaries(self, p0: float) -> tuple[np.ndarray, np.ndarray]:
+        """Per look, the least count that certifies ``pA > p0`` and the greatest count
+        at which the two-sided sequence lies below ``p0`` (-1 if none).
+
+        The test is monotone in the count (the likelihood ratios of ``θ ≥ p0`` grow
+        with it; below ``p0·t`` the two-sided mixture falls as it grows), so each
+        look's answer is a comparison of its count with these two numbers, found once
+        by bisection; for ``p0 >= 1`` nothing certifies and every look stops.
+        """
+        return _boundaries(self.looks, self.alpha, self.one_sided, self.prior, float(p0))
 
     def _decision(
         self,
@@ -146,10 +153,52 @@ class AnytimeSchedule:
         seed: int,
         index: int,
     ) -> Decision:
-        lower = float(cs_lower(count, n, self.alpha, self.prior))
-        upper = 1.0 - float(cs_lower(n - count, n, self.alpha, self.prior[::-1]))
+        lower, upper = _bounds(count, n, self.alpha, self.prior)
         return Decision(
             certified=certified, radius=float(radius), selected=tested, count=count,
             draws=n, look=look, pA_lower=lower, pA_upper=upper, n0=n0,
             alpha=self.alpha, alpha_spent=self.alpha, seed=seed, index=index,
         )  # fmt: skip
+
+
+@functools.lru_cache(maxsize=4096)
+def _boundaries(
+    looks: tuple[int, ...], alpha: float, one_sided: bool, prior: tuple[float, float], p0: float
+) -> tuple[np.ndarray, np.ndarray]:
+    n = np.asarray(looks, dtype=np.int64)
+    if p0 >= 1:
+        return n + 1, n
+    threshold = -math.log(alpha)
+
+    def certifies(k: np.ndarray) -> np.ndarray:
+        return cs_decide(k, n, p0, alpha, prior, one_sided)
+
+    def below(k: np.ndarray) -> np.ndarray:
+        log_m = cs_log_martingale(k, n, p0, prior)
+        return (k < p0 * n) & (log_m >= threshold)
+
+    # least k in [0, n + 1] with certifies(k) (n + 1: none), by bisection on every look
+    low, high = np.zeros_like(n), n + 1
+    while np.any(low < high):
+        middle = (low + high) // 2
+        ok = np.where(middle <= n, certifies(np.minimum(middle, n)), True)
+        high, low = np.where(ok, middle, high), np.where(ok, low, middle + 1)
+    certify_from = high
+    # greatest k in [-1, n] with below(k) (-1: none)
+    low, high = np.full_like(n, -1), n.copy()
+    while np.any(low < high):
+        middle = (low + high + 1) // 2
+        ok = below(np.maximum(middle, 0))
+        low, high = np.where(ok, middle, low), np.where(ok, high, middle - 1)
+    below_up_to = low
+    certify_from.setflags(write=False)
+    below_up_to.setflags(write=False)
+    return certify_from, below_up_to
+
+
+@functools.lru_cache(maxsize=65536)
+def _bounds(count: int, n: int, alpha: float, prior: tuple[float, float]) -> tuple[float, float]:
+    """The two-sided sequence's bounds on ``pA`` after ``count`` of ``n`` draws."""
+    lower = float(cs_lower(count, n, alpha, prior))
+    upper = 1.0 - float(cs_lower(n - count, n, alpha, prior[::-1]))
+    return lower, upper

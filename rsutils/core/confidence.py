@@ -9,12 +9,14 @@ import math
 
 import numpy as np
 from numpy.typing import ArrayLike
+from scipy.special import rel_entr
 from scipy.stats import beta, binomtest, norm
 
 __all__ = [
     "check_alpha",
     "clopper_pearson_lower",
     "clopper_pearson_upper",
+    "least_expected_draws",
     "max_certifiable_pA",
     "min_alpha_for_radius",
     "min_samples_for_radius",
@@ -89,6 +91,35 @@ def min_samples_for_radius(radius_over_sigma: float, alpha: float) -> int:
     if not radius_over_sigma >= 0:
         raise ValueError(f"radius_over_sigma must be >= 0, got {radius_over_sigma!r}")
     return math.ceil(math.log(alpha) / norm.logcdf(radius_over_sigma))
+
+
+def least_expected_draws(p: ArrayLike, p0: float, alpha: float, power: float = 1.0) -> np.ndarray:
+    """Wald's lower bound on the mean draws of any test that certifies ``pA > p0``.
+
+    A sequential test (of any design, looking whenever it likes) that certifies with
+    probability at most ``alpha`` when ``pA = p0`` and at least ``power`` when
+    ``pA = p`` spends on average at least
+    ``[power·ln(power/alpha) + (1 − power)·ln((1 − power)/(1 − alpha))] / KL(p ‖ p0)``
+    draws when ``pA = p`` (Wald's inequality: the log-likelihood ratio it must
+    accumulate, divided by what one draw brings on average). At ``p = 1`` and
+    ``power = 1`` it is ``ln(1/alpha) / ln(1/p0)``, the floor of
+    :func:`min_samples_for_radius` before rounding up; for ``p <= p0`` no test
+    certifies with ``power > alpha``, and the bound is infinite. Vectorised over ``p``.
+    """
+    check_alpha(alpha)
+    if not 0 < p0 < 1:
+        raise ValueError(f"p0 must lie strictly between 0 and 1, got {p0!r}")
+    if not alpha < power <= 1:
+        raise ValueError(f"power must lie in (alpha, 1], got {power!r}")
+    q = np.asarray(p, dtype=float)
+    if np.any(~((q >= 0) & (q <= 1))):
+        raise ValueError(f"p must be proportions in [0, 1], got {p!r}")
+    evidence = power * math.log(power / alpha)
+    if power < 1:
+        evidence += (1 - power) * math.log((1 - power) / (1 - alpha))
+    information = rel_entr(q, p0) + rel_entr(1 - q, 1 - p0)
+    with np.errstate(divide="ignore"):
+        return np.where(q > p0, evidence / information, np.inf)
 
 
 def min_alpha_for_radius(radius_over_sigma: float, n: int) -> float:

@@ -277,7 +277,7 @@ def randomized_clopper_pearson_lower(
     hi = np.where(np.isnan(hi), 1.0, hi)
     # The p-value increases in q from P_lo(...) <= alpha to P_hi(...) >= alpha (except at
     # k = n, u <= alpha, where it stays below alpha up to q = 1): bisect for the crossing.
-    for _ in range(_BISECTIONS // 2):
+    for _ in range(_BISECTIONS // 4):
         mid = 0.5 * (lo + hi)
         below = binom.sf(k, n, mid) + v * binom.pmf(k, n, mid) < alpha
         lo = np.where(below, mid, lo)

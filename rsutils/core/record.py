@@ -148,6 +148,7 @@ def replay_decide(
 ) -> list[Decision]:
     """:func:`~rsutils.core.sequential.decide_radii` on the record."""
     radii = [check_radius(r) for r in radii]
+    _check_length(record, schedule)
     return schedule.settle(
         smooth, record.counter(), record.selected, radii,
         dim=record.dim, n0=record.n0, seed=record.seed, index=record.index,
@@ -165,6 +166,7 @@ def replay_decide_label(
     of the true ``label``; the selection draws are not read)."""
     label = check_label(label, record.num_classes)
     radii = [check_radius(r) for r in radii]
+    _check_length(record, schedule)
     return schedule.settle(
         smooth, record.counter(), label, radii,
         dim=record.dim, n0=0, seed=record.seed, index=record.index,
@@ -188,6 +190,14 @@ def replay_planned(
     n = planned_draws(smooth, p_hat, record.n, alpha, radius_loss, record.dim, min_draws=min_draws)
     count = int(record.counter().advance(n)[selected])
     return _certificate(smooth, record, count, n, alpha)
+
+
+def _check_length(record: DrawRecord, schedule: Schedule) -> None:
+    if schedule.n_max > record.n:
+        raise ValueError(
+            f"the schedule may read {schedule.n_max} draws but the record holds {record.n}; "
+            "record at least the draws the procedure may read (record_draws(..., n=n_max))"
+        )
 
 
 def _certificate(

@@ -26,6 +26,7 @@ draws, whichever procedure is used.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -35,7 +36,11 @@ import numpy as np
 import torch
 
 from rsutils.core.confidence import check_alpha, clopper_pearson_lower, clopper_pearson_upper
-from rsutils.core.confidence_sequence import randomized_clopper_pearson_lower
+from rsutils.core.confidence_sequence import (
+    randomized_clopper_pearson_lower,
+    randomized_clopper_pearson_pvalue,
+)
+from rsutils.core.noise import NoiseFamily
 from rsutils.core.settings import check_count
 from rsutils.core.smooth import ABSTAIN, Smooth
 from rsutils.core.streams import derived_seed, draw_seed
@@ -309,18 +314,25 @@ def settle_looks(
     """
     last = len(schedule.looks)
     u = randomization(seed, index) if schedule.randomized else None
+    thresholds = [threshold_pA(smooth, r, dim) for r in radii] if u is not None else []
     decisions: dict[int, Decision] = {}
     for look, (n, level) in enumerate(zip(schedule.looks, schedule.alphas, strict=True), 1):
         count = int(counter.advance(n)[tested])
         lower = float(clopper_pearson_lower(count, n, level))
-        if u is not None:
-            lower = float(randomized_clopper_pearson_lower(count, n, level, u))
         upper = float(clopper_pearson_upper(count, n, level))
+        randomized_lower = False  # the recorded bound of a randomised look, once computed
         for position, radius in enumerate(radii):
             if position in decisions:
                 continue
-            certified = certifies(smooth, lower, radius, dim)
+            if u is None:
+                certified = certifies(smooth, lower, radius, dim)
+            else:  # the randomised bound reaches the threshold: its p-value there <= level
+                pvalue = randomized_clopper_pearson_pvalue(count, n, thresholds[position], u)
+                certified = bool(pvalue <= level and thresholds[position] < 1)
             if certified or look == last or not certifies(smooth, upper, radius, dim):
+                if u is not None and not randomized_lower:
+                    lower = float(randomized_clopper_pearson_lower(count, n, level, u))
+                    randomized_lower = True
                 decisions[position] = Decision(
                     certified=certified,
                     radius=radius,
@@ -356,18 +368,25 @@ def threshold_pA(smooth: Smooth, radius: float, dim: int) -> float:
 
     CERTIFY with ``pA_lower = p`` certifies ``radius`` exactly when ``p >=`` this
     (:func:`certifies`); ``1/2`` at radius 0, 1 if no ``p < 1`` does. Found by
-    bisection to within a few units of float64 rounding, rounded up, so that testing
-    ``pA >`` it is never weaker than the radius asks.
+    bisection to within float64 resolution, rounded up, so that testing ``pA >`` it
+    is never weaker than the radius asks; remembered per noise, norm, size and radius.
     """
-    radius = check_radius(radius)
+    return _threshold(smooth.noise, smooth.norm, dim, check_radius(radius))
+
+
+@functools.lru_cache(maxsize=4096)
+def _threshold(noise: NoiseFamily, norm: str, dim: int, radius: float) -> float:
+    def certifies_at(p: float) -> bool:
+        return bool(noise.radius(p, norm=norm, dim=dim) >= radius)
+
     low, high = 0.5, 1.0
-    if certifies(smooth, low, radius, dim):
+    if certifies_at(low):
         return low
     for _ in range(64):
         middle = 0.5 * (low + high)
         if middle in (low, high):
             break
-        low, high = (low, middle) if certifies(smooth, middle, radius, dim) else (middle, high)
+        low, high = (low, middle) if certifies_at(middle) else (middle, high)
     return high
 
 

@@ -116,7 +116,8 @@ class StreamKey:
 #: - ``lipschitz`` (3014, index 0): the random pairs and starting points of
 #:   :func:`~rsutils.anisotropic.lipschitz.empirical_mu_ratios`;
 #: - ``bernoulli`` (3020, index the case): the Bernoulli draws (and the randomisation
-#:   ``u``) of the coverage checks of :mod:`rsutils.core.confidence_sequence`;
+#:   ``u``) of the coverage checks of :mod:`rsutils.core.confidence_sequence` and
+#:   :mod:`rsutils.core.published_sequential` (cases from 300);
 #: - ``example`` (4000, index the example, sub-key ``chapter``): a chapter's own worked
 #:   examples (a random classifier, probe inputs, a Monte Carlo volume), numbered within
 #:   the chapter.

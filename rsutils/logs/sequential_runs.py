@@ -25,9 +25,10 @@ from typing import Any
 
 import pandas as pd
 
+from rsutils.core.anytime import AnytimeSchedule
 from rsutils.core.evaluation import decide_label_radii
 from rsutils.core.sample_size import certify_planned, check_radius_loss
-from rsutils.core.sequential import Decision, LookSchedule, check_radius, decide_radii
+from rsutils.core.sequential import Decision, LookSchedule, Schedule, check_radius, decide_radii
 from rsutils.core.sequential_radius import Judge, certify_looks, check_looks
 from rsutils.core.settings import CertifySettings, check_count
 from rsutils.core.smooth import Smooth
@@ -46,10 +47,11 @@ __all__ = [
 ]
 
 
-def decision_columns(radii: Sequence[float]) -> list[str]:
-    """The columns of a :func:`decide_dataset` log for these radii."""
+def decision_columns(radii: Sequence[float], randomized: bool = False) -> list[str]:
+    """The columns of a :func:`decide_dataset` log for these radii (with ``u``, the
+    randomisation each input's decisions hold at, for a randomised schedule)."""
     per_radius = [f"{what}@{r:g}" for r in radii for what in ("certified", "draws")]
-    return ["idx", "label", "selected", "time", "n0", *per_radius, "seed"]
+    return ["idx", "label", "selected", "time", "n0", *per_radius, *(["u"] * randomized), "seed"]
 
 
 def decide_dataset(
@@ -58,7 +60,7 @@ def decide_dataset(
     indices: Iterable[int],
     path: str | os.PathLike[str],
     settings: CertifySettings,
-    schedule: LookSchedule,
+    schedule: Schedule,
     radii: Sequence[float],
     *,
     config: Mapping[str, Any] | None = None,
@@ -80,7 +82,7 @@ def decide_dataset(
         )
         return _decision_row(int(data.labels[i]), decisions, radii, s.n0, s.seed)
 
-    columns = decision_columns(radii)
+    columns = decision_columns(radii, _randomized(schedule))
     run = DatasetRun("decide", "certify", columns, recorded, row, read=read_decisions)
     return run_dataset(smooth, data, indices, path, run, config=config, progress=progress)
 
@@ -91,7 +93,7 @@ def decide_label_dataset(
     indices: Iterable[int],
     path: str | os.PathLike[str],
     settings: CertifySettings,
-    schedule: LookSchedule,
+    schedule: Schedule,
     radii: Sequence[float],
     *,
     config: Mapping[str, Any] | None = None,
@@ -116,7 +118,7 @@ def decide_label_dataset(
         )
         return _decision_row(label, decisions, radii, 0, s.seed)
 
-    columns = decision_columns(radii)
+    columns = decision_columns(radii, _randomized(schedule))
     run = DatasetRun("decide (true label)", "certify", columns, recorded, row, read=read_decisions)
     return run_dataset(smooth, data, indices, path, run, config=config, progress=progress)
 
@@ -129,14 +131,23 @@ def _distinct_radii(radii: Sequence[float]) -> list[float]:
 
 
 def _schedule_settings(
-    settings: CertifySettings, schedule: LookSchedule, radii: list[float]
+    settings: CertifySettings, schedule: Schedule, radii: list[float]
 ) -> dict[str, Any]:
-    return {
-        "seed": settings.seed,
-        "looks": list(schedule.looks),
-        "alphas": list(schedule.alphas),
-        "radii": radii,
-    }
+    """What determines the rows: a spending schedule's looks and levels (and whether it
+    is randomised, only when it is, so the settings of earlier logs are unchanged), or
+    a confidence sequence's looks, level and sidedness."""
+    if isinstance(schedule, AnytimeSchedule):
+        test = {"test": "confidence sequence", "looks": list(schedule.looks)}
+        test |= {"alpha": schedule.alpha, "one_sided": schedule.one_sided}
+        test |= {"prior": list(schedule.prior)}
+    else:
+        test = {"looks": list(schedule.looks), "alphas": list(schedule.alphas)}
+        test |= {"randomized": True} if _randomized(schedule) else {}
+    return {"seed": settings.seed, **test, "radii": radii}
+
+
+def _randomized(schedule: Schedule) -> bool:
+    return bool(getattr(schedule, "randomized", False))
 
 
 def _decision_row(
@@ -147,6 +158,8 @@ def _decision_row(
     for r, decision in zip(radii, decisions, strict=True):
         values[f"certified@{r:g}"] = int(decision.certified)
         values[f"draws@{r:g}"] = decision.draws
+    if decisions and decisions[0].u is not None:
+        values["u"] = decisions[0].u
     return values
 
 

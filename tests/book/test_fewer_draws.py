@@ -91,3 +91,82 @@ def test_mode_agreement_compares_answers_radii_and_time() -> None:
     assert agreement["same answer"] == 1.0
     assert agreement["largest radius difference"] == pytest.approx(0.01)
     assert agreement["faster by"] == pytest.approx(4.0)
+
+
+def _decisions(draws: dict[float, list[int]], n0: int = 0) -> pd.DataFrame:
+    size = len(next(iter(draws.values())))
+    frame = pd.DataFrame({"idx": range(size), "label": 1, "selected": 1, "n0": n0})
+    for r, values in draws.items():
+        frame[f"certified@{r:g}"] = 1
+        frame[f"draws@{r:g}"] = values
+    return frame
+
+
+def test_a_curve_costs_each_image_its_most_expensive_radius() -> None:
+    from rsutils.book.fewer_draws import curve_passes
+
+    log = _decisions({0.0: [10, 50], 0.25: [40, 20], 0.5: [5, 900]}, n0=100)
+    assert curve_passes(log, [0.0, 0.25]) == (140 + 150) / 2
+    assert curve_passes(log, [0.0, 0.25, 0.5]) == (140 + 1000) / 2
+
+
+def test_the_savings_bound_charges_undecided_images_the_larger_n() -> None:
+    from rsutils.book.fewer_draws import savings_bound_at
+
+    log = _decisions({0.0: [10, 1000], 0.5: [40, 30]})
+    # image 0 stops at 40 whatever n is; image 1 reached n = 1000 and is charged 10,000
+    assert savings_bound_at(log, [0.0, 0.5], 1000, 10_000) == pytest.approx(10_000 / 5020)
+
+
+def test_draws_at_p_one_never_go_below_the_floor() -> None:
+    from rsutils.book.fewer_draws import draws_at_p_one
+    from rsutils.core.sequential import LookSchedule
+
+    schedule = LookSchedule.geometric(10_000, 0.001)
+    table = draws_at_p_one((1.0, 2.0), 0.001, 10_000, schedule)
+    assert list(table["floor"]) == [min_samples_for_radius(k, 0.001) for k in (1.0, 2.0)]
+    designs = table.drop(columns="floor")
+    assert ((designs == 0) | designs.ge(table["floor"], axis=0)).all().all()
+    assert table.loc[1.0, "spending looks"] == 64  # alpha_k = 5e-5: 59 draws, next look 64
+
+
+def test_procedure_table_sets_each_procedure_beside_certify() -> None:
+    from rsutils.book.fewer_draws import procedure_table
+
+    standard = _certify_log([0.3, 0.1, 0.0, 0.5], [1000, 990, 400, 1000])
+    long = pd.DataFrame(
+        {
+            "idx": [0, 1, 2, 3],
+            "radius": [0.25] * 4,
+            "certified": [True, False, False, True],
+            "correct": [True, False, False, True],
+            "forward_passes": [110, 1100, 220, 110],
+        }
+    )
+    table = procedure_table(standard, {"a": long}, sigma=0.25, alpha=0.001)
+    assert table.loc[1.0, ("a", "gap")] == 0
+    assert table.loc[1.0, ("a", "fewer by")] == pytest.approx(1100 / 385)
+    assert table.loc[1.0, ("floor", "draws")] == min_samples_for_radius(1.0, 0.001)
+
+
+def test_the_best_possible_saving_charges_walds_bound_to_certified_images() -> None:
+    import numpy as np
+
+    from rsutils.book.fewer_draws import best_possible_savings
+    from rsutils.core.confidence import least_expected_draws
+    from rsutils.logs.record_runs import pack_labels
+
+    standard = _certify_log([0.3, 0.0], [1000, 400])
+    estimation = [np.ones(1000, int), np.r_[np.ones(400, int), np.zeros(600, int)]]
+    records = pd.DataFrame(
+        {
+            "idx": [0, 1],
+            "label": [1, 1],
+            "n0": [100, 100],
+            "n": [1000, 1000],
+            "estimation": [pack_labels(e) for e in estimation],
+        }
+    )
+    saving = best_possible_savings(standard, records, [1.0], 0.25, 0.001)
+    charge = float(least_expected_draws(1.0, norm.cdf(1.0), 0.001)) / 2  # image 1: nothing
+    assert saving[1.0] == pytest.approx(1100 / charge)

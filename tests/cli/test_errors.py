@@ -194,6 +194,7 @@ def test_a_foreign_sqlite_file_is_left_untouched(
         (["--decide", "0.1", "--ascent-steps", "1"], r"drop --radius-loss/--decide"),
         (["--true-label"], r"--true-label evaluates the radii of --decide; add --decide"),
         (["--looks"], r"--looks stops the draws of --radius-loss; add --radius-loss L"),
+        (["--test", "sequence"], r"--test sequence is a test of --decide; add --decide"),
     ],
     ids=lambda v: " ".join(v) if isinstance(v, list) else None,
 )
@@ -375,6 +376,13 @@ def test_the_fewer_draw_options_write_their_logs(
     labelled = pd.read_csv(out / "label.tsv", sep="\t")
     assert list(labelled.columns) == list(decided.columns) and (labelled["n0"] == 0).all()
     assert (labelled["selected"] == labelled["label"]).all()
+    for test in ("sequence", "randomised"):
+        argv = [*argv[:4], str(out / f"{test}.tsv"), *argv[5:], "--test", test]
+        assert run(argv, capsys)[0] == 0
+        tested = pd.read_csv(out / f"{test}.tsv", sep="\t")
+        assert len(tested) == 2 and ("u" in tested.columns) == (test == "randomised")
+        assert tested["u"].between(0, 1).all() if test == "randomised" else True
+        argv = argv[:-2]
 
 
 def test_data_dependent_certification_records_its_inference_mode(

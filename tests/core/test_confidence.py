@@ -69,3 +69,32 @@ def test_min_alpha_for_radius_inverts_the_ceiling(n, alpha) -> None:
     ceiling = float(norm.ppf(max_certifiable_pA(n, alpha)))
     assert min_alpha_for_radius(ceiling, n) == pytest.approx(alpha, rel=1e-6)
     assert min_alpha_for_radius(ceiling * 1.01, n) > alpha > min_alpha_for_radius(ceiling * 0.99, n)
+
+
+def test_walds_bound_is_the_floor_at_p_one_and_grows_near_the_threshold() -> None:
+    """At p = 1 the bound is ln(1/alpha)/ln(1/p0), the floor before rounding; it is the
+    evidence ln(1/alpha) over KL(p || p0) (scipy's entropy) elsewhere, infinite at or
+    below p0, and a sequential test that certifies does not beat it: the one-sided
+    confidence sequence spends more at p = 1."""
+    import math
+
+    from scipy.stats import entropy
+
+    from rsutils.core.confidence import least_expected_draws
+    from rsutils.core.confidence_sequence import cs_min_draws_all_successes
+
+    p0 = float(norm.cdf(1.0))
+    assert least_expected_draws(1.0, p0, 0.001) == pytest.approx(math.log(1000) / -math.log(p0))
+    assert math.ceil(least_expected_draws(1.0, p0, 0.001)) == min_samples_for_radius(1.0, 0.001)
+    assert cs_min_draws_all_successes(p0, 0.001, one_sided=True) >= least_expected_draws(
+        1.0, p0, 0.001
+    )
+    p = np.array([0.9, 0.95, 0.99])
+    kl = np.array([entropy([q, 1 - q], [p0, 1 - p0]) for q in p])
+    assert np.allclose(least_expected_draws(p, p0, 0.001), math.log(1000) / kl)
+    assert np.all(np.diff(least_expected_draws(p, p0, 0.001)) < 0)
+    assert np.isinf(least_expected_draws([p0, 0.5], p0, 0.001)).all()
+    half = 0.5 * math.log(0.5 / 0.001) + 0.5 * math.log(0.5 / 0.999)
+    assert least_expected_draws(0.9, p0, 0.001, power=0.5) == pytest.approx(half / kl[0])
+    with pytest.raises(ValueError, match="power"):
+        least_expected_draws(0.9, p0, 0.001, power=0.0005)

@@ -139,3 +139,28 @@ def test_bad_arguments_write_nothing(cnn, images, tmp_path, kind, bad, message) 
         else:
             certify_planned_dataset(smooth, images, [0], path, SETTINGS, bad, progress=False)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_sequence_and_randomised_runs_record_their_test(cnn, images, tmp_path) -> None:
+    """A confidence-sequence run records its looks, level and sidedness; a randomised
+    one its levels, that it is randomised, and each input's u in a column."""
+    import json
+
+    from rsutils.core.anytime import AnytimeSchedule
+
+    smooth = Smooth(cnn, 10, Gaussian(0.25))
+    sequence = AnytimeSchedule.geometric(300, 0.01)
+    log = decide_dataset(
+        smooth, images, [0, 1], tmp_path / "s.tsv", SETTINGS, sequence, RADII, progress=False
+    )
+    assert list(log.columns) == decision_columns(RADII)
+    recorded = json.loads((tmp_path / "s.tsv.json").read_text())
+    assert recorded["test"] == "confidence sequence" and recorded["one_sided"] is True
+    assert recorded["looks"] == list(sequence.looks) and recorded["alpha"] == 0.01
+    randomised = LookSchedule.geometric(300, 0.01, first=20, randomized=True)
+    log = decide_label_dataset(
+        smooth, images, [0, 1], tmp_path / "r.tsv", SETTINGS, randomised, RADII, progress=False
+    )
+    assert list(log.columns) == decision_columns(RADII, randomized=True)
+    assert json.loads((tmp_path / "r.tsv.json").read_text())["randomized"] is True
+    assert log["u"].between(0, 1).all() and log["u"].nunique() == 2

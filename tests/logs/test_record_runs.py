@@ -1,0 +1,87 @@
+"""Recorded draws over a dataset: a resumable log whose replays are the live runs' tables."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from rsutils import CertifySettings, Dataset, Gaussian, Smooth
+from rsutils.core.anytime import AnytimeSchedule
+from rsutils.core.sequential import LookSchedule
+from rsutils.logs.record_runs import (
+    pack_labels,
+    read_records,
+    record_dataset,
+    replay_certify_log,
+    replay_decisions,
+    replay_planned_log,
+    unpack_labels,
+)
+from rsutils.logs.runner import certify_dataset
+from rsutils.logs.sequential_runs import (
+    certify_planned_dataset,
+    decide_dataset,
+    decide_label_dataset,
+)
+
+SETTINGS = CertifySettings(n0=20, n=300, alpha=0.01, seed=3, batch_size=64)
+RADII = [0.0, 0.1, 0.3]
+
+
+@pytest.fixture
+def images() -> Dataset:
+    x = torch.rand(5, 1, 28, 28, generator=torch.Generator().manual_seed(0))
+    return Dataset("fashion-mnist", "test", x, torch.arange(5) % 10, tuple("abcdefghij"))
+
+
+def test_labels_pack_and_unpack() -> None:
+    labels = np.array([0, 9, 9, 65535, 3])
+    assert np.array_equal(unpack_labels(pack_labels(labels)), labels)
+    assert "\t" not in pack_labels(np.zeros(10_000, dtype=int))
+    with pytest.raises(ValueError, match="65535"):
+        pack_labels(np.array([70_000]))
+
+
+def test_the_record_log_resumes_and_replays_certify(cnn, images, tmp_path) -> None:
+    smooth = Smooth(cnn, 10, Gaussian(0.25))
+    path = tmp_path / "r.tsv"
+    first = record_dataset(smooth, images, [1], path, SETTINGS, progress=False)
+    log = record_dataset(smooth, images, [1, 4], path, SETTINGS, progress=False)
+    assert list(log["idx"]) == [1, 4]
+    assert log.iloc[:1].drop(columns="time").equals(first.drop(columns="time"))
+    records = read_records(log, 10)
+    assert [r.index for r in records] == [1, 4] and records[0].n == 300
+    live = certify_dataset(smooth, images, [1, 4], tmp_path / "c.tsv", SETTINGS, progress=False)
+    replayed = replay_certify_log(smooth, log, SETTINGS.alpha)
+    for column in ("idx", "label", "predict", "count", "n", "n0", "correct"):
+        assert replayed[column].tolist() == live[column].tolist(), column
+    assert np.allclose(replayed["radius"], live["radius"], atol=1e-4)  # the log prints 4 digits
+
+
+@pytest.mark.parametrize("true_label", [False, True])
+def test_replayed_decisions_are_the_live_runs(cnn, images, tmp_path, true_label) -> None:
+    smooth = Smooth(cnn, 10, Gaussian(0.25))
+    log = record_dataset(smooth, images, [0, 2, 3], tmp_path / "r.tsv", SETTINGS, progress=False)
+    schedule = LookSchedule.geometric(300, 0.01, first=20)
+    run = decide_label_dataset if true_label else decide_dataset
+    live = run(
+        smooth, images, [0, 2, 3], tmp_path / "d.tsv", SETTINGS, schedule, RADII, progress=False
+    )
+    replayed = replay_decisions(smooth, log, RADII, schedule, true_label=true_label)
+    assert replayed.equals(live.drop(columns="time")[replayed.columns])
+    anytime = replay_decisions(
+        smooth, log, RADII, AnytimeSchedule.geometric(300, 0.01), true_label=true_label
+    )
+    assert list(anytime.columns) == list(replayed.columns)
+
+
+def test_replayed_planned_draws_are_the_live_run(cnn, images, tmp_path) -> None:
+    smooth = Smooth(cnn, 10, Gaussian(0.25))
+    log = record_dataset(smooth, images, [0, 2], tmp_path / "r.tsv", SETTINGS, progress=False)
+    live = certify_planned_dataset(
+        smooth, images, [0, 2], tmp_path / "p.tsv", SETTINGS, 0.05, progress=False
+    )
+    replayed = replay_planned_log(smooth, log, SETTINGS.alpha, 0.05)
+    for column in ("idx", "predict", "count", "n"):
+        assert replayed[column].tolist() == live[column].tolist(), column
