@@ -33,6 +33,7 @@ __all__ = [
     "mode_agreement",
     "planned_summary",
     "procedure_table",
+    "radius_floor",
     "savings_bound_at",
 ]
 
@@ -104,6 +105,58 @@ def planned_summary(
         "their share of planned draws": float(
             planned_passes.to_numpy()[at_ceiling].sum() / planned_passes.sum()
         ),
+    }
+
+
+def radius_floor(
+    standard: pd.DataFrame,
+    radii: Sequence[float],
+    *,
+    sigma: float,
+    radius_loss: float,
+) -> dict[str, float]:
+    """The least forward passes per image with which any procedure can match CERTIFY's
+    certified-accuracy curve image by image at every radius of ``radii`` below the band
+    ``[ceiling - radius_loss, ceiling]`` (Gaussian noise of ``sigma``).
+
+    An image that CERTIFY's log certifies correctly at ``r`` must then be certified at
+    the largest radius of ``radii`` at most ``min(r, r*)``, ``r*`` the largest below the
+    band; a non-randomised level-``alpha`` test needs at least
+    :func:`~rsutils.core.confidence.min_samples_for_radius` draws for that, even with
+    every draw in the class, and ``n0`` selection draws come first (the others are
+    counted at ``n0``). Returned: ``r*``, the floor there, the share of images CERTIFY
+    certifies correctly at ``r*`` or more and the passes per image they force, the floor
+    over all images and the most "fewer by" it leaves. A bound, not a procedure: a
+    curve allowed to fall some points below CERTIFY's, or a randomised test, can
+    spend less.
+    """
+    n0, n = int(standard["n0"].iloc[0]), int(standard["n"].iloc[0])
+    alpha = float(standard["alpha"].iloc[0])
+    ceiling = sigma * float(norm.ppf(max_certifiable_pA(n, alpha)))
+    grid = np.sort(np.asarray(radii, dtype=float))
+    below = grid[grid < ceiling - radius_loss]
+    if below.size == 0:
+        raise ValueError(
+            f"no radius of radii lies below the band [{ceiling - radius_loss:.4g}, "
+            f"{ceiling:.4g}]: pass the curve's radii, e.g. np.linspace(0, 4, 161)"
+        )
+    top = float(below[-1])
+    certified = standard["correct"].to_numpy(dtype=bool)
+    radius = standard["radius"].to_numpy(dtype=float)
+    passes = np.full(len(standard), float(n0))
+    for row in np.flatnonzero(certified & (radius >= below[0])):
+        needed = below[below <= min(radius[row], top)][-1]
+        passes[row] += min_samples_for_radius(needed / sigma, alpha)
+    at_top = certified & (radius >= top)
+    top_floor = min_samples_for_radius(top / sigma, alpha)
+    return {
+        "ceiling": ceiling,
+        "largest radius below the band": top,
+        "floor there (draws)": float(top_floor),
+        "images certified there": float(at_top.mean()),
+        "their floor (passes per image)": float(n0 + at_top.mean() * top_floor),
+        "floor (passes per image)": float(passes.mean()),
+        "most fewer by": float((n0 + n) / passes.mean()),
     }
 
 

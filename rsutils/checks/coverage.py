@@ -19,10 +19,17 @@ from rsutils.checks.classifiers import LinearClassifier
 from rsutils.core.evaluation import decide_label
 from rsutils.core.noise import Gaussian
 from rsutils.core.sample_size import certify_planned
-from rsutils.core.sequential import Schedule, decide
+from rsutils.core.sequential import LookSchedule, Schedule, decide
+from rsutils.core.sequential_radius import certify_looks
 from rsutils.core.smooth import Smooth
 
-__all__ = ["CoverageRun", "label_false_rate", "planned_false_rate", "sequential_false_rate"]
+__all__ = [
+    "CoverageRun",
+    "label_false_rate",
+    "looks_false_rate",
+    "planned_false_rate",
+    "sequential_false_rate",
+]
 
 
 @dataclass(frozen=True)
@@ -121,3 +128,28 @@ def planned_false_rate(
         )
         false += cert.prediction == 1 and cert.radius > distance
     return CoverageRun(false, runs, alpha)
+
+
+def looks_false_rate(
+    schedule: LookSchedule,
+    radius_loss: float,
+    runs: int,
+    *,
+    p_a: float = 0.9,
+    sigma: float = 1.0,
+    n0: int = 50,
+    keep_best: bool = False,
+    seed: int = 0,
+    claimed_alpha: float | None = None,
+) -> CoverageRun:
+    """:func:`~rsutils.core.sequential_radius.certify_looks` in ``runs`` runs at
+    ``pA = p_a``: a certificate whose radius exceeds the exact one is false. The rate is
+    held against ``claimed_alpha`` (default: the schedule's level)."""
+    smooth, x, distance = _setting(p_a, sigma)
+    false = 0
+    for i in range(runs):
+        answer = certify_looks(
+            smooth, x, n0, schedule, radius_loss, seed=seed, index=i, keep_best=keep_best
+        )
+        false += answer.prediction == 1 and answer.radius > distance
+    return CoverageRun(false, runs, schedule.alpha if claimed_alpha is None else claimed_alpha)

@@ -4,7 +4,9 @@ The command runs one of four procedures, chosen by its options: CERTIFY
 (:func:`~rsutils.logs.runner.certify_dataset`), data-dependent CERTIFY with
 ``--ascent-steps`` (:func:`~rsutils.logs.runner.certify_dataset_ds`, through a
 certificate memory), CERTIFY with an input-specific number of draws with
-``--radius-loss`` (:func:`~rsutils.logs.sequential_runs.certify_planned_dataset`) and
+``--radius-loss`` (:func:`~rsutils.logs.sequential_runs.certify_planned_dataset`; with
+``--looks``, sequential looks at the radius instead,
+:func:`~rsutils.logs.sequential_runs.certify_looks_dataset`) and
 sequential decisions with ``--decide``
 (:func:`~rsutils.logs.sequential_runs.decide_dataset`; with ``--true-label``, the
 evaluation of each input's true label without selection draws,
@@ -49,6 +51,7 @@ from rsutils.geometry.norms import NORM_ORDERS
 from rsutils.logs.distributed import distributed_rank
 from rsutils.logs.runner import certify_dataset, certify_dataset_ds
 from rsutils.logs.sequential_runs import (
+    certify_looks_dataset,
     certify_planned_dataset,
     decide_dataset,
     decide_label_dataset,
@@ -82,6 +85,12 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         default=None,
         metavar="L",
         help="each input's own number of draws (at most --N), losing about L of radius",
+    )
+    certify.add_argument(
+        "--looks",
+        action="store_true",
+        help="with --radius-loss: look at the radius after 100, 200, 400, ... and --N draws "
+        "(alpha spent over the looks, half at --N) instead of planning from the --N0 draws",
     )
     certify.add_argument(
         "--decide",
@@ -147,7 +156,8 @@ def _add_ascent_arguments(certify: argparse.ArgumentParser) -> None:
 @dataclass(frozen=True)
 class CertifyMode:
     """The procedure a certify command runs: ``"certify"``, ``"data-dependent"`` (with
-    its sigma ascent), ``"planned"`` (``--radius-loss``), ``"decide"`` or
+    its sigma ascent), ``"planned"`` (``--radius-loss``), ``"looks"`` (with ``--looks``),
+    ``"decide"`` or
     ``"decide-label"`` (``--decide`` with ``--true-label``)."""
 
     name: str
@@ -168,6 +178,8 @@ def certify_mode(args: argparse.Namespace) -> CertifyMode:
     check_noise_sources(args)
     if args.true_label and args.decide is None:
         raise ValueError("--true-label evaluates the radii of --decide; add --decide R [R ...]")
+    if args.looks and args.radius_loss is None:
+        raise ValueError("--looks stops the draws of --radius-loss; add --radius-loss L")
     if args.test != "spending" and args.decide is None:
         raise ValueError(f"--test {args.test} is a test of --decide; add --decide R [R ...]")
     if args.ascent_steps is not None:
@@ -178,7 +190,7 @@ def certify_mode(args: argparse.Namespace) -> CertifyMode:
     if fewer_draws and (args.generator is not None or args.sigma_map):
         raise ValueError("--radius-loss and --decide take isotropic noise; drop the maps")
     if args.radius_loss is not None:
-        return CertifyMode("planned")
+        return CertifyMode("looks" if args.looks else "planned")
     if args.decide is None:
         return CertifyMode("certify")
     return CertifyMode("decide-label" if args.true_label else "decide")
@@ -240,6 +252,9 @@ def _runner(
     """The dataset runner of ``mode``, its own options bound."""
     if mode.name == "planned":
         return partial(certify_planned_dataset, radius_loss=args.radius_loss)
+    if mode.name == "looks":
+        schedule = LookSchedule.geometric(settings.n, settings.alpha, first=100)
+        return partial(certify_looks_dataset, schedule=schedule, radius_loss=args.radius_loss)
     if mode.name in ("decide", "decide-label"):
         schedule = decision_schedule(args.test, settings.n, settings.alpha)
         runner = decide_dataset if mode.name == "decide" else decide_label_dataset

@@ -8,7 +8,9 @@ asked (:func:`decisions_long` turns them into one row per input and radius).
 columns, with ``n0 = 0`` and ``selected`` the label, so the same analyses apply.
 :func:`certify_planned_dataset` runs
 :func:`~rsutils.core.sample_size.certify_planned`; its log has CERTIFY's columns, with
-each input's own ``n``, so every analysis of CERTIFY logs applies to it. Both logs are
+each input's own ``n``, so every analysis of CERTIFY logs applies to it;
+:func:`certify_looks_dataset` runs :func:`~rsutils.core.sequential_radius.certify_looks`
+into the same columns plus the stopping ``look`` and its level ``alpha_spent``. The logs are
 :class:`~rsutils.logs.resumable.ResumableLog` files (killed runs resume where they
 stopped) and record the settings that determine their rows; both are
 :func:`~rsutils.logs.dataset_run.run_dataset`'s loop with their own columns and rows.
@@ -16,6 +18,7 @@ stopped) and record the settings that determine their rows; both are
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -25,7 +28,8 @@ import pandas as pd
 from rsutils.core.anytime import AnytimeSchedule
 from rsutils.core.evaluation import decide_label_radii
 from rsutils.core.sample_size import certify_planned, check_radius_loss
-from rsutils.core.sequential import Decision, Schedule, check_radius, decide_radii
+from rsutils.core.sequential import Decision, LookSchedule, Schedule, check_radius, decide_radii
+from rsutils.core.sequential_radius import Judge, certify_looks, check_looks
 from rsutils.core.settings import CertifySettings, check_count
 from rsutils.core.smooth import Smooth
 from rsutils.logs.dataset_run import DatasetRun, answer_columns, run_dataset
@@ -33,6 +37,7 @@ from rsutils.logs.runner import CERTIFY_COLUMNS
 from rsutils.training.data import Dataset
 
 __all__ = [
+    "certify_looks_dataset",
     "certify_planned_dataset",
     "decide_dataset",
     "decide_label_dataset",
@@ -216,4 +221,56 @@ def certify_planned_dataset(
         return {**cert.as_dict(), **answer_columns(cert.prediction, label), "scale": scale}
 
     run = DatasetRun("certify (planned)", "certify", CERTIFY_COLUMNS, recorded, row)
+    return run_dataset(smooth, data, indices, path, run, config=config, progress=progress)
+
+
+def certify_looks_dataset(
+    smooth: Smooth,
+    data: Dataset,
+    indices: Iterable[int],
+    path: str | os.PathLike[str],
+    settings: CertifySettings,
+    schedule: LookSchedule,
+    radius_loss: float,
+    *,
+    judge: Judge = "estimate",
+    gamma: float = 0.05,
+    keep_best: bool = False,
+    config: Mapping[str, Any] | None = None,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """:func:`~rsutils.core.sequential_radius.certify_looks` on each input, ``schedule``
+    ending at ``settings.n`` with levels summing to ``settings.alpha``. The log has
+    CERTIFY's columns (``n`` each input's draws, ``alpha`` the procedure's level,
+    ``pA_lower`` the bound at the stopping look's level) and ``look``, ``alpha_spent``:
+    recertify a row at ``alpha_spent``, not ``alpha``."""
+    check_looks(schedule, radius_loss, judge, gamma)
+    if schedule.n_max != settings.n or not math.isclose(schedule.alpha, settings.alpha):
+        raise ValueError(
+            f"the schedule must end at settings.n = {settings.n} and spend settings.alpha = "
+            f"{settings.alpha}, got n_max = {schedule.n_max} and alpha = {schedule.alpha}"
+        )
+    recorded = {
+        **settings.identity("certify"),
+        "looks": list(schedule.looks),
+        "alphas": list(schedule.alphas),
+        "radius_loss": float(radius_loss),
+        "judge": judge,
+        "gamma": float(gamma),
+        "keep_best": bool(keep_best),
+    }
+    scale = smooth.logged_scale
+
+    def row(i: int) -> dict[str, Any]:
+        s = settings
+        answer = certify_looks(
+            smooth, data.images[i], s.n0, schedule, radius_loss, s.batch_size, s.seed, i,
+            judge=judge, gamma=gamma, keep_best=keep_best,
+        )  # fmt: skip
+        label = int(data.labels[i])
+        columns = answer_columns(answer.prediction, label)
+        return {**answer.as_dict(), **columns, "scale": scale}
+
+    columns = [*CERTIFY_COLUMNS, "look", "alpha_spent"]
+    run = DatasetRun("certify (looks)", "certify", columns, recorded, row)
     return run_dataset(smooth, data, indices, path, run, config=config, progress=progress)

@@ -6,7 +6,12 @@ import pandas as pd
 import pytest
 from scipy.stats import norm
 
-from rsutils.book.fewer_draws import decision_table, mode_agreement, planned_summary
+from rsutils.book.fewer_draws import (
+    decision_table,
+    mode_agreement,
+    planned_summary,
+    radius_floor,
+)
 from rsutils.core.confidence import min_samples_for_radius
 
 
@@ -60,6 +65,23 @@ def test_planned_summary_finds_the_gap_and_the_ceiling_images() -> None:
     assert summary["largest gap below the band (points)"] == -25  # 0.05 < 0.075 <= 0.1
     assert summary["images at the ceiling"] == 0.5
     assert summary["their share of planned draws"] == pytest.approx(1200 / 1600)
+
+
+def test_radius_floor_is_the_all_in_class_floor_at_each_images_grid_radius() -> None:
+    ceiling = 0.25 * float(norm.ppf(0.001 ** (1 / 1000)))  # 0.6155: band from 0.5655
+    standard = _certify_log([ceiling, 0.5, 0.12, 0.0], [1000, 998, 900, 400])
+    radii = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.55, 0.6]
+    floor = radius_floor(standard, radii, sigma=0.25, radius_loss=0.05)
+    assert floor["ceiling"] == pytest.approx(ceiling)
+    assert floor["largest radius below the band"] == 0.55
+    need = [min_samples_for_radius(r / 0.25, 0.001) for r in (0.55, 0.5, 0.1)]
+    assert floor["floor there (draws)"] == need[0]
+    assert floor["images certified there"] == 0.25
+    assert floor["their floor (passes per image)"] == 100 + need[0] / 4
+    assert floor["floor (passes per image)"] == pytest.approx(100 + sum(need) / 4)
+    assert floor["most fewer by"] == pytest.approx(1100 / (100 + sum(need) / 4))
+    with pytest.raises(ValueError, match="below the band"):
+        radius_floor(standard, [0.6, 0.7], sigma=0.25, radius_loss=0.05)
 
 
 def test_mode_agreement_compares_answers_radii_and_time() -> None:

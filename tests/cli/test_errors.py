@@ -193,6 +193,7 @@ def test_a_foreign_sqlite_file_is_left_untouched(
         (["--decide", "0.1", "--radius-loss", "0.1"], r"different questions; pick one"),
         (["--decide", "0.1", "--ascent-steps", "1"], r"drop --radius-loss/--decide"),
         (["--true-label"], r"--true-label evaluates the radii of --decide; add --decide"),
+        (["--looks"], r"--looks stops the draws of --radius-loss; add --radius-loss L"),
         (["--test", "sequence"], r"--test sequence is a test of --decide; add --decide"),
     ],
     ids=lambda v: " ".join(v) if isinstance(v, list) else None,
@@ -362,6 +363,10 @@ def test_the_fewer_draw_options_write_their_logs(
     assert run(argv, capsys)[0] == 0
     planned = pd.read_csv(out / "log.tsv", sep="\t")
     assert len(planned) == 2 and (planned["n"] <= 50).all()
+    looks = [*argv[:4], str(out / "looks.tsv"), *argv[5:], "--looks"]
+    assert run(looks, capsys)[0] == 0
+    looked = pd.read_csv(out / "looks.tsv", sep="\t")
+    assert len(looked) == 2 and {"look", "alpha_spent"} <= set(looked.columns)
     argv = [*argv[:4], str(out / "decide.tsv"), *argv[5:-2], "--decide", "0", "0.1"]
     assert run(argv, capsys)[0] == 0
     decided = pd.read_csv(out / "decide.tsv", sep="\t")

@@ -9,8 +9,10 @@ from rsutils import CertifySettings, Dataset, Gaussian, Smooth
 from rsutils.core.evaluation import decide_label_radii
 from rsutils.core.sample_size import certify_planned
 from rsutils.core.sequential import LookSchedule, decide_radii
+from rsutils.core.sequential_radius import certify_looks
 from rsutils.logs.runner import CERTIFY_COLUMNS
 from rsutils.logs.sequential_runs import (
+    certify_looks_dataset,
     certify_planned_dataset,
     decide_dataset,
     decide_label_dataset,
@@ -82,6 +84,47 @@ def test_certify_planned_dataset_has_certifys_columns_and_rows(cnn, images, tmp_
     row = log.set_index("idx").loc[2]
     assert (row["predict"], row["n"], row["count"]) == (cert.prediction, cert.n, cert.count)
     assert row["radius"] == pytest.approx(cert.radius)
+
+
+def test_certify_looks_dataset_rows_are_the_answers_and_resume(cnn, images, tmp_path) -> None:
+    smooth, path = Smooth(cnn, 10, Gaussian(0.25)), tmp_path / "l.tsv"
+    first = certify_looks_dataset(
+        smooth, images, [2], path, SETTINGS, SCHEDULE, 0.05, progress=False
+    )
+    log = certify_looks_dataset(
+        smooth, images, [2, 3], path, SETTINGS, SCHEDULE, 0.05, progress=False
+    )
+    assert list(log.columns) == [*CERTIFY_COLUMNS, "look", "alpha_spent"]
+    assert log.iloc[:1].drop(columns="time").equals(first.drop(columns="time"))
+    answer = certify_looks(smooth, images.images[3], 20, SCHEDULE, 0.05, 64, 3, 3)
+    row = log.set_index("idx").loc[3]
+    assert (row["predict"], row["n"], row["count"]) == (
+        answer.prediction,
+        answer.certificate.n,
+        answer.certificate.count,
+    )
+    assert (row["look"], row["alpha"]) == (answer.look, pytest.approx(0.01))
+    assert row["alpha_spent"] == pytest.approx(answer.alpha_spent)
+    assert row["radius"] == pytest.approx(answer.radius)
+
+
+@pytest.mark.parametrize(
+    ("schedule", "loss", "message"),
+    [
+        (LookSchedule.geometric(400, 0.01, first=20), 0.05, "settings.n"),
+        (LookSchedule.geometric(300, 0.02, first=20), 0.05, "settings.alpha"),
+        (SCHEDULE, -1.0, "radius_loss"),
+    ],
+)
+def test_certify_looks_dataset_refuses_a_mismatch_and_writes_nothing(
+    cnn, images, tmp_path, schedule, loss, message
+) -> None:
+    smooth = Smooth(cnn, 10, Gaussian(0.25))
+    with pytest.raises(ValueError, match=message):
+        certify_looks_dataset(
+            smooth, images, [0], tmp_path / "l.tsv", SETTINGS, schedule, loss, progress=False
+        )
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize(
