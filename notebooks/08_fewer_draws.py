@@ -50,17 +50,7 @@ from scipy.stats import norm
 
 import rsutils as rs
 from rsutils.book import Chapter, glue_all, plot_curves
-from rsutils.book.fewer_draws import (
-    PUBLISHED_NAMES,
-    best_possible_savings,
-    curve_passes,
-    decision_table,
-    draws_at_p_one,
-    mode_agreement,
-    planned_summary,
-    procedure_table,
-    savings_bound_at,
-)
+from rsutils.book import fewer_draws as fd
 from rsutils.book.profiles import BOOK_SIGMAS
 from rsutils.checks.coverage import (
     label_false_rate,
@@ -68,12 +58,7 @@ from rsutils.checks.coverage import (
     sequential_false_rate,
 )
 from rsutils.core.confidence import min_samples_for_radius
-from rsutils.logs.record_runs import (
-    replay_certify_log,
-    replay_decisions,
-    replay_planned_log,
-    replay_published,
-)
+from rsutils.logs import record_runs as rr
 from rsutils.logs.sequential_runs import decisions_long
 
 # %% tags=["parameters"]
@@ -169,7 +154,7 @@ plt.close(ax.figure)
 # design with at most $n = $ {glue:text}`n:,d` draws (0: never within them):
 
 # %%
-p_one = draws_at_p_one((1.0, 2.0, 3.0), ALPHA, N, schedule)
+p_one = fd.draws_at_p_one((1.0, 2.0, 3.0), ALPHA, N, schedule)
 p_one.astype(int)
 
 # %% [markdown]
@@ -364,7 +349,7 @@ for s in BOOK_SIGMAS:
 
 # %%
 for s in BOOK_SIGMAS:
-    replayed = replay_certify_log(smooths[s], records[s], ALPHA)
+    replayed = rr.replay_certify_log(smooths[s], records[s], ALPHA)
     logged = standard[s].set_index("idx").loc[replayed["idx"]]
     for column in ("predict", "count"):
         assert (replayed[column].to_numpy() == logged[column]).all()
@@ -382,7 +367,7 @@ radii = {s: [s * k for k in R_OVER_SIGMA] for s in BOOK_SIGMAS}
 
 def replayed(s, schedule, **kind):
     on = (smooths[s], records[s], radii[s])
-    log = replay_decisions(*on, schedule, **kind)
+    log = rr.replay_decisions(*on, schedule, **kind)
     return log, decisions_long(log, radii[s])
 
 
@@ -403,11 +388,12 @@ runs = {
 # passes per image than CERTIFY's $n_0 + n$ it spent ("fewer by"); the floor's
 # draws close the row.
 
+
 # %%
 def table(names):
     return pd.concat(
         {
-            s: procedure_table(
+            s: fd.procedure_table(
                 standard[s],
                 {name: runs[s][name][1] for name in names},
                 s,
@@ -464,7 +450,7 @@ glue_all(
 # and an early look's luck can tip the answer.
 #
 # Both still pay the $n_0 = $ {glue:text}`n0:,d` selection draws on every image,
-# which is most of what a confident image costs below $2\sigma$.
+# which is most of what a confident image costs up to $\sigma$.
 #
 # ## (d) Evaluation on a labelled test set, and the published designs
 #
@@ -487,12 +473,12 @@ ours.round(1)
 
 # %%
 for s in BOOK_SIGMAS:
-    for name, design in PUBLISHED_NAMES.items():
-        log = replay_published(
+    for name, design in fd.PUBLISHED_NAMES.items():
+        log = rr.replay_published(
             smooths[s], records[s], radii[s], design, ALPHA
         )
         runs[s][name] = (log, decisions_long(log, radii[s]))
-published = table(list(PUBLISHED_NAMES))
+published = table(list(fd.PUBLISHED_NAMES))
 published.round(1)
 
 # %% [markdown]
@@ -507,19 +493,19 @@ published.round(1)
 # largest accuracy gap:
 
 # %%
-label_names = [*ours.columns.levels[0], *PUBLISHED_NAMES]
+label_names = [*ours.columns.levels[0], *fd.PUBLISHED_NAMES]
 both = pd.concat([ours, published], axis=1)
 
 
 def targets(name):
     saving = both[(name, "fewer by")]
     r = saving.index.get_level_values("r/σ")
-    worst = both[(name, "gap")].abs().groupby("σ").max()
+    worst = both[(name, "gap")][r <= 2].abs().groupby("σ").max()
     return pd.DataFrame(
         {
             "fewer by, r ≤ σ": saving[r <= 1].groupby("σ").min(),
             "fewer by, r ≤ 2σ": saving[r <= 2].groupby("σ").min(),
-            "largest |gap|": worst,
+            "largest |gap|, r ≤ 2σ": worst,
         }
     )
 
@@ -532,16 +518,25 @@ verdicts.round(2)
 met = (
     (verdicts["fewer by, r ≤ σ"] >= 20)
     & (verdicts["fewer by, r ≤ 2σ"] >= 10)
-    & (verdicts["largest |gap|"] <= 0.5)
+    & (verdicts["largest |gap|, r ≤ 2σ"] <= 0.5)
 )
 label_seq = verdicts.loc["label, sequence"]
 glue_all(
     label_seq_min_1=float(label_seq["fewer by, r ≤ σ"].min()),
     label_seq_min_2=float(label_seq["fewer by, r ≤ 2σ"].min()),
-    label_seq_gap=float(label_seq["largest |gap|"].max()),
+    label_seq_gap=float(label_seq["largest |gap|, r ≤ 2σ"].max()),
     label_seq_met=int(met.loc["label, sequence"].sum()),
     models=len(BOOK_SIGMAS),
     designs_met=", ".join(n for n in names if met.loc[n].all()) or "none",
+)
+upto = both.index.get_level_values("r/σ") <= 2
+ours_saving = both.loc[upto, ("label, sequence", "fewer by")]
+betting = both.loc[upto, ("Voráček, betting", "fewer by")]
+glue_all(
+    betting_more=int((betting > ours_saving).sum()),
+    cells_upto2=int(upto.sum()),
+    betting_gap=float(verdicts.loc["Voráček, betting"].iloc[:, 2].max()),
+    staged_min_1=float(verdicts.loc["Horváth et al."].iloc[:, 0].min()),
 )
 
 # %% [markdown]
@@ -558,7 +553,7 @@ glue_all(
 # %%
 best = pd.DataFrame(
     {
-        s: best_possible_savings(
+        s: fd.best_possible_savings(
             standard[s], records[s], R_OVER_SIGMA, s, ALPHA
         )
         for s in BOOK_SIGMAS
@@ -593,8 +588,13 @@ glue_all(
 # test's first stage is a hundredth of $n$, so a confident image costs at least that
 # many draws; Voráček's betting sequence is two-sided, and its union bound splits
 # $\alpha$ over epochs, so each needs more draws than the one-sided sequence at
-# $p_A = 1$ (section (a)). His paper reports its samples on CIFAR-10 models at
-# $n = 10^5$ and other radii, so its numbers and these compare only in kind.
+# $p_A = 1$ (section (a)). Yet the betting sequence spends all of $\alpha$ on one
+# test, where ours keeps half for the last look: it saves more than ours in
+# {glue:text}`betting_more:d` of the {glue:text}`cells_upto2:d` cells up to
+# $2\sigma$, and pays for it at images that need every draw, up to
+# {glue:text}`betting_gap:.1f` points below CERTIFY. The staged test saves at least
+# {glue:text}`staged_min_1:.1f` times up to $\sigma$. His paper reports its samples
+# on CIFAR-10 models at other radii, so its numbers and these compare only in kind.
 
 # %% tags=["hide-input"]
 size = {"figsize": (12, 3.6), "sharey": True}
@@ -637,12 +637,13 @@ plt.close(fig)
 # image for the curve up to $\sigma$, $2\sigma$ and $3\sigma$, and how many times
 # fewer than CERTIFY's:
 
+
 # %%
 def curve_row(s, log):
     row = {}
     for top in (1.0, 2.0, 3.0):
         grid = [s * k for k in R_OVER_SIGMA if k <= top]
-        passes = curve_passes(log, grid)
+        passes = fd.curve_passes(log, grid)
         row[(f"up to {top:g}σ", "passes")] = passes
         row[(f"up to {top:g}σ", "fewer by")] = (P.certify.n0 + N) / passes
     return row
@@ -664,26 +665,37 @@ curves.round(1)
 # $n$, so an image that stopped before $n$ draws stops at the same draw with a
 # longer stream, and one that reached $n$ costs at most the larger $n$. At the
 # papers' $n = 10^5$ ({func}`~rsutils.book.fewer_draws.savings_bound_at`), the
-# whole curve up to $3\sigma$ costs at least this many times fewer passes than
-# CERTIFY with $10^5$ draws:
+# whole curve costs at least this many times fewer passes than CERTIFY with $10^5$
+# draws:
+
 
 # %%
-grid3 = {s: radii[s] for s in BOOK_SIGMAS}
+def bound_row(s, name):
+    return {
+        f"up to {top:g}σ": fd.savings_bound_at(
+            runs[s][name][0],
+            [s * k for k in R_OVER_SIGMA if k <= top],
+            N,
+            100_000,
+        )
+        for top in (1.0, 2.0, 3.0)
+    }
+
+
 bound = pd.DataFrame(
     {
-        name: {
-            s: savings_bound_at(runs[s][name][0], grid3[s], N, 100_000)
-            for s in BOOK_SIGMAS
-        }
+        (s, name): bound_row(s, name)
+        for s in BOOK_SIGMAS
         for name in ("sequence", "label, sequence")
     }
-).rename_axis("σ")
+).T.rename_axis(["σ", "procedure"])
 bound.round(1)
 
 # %% tags=["remove-cell"]
 glue_all(
-    bound_min=float(bound.min().min()),
-    bound_max=float(bound.max().max()),
+    bound_min=float(bound["up to 3σ"].min()),
+    bound_max=float(bound["up to 3σ"].max()),
+    bound_min_1=float(bound["up to 1σ"].min()),
     curve_label_3=float(
         curves.xs("label, sequence", level="procedure")[
             ("up to 3σ", "fewer by")
@@ -692,9 +704,11 @@ glue_all(
 )
 
 # %% [markdown]
-# A bound, not an estimate: each image that was still undecided at $n$ is charged
-# the whole $10^5$ draws, and it is these images, with $p_A$ near a threshold, that
-# keep the bound at {glue:text}`bound_min:.1f` to {glue:text}`bound_max:.1f` times.
+# One row per model and procedure, one column per curve. A bound, not an estimate:
+# each image that was still undecided at $n$ is charged the whole $10^5$ draws, and
+# it is these images, with $p_A$ near a threshold, that keep the bound for the
+# curve to $3\sigma$ at {glue:text}`bound_min:.1f` to {glue:text}`bound_max:.1f`
+# times; the curve to $\sigma$ saves at least {glue:text}`bound_min_1:.1f` times.
 # The whole curve to $3\sigma$ on the true label costs at least
 # {glue:text}`curve_label_3:.1f` times fewer passes than CERTIFY at this book's $n$.
 
@@ -717,7 +731,7 @@ glue_all(
 
 # %%
 planned = {
-    s: replay_planned_log(smooths[s], records[s], ALPHA, RADIUS_LOSS)
+    s: rr.replay_planned_log(smooths[s], records[s], ALPHA, RADIUS_LOSS)
     for s in BOOK_SIGMAS
 }
 
@@ -730,7 +744,7 @@ curve_radii = np.linspace(0, 4, 161)
 loss = RADIUS_LOSS
 summary = pd.DataFrame(
     {
-        s: planned_summary(
+        s: fd.planned_summary(
             standard[s], planned[s], curve_radii, sigma=s, radius_loss=loss
         )
         for s in BOOK_SIGMAS
@@ -799,6 +813,115 @@ plt.close(fig)
 # model's ceiling, and then ends a little earlier; the gap is the price of stopping
 # at the draws that the radius loss allows.
 #
+# ### Where the points below the band go, and what could win them back
+#
+# Two ways to spend draws differently. Looking at the radius itself: the looks of
+# section (b) on the estimation stream, stopping at the first look whose radius
+# lies within the radius loss of what all $n$ draws would give at the look's
+# estimate of $p_A$, with $\alpha$ spent over the looks
+# ({func}`~rsutils.core.sequential_radius.certify_looks`). And a smaller radius loss
+# for the planned draws, which asks each image to give up less radius. All on the
+# same recorded draws; per model, passes per image and how many times fewer than
+# CERTIFY's, and the largest gap below the band:
+
+# %%
+variants = {
+    "planned, loss 0.05": (None, RADIUS_LOSS),
+    "planned, loss 0.02": (None, 0.02),
+    "planned, loss 0.01": (None, 0.01),
+    "looks at the radius": (schedule, 0.05),
+}
+below = "largest gap below the band (points)"
+
+
+def radius_row(s, looks, loss):
+    on = (smooths[s], records[s])
+    if looks is None:
+        log = rr.replay_planned_log(*on, ALPHA, loss)
+    else:
+        log = rr.replay_radius_looks_log(*on, looks, loss)
+    got = fd.planned_summary(
+        standard[s], log, curve_radii, sigma=s, radius_loss=0.05
+    )
+    names = ("passes", "fewer by", "gap below the band")
+    keys = ("planned passes", "fewer by", below)
+    return {name: got[key] for name, key in zip(names, keys, strict=True)}
+
+
+rows = {
+    (s, name): radius_row(s, *how)
+    for s in BOOK_SIGMAS
+    for name, how in variants.items()
+}
+radius_task = pd.DataFrame(rows).T.rename_axis(["σ", "procedure"])
+radius_task.round(1)
+
+# %% [markdown]
+# The gap below the band is measured against the same band (the radius loss of
+# 0.05) in every row, so that the rows compare. And the floor: to match CERTIFY's
+# curve image by image below the band, each image CERTIFY certifies there must be
+# certified at the largest radius of the curve's grid below the band that its own
+# radius reaches, which costs at least {eq}`eq-draw-floor` draws with every draw in
+# class A ({func}`~rsutils.book.fewer_draws.radius_floor`):
+
+# %%
+floors = pd.DataFrame(
+    {
+        s: fd.radius_floor(
+            standard[s], curve_radii, sigma=s, radius_loss=RADIUS_LOSS
+        )
+        for s in BOOK_SIGMAS
+    }
+).rename_axis(columns="σ")
+floors.round(3)
+
+# %% [markdown]
+# One column per model: CERTIFY's ceiling, the largest radius of the grid below the
+# band, the floor there, the share of images CERTIFY certifies at it and the passes
+# per image they alone force, the floor over all images, and the most that leaves
+# for "fewer by".
+
+# %% tags=["remove-cell"]
+task = radius_task.xs("planned, loss 0.01", level="procedure")
+looked = radius_task.xs("looks at the radius", level="procedure")
+glue_all(
+    loss_small_fewer_min=float(task["fewer by"].min()),
+    loss_small_fewer_max=float(task["fewer by"].max()),
+    loss_small_gap=float(task["gap below the band"].abs().max()),
+    looks_fewer_max=float(looked["fewer by"].max()),
+    looks_gap=float(looked["gap below the band"].abs().max()),
+    floor_most_min=float(floors.loc["most fewer by"].min()),
+    floor_most_max=float(floors.loc["most fewer by"].max()),
+    floor_under_three=int((floors.loc["most fewer by"] < 3).sum()),
+    radius_met=", ".join(
+        name
+        for name, part in radius_task.groupby(level="procedure")
+        if (part["fewer by"] >= 3).all()
+        and (part["gap below the band"] >= -1).all()
+    )
+    or "none of the procedures here",
+)
+
+# %% [markdown]
+# The points below the band follow the radius loss, the planned draws' one setting:
+# at a loss of 0.01 the curves stay within {glue:text}`loss_small_gap:.1f` points
+# below the band, at {glue:text}`loss_small_fewer_min:.1f` to
+# {glue:text}`loss_small_fewer_max:.1f` times fewer passes. Looking at the radius
+# itself does worse than planning (at most {glue:text}`looks_fewer_max:.1f` times
+# fewer, up to {glue:text}`looks_gap:.1f` points below the band): splitting
+# $\alpha$ over the looks lowers every look's radius by more than a better guess of
+# $p_A$ wins back. And the floor leaves at most
+# {glue:text}`floor_most_min:.1f` to {glue:text}`floor_most_max:.1f` times to any
+# procedure that matches CERTIFY's curve image by image below the band: the images
+# certified near the top of the grid must each reach it, whoever certifies them
+# ({glue:text}`floor_under_three:d` of the {glue:text}`models:d` models leave less
+# than three times). The target of at most a point below the band at three times
+# fewer passes on every model is met by: {glue:text}`radius_met`. Whether a point
+# of slack, two of the images per radius, could buy the rest is not computed here;
+# the floor's spread over the many images at the top of the grid makes that
+# unlikely where it lies far below three (a reasoned guess).
+
+# %% [markdown]
 # ## (g) A faster forward pass, and what it certifies
 #
 # Both procedures save draws; the base model's forward pass sets the cost of each. The
@@ -822,7 +945,7 @@ fp32_log = fp32_runs.certify(configs[0.25], rs.Gaussian(0.25))
 # mode, and the speed-up.
 
 # %%
-agreement = mode_agreement(fp32_log, fast_log)
+agreement = fd.mode_agreement(fp32_log, fast_log)
 pd.Series(agreement).to_frame(f"fp32 vs {P.certify.inference}").round(4)
 
 # %% tags=["remove-cell"]
@@ -862,12 +985,20 @@ glue_all(
 # - For evaluation on a labelled test set, the confidence sequence on the true label
 #   saves at least {glue:text}`label_seq_min_1:.1f` times up to $\sigma$ and
 #   {glue:text}`label_seq_min_2:.1f` up to $2\sigma$, within
-#   {glue:text}`label_seq_gap:.2f` points of CERTIFY's accuracy; a whole curve to
-#   $3\sigma$ at least {glue:text}`curve_label_3:.1f` times, and at the papers'
-#   $n = 10^5$ at least {glue:text}`bound_min:.1f` times.
+#   {glue:text}`label_seq_gap:.2f` points of CERTIFY's accuracy up to $2\sigma$; it
+#   meets the targets on {glue:text}`label_seq_met:d` of {glue:text}`models:d`
+#   models, and Wald's bound says how much any test could do on the others. A
+#   whole curve to $3\sigma$ costs at least {glue:text}`curve_label_3:.1f` times
+#   fewer passes, and at the papers' $n = 10^5$ the curve to $\sigma$ at least
+#   {glue:text}`bound_min_1:.1f` times.
+# - Of the published designs on the same draws, Voráček's betting sequence saves
+#   about as much as ours (more in {glue:text}`betting_more:d` of
+#   {glue:text}`cells_upto2:d` cells up to $2\sigma$) and loses up to
+#   {glue:text}`betting_gap:.1f` points; the staged test saves least.
 # - Planned draws save {glue:text}`planned_min:.1f`–{glue:text}`planned_max:.1f` times
-#   at a radius loss of {glue:text}`radius_loss:.2f`; the images at the ceiling bound
-#   what any method can save on this data.
+#   at a radius loss of {glue:text}`radius_loss:.2f`; the points they lose below the
+#   band follow that loss, and the floor bounds what any procedure matching CERTIFY's
+#   curve could save.
 # - The faster forward pass multiplies with all of them.
 #
 # Every saving above keeps CERTIFY's guarantee, $1 - \alpha$ per certificate; none

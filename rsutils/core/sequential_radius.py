@@ -22,15 +22,9 @@ smoothed classifier predicts it everywhere within ``radius``: CERTIFY's guarante
 the looks read, valid by the same union bound. ``radius_loss`` is a plan, not a
 guarantee: ``p`` may misjudge ``pA``, and the split of ``alpha`` costs radius too.
 
-Measured on the cpu book's models (chapter 08's images, ``n_max = 10,000``,
-``alpha = 0.001``, ``radius_loss = 0.05``, σ = 0.25, 0.5, 1): with
-``LookSchedule.geometric(n_max, alpha, first=100)`` it spends 1.5–1.7× fewer forward
-passes than CERTIFY (``judge="estimate"``) and its certified accuracy falls 3–7 points
-below CERTIFY's under the ceiling band, against 2.4–2.7× and 3.5–4 points for
-:func:`~rsutils.core.sample_size.certify_planned`: splitting ``alpha`` costs more than
-the misjudged ``pA`` it corrects. Neither reaches 1 point at 3×, and nothing can on
-these models: at σ = 0.5 even an oracle that picks each image's best prefix in
-hindsight (Clopper–Pearson at the full ``alpha``) gets 2.87× fewer at most.
+Chapter 08 sets it beside the planned draws on the book's models, on the same
+recorded draws: there splitting ``alpha`` over the looks costs more radius than the
+misjudged ``pA`` it corrects.
 """
 
 from __future__ import annotations

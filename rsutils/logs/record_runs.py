@@ -36,7 +36,14 @@ from rsutils.core.record import (
     replay_decide_label,
     replay_planned,
 )
-from rsutils.core.sequential import Decision, Schedule, check_radius, threshold_pA
+from rsutils.core.sequential import (
+    Decision,
+    LookSchedule,
+    Schedule,
+    check_radius,
+    threshold_pA,
+)
+from rsutils.core.sequential_radius import replay_certify_looks
 from rsutils.core.settings import CertifySettings
 from rsutils.core.smooth import Smooth
 from rsutils.logs.dataset_run import DatasetRun, answer_columns, run_dataset
@@ -53,6 +60,7 @@ __all__ = [
     "replay_decisions",
     "replay_planned_log",
     "replay_published",
+    "replay_radius_looks_log",
     "unpack_labels",
 ]
 
@@ -151,6 +159,25 @@ def replay_planned_log(
         rows.append(
             {"idx": record.index, **cert.as_dict(), **answer_columns(cert.prediction, label)}
         )
+    return pd.DataFrame(rows)
+
+
+def replay_radius_looks_log(
+    smooth: Smooth, log: pd.DataFrame, schedule: LookSchedule, radius_loss: float
+) -> pd.DataFrame:
+    """The log of :func:`~rsutils.core.sequential_radius.certify_looks` (each input
+    stopping at its own look, ``n`` the draws it read) from a record log; CERTIFY's
+    columns with ``look`` and ``alpha_spent``."""
+    rows = []
+    for record, label in _records(smooth, log):
+        answer = replay_certify_looks(smooth, record, schedule, radius_loss)
+        cert = answer.certificate
+        rows.append(
+            {
+                "idx": record.index, **cert.as_dict(), **answer_columns(cert.prediction, label),
+                "look": answer.look, "alpha_spent": answer.alpha_spent,
+            }
+        )  # fmt: skip
     return pd.DataFrame(rows)
 
 

@@ -16,6 +16,7 @@ from rsutils.logs.record_runs import (
     replay_certify_log,
     replay_decisions,
     replay_planned_log,
+    replay_radius_looks_log,
     unpack_labels,
 )
 from rsutils.logs.runner import certify_dataset
@@ -85,3 +86,22 @@ def test_replayed_planned_draws_are_the_live_run(cnn, images, tmp_path) -> None:
     replayed = replay_planned_log(smooth, log, SETTINGS.alpha, 0.05)
     for column in ("idx", "predict", "count", "n"):
         assert replayed[column].tolist() == live[column].tolist(), column
+
+
+def test_replayed_radius_looks_are_the_live_procedure(cnn, images, tmp_path) -> None:
+    from rsutils.core.sequential_radius import certify_looks
+
+    smooth = Smooth(cnn, 10, Gaussian(0.25))
+    log = record_dataset(smooth, images, [0, 2], tmp_path / "r.tsv", SETTINGS, progress=False)
+    schedule = LookSchedule.geometric(300, 0.01, first=20)
+    replayed = replay_radius_looks_log(smooth, log, schedule, 0.05)
+    for row in replayed.itertuples(index=False):
+        live = certify_looks(
+            smooth, images.images[row.idx], 20, schedule, 0.05, seed=3, index=row.idx
+        )
+        assert (row.count, row.n, row.look) == (
+            live.certificate.count,
+            live.certificate.n,
+            live.look,
+        )
+        assert row.predict == live.prediction and row.radius == live.radius
