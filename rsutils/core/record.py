@@ -77,7 +77,8 @@ class DrawRecord:
 
     @property
     def selected(self) -> int:
-        """CERTIFY's class: the most frequent among the selection draws (lowest on ties)."""
+        """The class CERTIFY selects, the most frequent among the selection draws (lowest
+        on ties)."""
         return int(np.argmax(np.bincount(self.selection, minlength=self.num_classes)))
 
     def counter(self) -> RecordedCounter:
