@@ -154,7 +154,7 @@ plt.close(ax.figure)
 # design with at most $n = $ {glue:text}`n:,d` draws (0: never within them):
 
 # %%
-p_one = fd.draws_at_p_one((1.0, 2.0, 3.0), ALPHA, N, schedule)
+p_one = fd.draws_at_p_one((1.0, 2.0, 3.0), ALPHA, N, schedule, anytime)
 p_one.astype(int)
 
 # %% [markdown]
@@ -177,7 +177,10 @@ glue_all(
     half_floor=half_floor,
     half_floor_chance=min(1.0, ALPHA / norm.cdf(1.0) ** half_floor),
 )
-assert (p_one["confidence sequence"] >= p_one["floor"]).all()
+sequence, spending = p_one["confidence sequence"], p_one["spending looks"]
+never = sequence == 0  # not within n draws
+assert ((sequence >= p_one["floor"]) | never).all()
+assert ((sequence <= spending) & ~never | (spending == 0)).all()
 
 # %% [markdown]
 # ## (b) Is $x$ certified at radius $r$? Sequential CERTIFY
@@ -215,8 +218,8 @@ assert abs(sum(schedule.alphas) - P.certify.alpha) < 1e-12
 # Spending $\alpha$ over looks makes each look's test weaker, so the looks must be
 # few, and an input whose answer becomes plain just after a look waits for the
 # next one. A *confidence sequence* removes both costs
-# {cite:p}`robbins1970statistical,howard2021timeuniform`: a test at the full
-# $\alpha$ that stays valid however often it looks and whenever it stops.
+# {cite:p}`robbins1970statistical,howard2021timeuniform`: a test that stays valid
+# however often it looks and whenever it stops, so it need not be split over looks.
 # {class}`~rsutils.core.anytime.AnytimeSchedule` looks after every batch (the
 # batches grow by a tenth) and certifies $r$ once the mixture martingale
 #
@@ -225,13 +228,17 @@ assert abs(sum(schedule.alphas) - P.certify.alpha) < 1e-12
 # \pi(\theta)\,d\theta}{\Pr_\pi(\theta \ge p_0)\; p_0^{k}(1-p_0)^{t-k}}
 # $$ (eq-mixture-martingale)
 #
-# reaches $1/\alpha$, with $k$ of $t$ draws in class A, $p_0$ the least $p_A$ that
+# reaches $1/\alpha'$, with $k$ of $t$ draws in class A, $p_0$ the least $p_A$ that
 # certifies $r$ and $\pi$ Jeffreys' prior {cite:p}`krichevsky1981performance`.
-# Under any $p_A \le p_0$ it is a nonnegative supermartingale of mean at most 1, so by
-# Ville's inequality it ever reaches $1/\alpha$ with probability at most $\alpha$,
-# the guarantee of CERTIFY at any stopping time. It stops *not certified* once the
-# two-sided sequence lies below $p_0$. Section (a)'s table shows its price at
-# $p_A = 1$: a few draws above the floor, about a sixth more.
+# Under any $p_A \le p_0$ it is a nonnegative supermartingale of mean at most 1, so
+# by Ville's inequality it ever reaches $1/\alpha'$ with probability at most
+# $\alpha'$, at any stopping time. It stops *not certified* once the two-sided
+# sequence lies below $p_0$. As the spending schedule does, the book's schedule keeps
+# half of $\alpha$ for CERTIFY's own test at the last look, where a fixed-$n$ bound
+# is tighter than any sequence, and runs the sequence at $\alpha' = \alpha/2$; the
+# two levels add up to $\alpha$, CERTIFY's guarantee. Section (a)'s table shows the
+# price at $p_A = 1$: above the floor, and below the first certifying look of the
+# spending schedule, whose doubling looks overshoot it.
 #
 # The martingale is an e-process in the language of anytime-valid inference
 # {cite:p}`ramdas2023gametheoretic`. Its prior is fixed here; {cite:t}`cullen2026halt`

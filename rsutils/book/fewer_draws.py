@@ -13,12 +13,12 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
+from rsutils.core.anytime import AnytimeSchedule
 from rsutils.core.confidence import (
     least_expected_draws,
     max_certifiable_pA,
     min_samples_for_radius,
 )
-from rsutils.core.confidence_sequence import cs_min_draws_all_successes
 from rsutils.core.published_sequential import published_all_hits
 from rsutils.core.sequential import LookSchedule
 from rsutils.logs.analysis import average_certified_radius, certified_accuracy
@@ -238,12 +238,18 @@ def savings_bound_at(log: pd.DataFrame, radii: Sequence[float], n_max: int, n_la
 
 
 def draws_at_p_one(
-    r_over_sigma: Sequence[float], alpha: float, n_max: int, schedule: LookSchedule
+    r_over_sigma: Sequence[float],
+    alpha: float,
+    n_max: int,
+    schedule: LookSchedule,
+    anytime: AnytimeSchedule,
 ) -> pd.DataFrame:
     """Draws each design spends to certify ``r`` when every draw is in the class
-    (``pA = 1``), beside the fixed-``n`` floor: the spending schedule's first certifying
-    look, the one-sided confidence sequence, Voráček's two designs and Horváth et al.'s
-    stages, each at ``n_max`` (0: not certified within ``n_max``)."""
+    (``pA = 1``, Gaussian noise), beside the fixed-``n`` floor: the first certifying
+    look of the spending ``schedule`` and of the confidence sequence ``anytime``
+    (the sequence's boundary at its level, or the last look's fixed-``n`` test),
+    Voráček's two designs and Horváth et al.'s stages, each with at most ``n_max``
+    draws (0: not certified within them)."""
     rows = {}
     for k in r_over_sigma:
         p0 = float(norm.cdf(k))
@@ -258,10 +264,20 @@ def draws_at_p_one(
         rows[k] = {
             "floor": min_samples_for_radius(k, alpha),
             "spending looks": spending,
-            "confidence sequence": cs_min_draws_all_successes(p0, alpha, one_sided=True),
+            "confidence sequence": _sequence_at_p_one(anytime, p0),
             **{name: d.draws if d.certified else 0 for name, d in published.items()},
         }
     return pd.DataFrame(rows).T.rename_axis("r/σ")
+
+
+def _sequence_at_p_one(anytime: AnytimeSchedule, p0: float) -> int:
+    certify_from, _ = anytime.boundaries(p0)
+    looks = np.asarray(anytime.looks)
+    hits = np.flatnonzero(looks >= certify_from)
+    if hits.size:
+        return int(looks[hits[0]])
+    final = anytime.alpha * anytime.final_share
+    return anytime.n_max if final and final ** (1 / anytime.n_max) >= p0 else 0
 
 
 #: The published designs by the names the chapter shows.

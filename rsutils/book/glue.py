@@ -68,11 +68,15 @@ def key_part(label: Hashable) -> str:
 
 
 def glue_all(**values: object) -> None:
-    """Glue every keyword as a named value for ``{glue:text}`` in the prose (not shown)."""
+    """Glue every keyword as a named value for ``{glue:text}`` in the prose (not shown).
+
+    A numpy scalar is glued as the Python number it holds (:func:`plain`): glue stores
+    a value's ``repr``, and ``np.float64(0.03)`` is not a number a format can print.
+    """
     from myst_nb import glue
 
     for name, value in values.items():
-        glue(name, value, display=False)
+        glue(name, plain(value), display=False)
 
 
 def glue_fields(

@@ -120,10 +120,15 @@ def test_the_savings_bound_charges_undecided_images_the_larger_n() -> None:
 
 def test_draws_at_p_one_never_go_below_the_floor() -> None:
     from rsutils.book.fewer_draws import draws_at_p_one
+    from rsutils.core.anytime import AnytimeSchedule
+    from rsutils.core.confidence_sequence import cs_min_draws_all_successes
     from rsutils.core.sequential import LookSchedule
 
     schedule = LookSchedule.geometric(10_000, 0.001)
-    table = draws_at_p_one((1.0, 2.0), 0.001, 10_000, schedule)
+    anytime = AnytimeSchedule.geometric(10_000, 0.001)
+    table = draws_at_p_one((1.0, 2.0), 0.001, 10_000, schedule, anytime)
+    needed = cs_min_draws_all_successes(norm.cdf(1.0), 0.0005, one_sided=True)
+    assert table.loc[1.0, "confidence sequence"] == min(n for n in anytime.looks if n >= needed)
     assert list(table["floor"]) == [min_samples_for_radius(k, 0.001) for k in (1.0, 2.0)]
     designs = table.drop(columns="floor")
     assert ((designs == 0) | designs.ge(table["floor"], axis=0)).all().all()

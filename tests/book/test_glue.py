@@ -40,8 +40,9 @@ def table() -> pd.DataFrame:
 
 
 def test_glue_all_glues_each_value_under_its_name(glued) -> None:
-    glue_all(acr=0.5, label="class 1")
-    assert glued == {"acr": 0.5, "label": "class 1"}
+    glue_all(acr=0.5, label="class 1", chance=np.float64(0.03))
+    assert glued == {"acr": 0.5, "label": "class 1", "chance": 0.03}
+    assert type(glued["chance"]) is float  # its repr is a number a format can print
 
 
 def test_numpy_scalars_are_glued_as_the_python_numbers_they_hold() -> None:
