@@ -35,6 +35,7 @@ __all__ = [
     "procedure_table",
     "radius_floor",
     "savings_bound_at",
+    "uncertified_share",
 ]
 
 
@@ -325,3 +326,15 @@ def best_possible_savings(
         )
         saving[k] = (n0 + n) / max(float(charge.mean()), 1.0)
     return pd.Series(saving, name="best possible").rename_axis("r/σ")
+
+
+def uncertified_share(standard: pd.DataFrame, long: pd.DataFrame, radius: float) -> float:
+    """The share of a procedure's forward passes at ``radius`` (its
+    :func:`~rsutils.logs.sequential_runs.decisions_long` table) spent on images whose
+    true label CERTIFY's log does not certify there: what deciding "not certified"
+    cost, which Wald's bound (:func:`best_possible_savings`) does not charge."""
+    at = long[np.isclose(long["radius"], radius)].set_index("idx")
+    by_index = standard.set_index("idx").loc[at.index]
+    certified = (by_index["correct"] == 1) & (by_index["radius"] >= radius)
+    passes = at["forward_passes"]
+    return float(passes[~certified.to_numpy()].sum() / passes.sum())

@@ -175,3 +175,18 @@ def test_the_best_possible_saving_charges_walds_bound_to_certified_images() -> N
     saving = best_possible_savings(standard, records, [1.0], 0.25, 0.001)
     charge = float(least_expected_draws(1.0, norm.cdf(1.0), 0.001)) / 2  # image 1: nothing
     assert saving[1.0] == pytest.approx(1100 / charge)
+
+
+def test_the_uncertified_share_counts_passes_on_images_certify_leaves_out() -> None:
+    from rsutils.book.fewer_draws import uncertified_share
+
+    standard = _certify_log([0.3, 0.1, 0.0, 0.5], [1000, 990, 400, 1000])
+    long = pd.DataFrame(
+        {
+            "idx": [0, 1, 2, 3, 0, 1, 2, 3],
+            "radius": [0.25] * 4 + [0.0] * 4,
+            "forward_passes": [100, 300, 500, 100, 9, 9, 9, 9],
+        }
+    )
+    # at 0.25 CERTIFY certifies images 0 and 3 only: 800 of the 1,000 passes are elsewhere
+    assert uncertified_share(standard, long, 0.25) == pytest.approx(0.8)
