@@ -176,6 +176,23 @@ def test_the_fewer_draw_runs_are_cached_and_read_back(experiments, monkeypatch) 
         cached.decide(CONFIG, Gaussian(0.25), [0.1], schedule)
 
 
+def test_the_record_is_cached_and_replays_certify(experiments, monkeypatch) -> None:
+    """The recorded draws of CERTIFY's runs: cached, read back without the model, and
+    CERTIFY replayed on them is the cached CERTIFY log."""
+    from rsutils.logs.record_runs import replay_certify_log
+
+    record = experiments.record(CONFIG, Gaussian(0.25))
+    standard = experiments.certify(CONFIG, Gaussian(0.25))
+    assert list(record["idx"]) == list(standard["idx"]) == [0, 3, 7]
+    monkeypatch.setattr("rsutils.book.experiments.record_dataset", None)  # must not run again
+    cached = experiments.cached()
+    assert cached.record(CONFIG, Gaussian(0.25)).equals(record)
+    smooth = experiments.smooth(CONFIG, Gaussian(0.25))
+    replayed = replay_certify_log(smooth, record, experiments.settings.alpha)
+    assert replayed["count"].tolist() == standard["count"].tolist()
+    assert replayed["predict"].tolist() == standard["predict"].tolist()
+
+
 def test_ascent_paths_end_at_the_logs_scales_and_are_cached(experiments, monkeypatch) -> None:
     ascent = SigmaAscent(sigma0=0.25, iterations=3, draws=2)
     log = experiments.certify_ds(CONFIG, ascent)
