@@ -612,7 +612,7 @@ glue_all(
 # up to $2\sigma$, so it does not explain a miss: it charges nothing for the images a
 # test does not certify, and that is where the passes go. At the model and radius
 # where the sequence saves least up to $\sigma$ ($\sigma = $
-# {glue:text}`worst_sigma:g`, $r = $ {glue:text}`worst_r:g`$\sigma$),
+# {glue:text}`worst_sigma:g`, $r/\sigma = $ {glue:text}`worst_r:g`),
 # {glue:text}`uncertified:.0%` of its passes are spent on images that CERTIFY does
 # not certify there either. Telling them apart from the certifiable ones near the
 # threshold is the cost no design here avoids; a test that gave up on them sooner
@@ -640,12 +640,15 @@ for ax, s in zip(np.atleast_1d(axes), BOOK_SIGMAS, strict=True):
     }
     frame = pd.DataFrame(passes).rename_axis("radius").reset_index()
     frame["r/σ"] = frame["radius"] / s
-    long = frame.melt(["radius", "r/σ"], var_name="procedure")
-    sns.lineplot(long, x="r/σ", y="value", hue="procedure", ax=ax,
+    tidy = frame.melt(["radius", "r/σ"], var_name="procedure")
+    sns.lineplot(tidy, x="r/σ", y="value", hue="procedure", ax=ax,
                  marker="o", legend=ax is axes[0])  # fmt: skip
     ax.axhline(P.certify.n0 + N, color="grey", linestyle=":")
     ax.set(yscale="log", title=f"σ = {s}")
     ax.set_ylabel("forward passes per image")
+sns.move_legend(
+    axes[0], "upper center", bbox_to_anchor=(1.7, -0.2), ncol=6, title=None
+)
 glue_all(fig_label_passes=fig)
 plt.close(fig)
 
@@ -659,8 +662,9 @@ plt.close(fig)
 # ```
 #
 # What to look at: the curves start low, where a confident image settles in tens
-# of draws, and climb with the radius as the floor grows; near $3\sigma$ they meet
-# CERTIFY's line, where no test has much to save.
+# of draws, and climb with the radius as the floor grows. They come closest to
+# CERTIFY's line where many images are certified near the ceiling, and stay well
+# below it where few images are certified at large radii.
 #
 # ## (e) The cost of a whole curve
 #
