@@ -400,10 +400,10 @@ runs = {
 }
 
 # %% [markdown]
-# One row per model and radius: CERTIFY's certified accuracy, and per procedure its
-# accuracy minus CERTIFY's, in points ("gap"), and how many times fewer forward
-# passes per image than CERTIFY's $n_0 + n$ it spent ("fewer by"); the floor's
-# draws close the row.
+# One row per model and radius: CERTIFY's certified accuracy in percent, and per
+# procedure its accuracy minus CERTIFY's, in points ("gap"), and how many times
+# fewer forward passes per image than CERTIFY's $n_0 + n$ it spent ("fewer by");
+# the floor's draws close the row.
 
 
 # %%

@@ -189,8 +189,8 @@ def procedure_table(
     :func:`~rsutils.logs.sequential_runs.decisions_long` table; one row per radius
     (``r/σ``), and per procedure its certified accuracy minus CERTIFY's (``gap``, in
     points) and how many times fewer forward passes per image it spent (``fewer by``),
-    beside CERTIFY's accuracy and the ``floor`` of one certificate at that level
-    (without selection draws).
+    beside CERTIFY's accuracy (in percent) and the ``floor`` of one certificate at
+    that level (without selection draws).
     """
     columns: dict[tuple[str, str], pd.Series] = {}
     base = None
@@ -202,7 +202,7 @@ def procedure_table(
     if base is None:
         raise ValueError("decisions must name at least one procedure")
     n0 = int(standard["n0"].iloc[0])
-    columns[("CERTIFY", "acc.")] = base["CERTIFY acc."]
+    columns[("CERTIFY", "acc. %")] = 100 * base["CERTIFY acc."]
     columns[("floor", "draws")] = base["floor"] - n0
     frame = pd.DataFrame(columns)
     frame.index = base["r/σ"].round(6)

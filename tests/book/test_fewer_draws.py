@@ -150,6 +150,7 @@ def test_procedure_table_sets_each_procedure_beside_certify() -> None:
     )
     table = procedure_table(standard, {"a": long}, sigma=0.25, alpha=0.001)
     assert table.loc[1.0, ("a", "gap")] == 0
+    assert table.loc[1.0, ("CERTIFY", "acc. %")] == 50
     assert table.loc[1.0, ("a", "fewer by")] == pytest.approx(1100 / 385)
     assert table.loc[1.0, ("floor", "draws")] == min_samples_for_radius(1.0, 0.001)
 
