@@ -17,7 +17,7 @@ from __future__ import annotations
 import base64
 import os
 import zlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -45,7 +45,7 @@ from rsutils.core.sequential import (
 )
 from rsutils.core.sequential_radius import replay_certify_looks
 from rsutils.core.settings import CertifySettings
-from rsutils.core.smooth import Smooth
+from rsutils.core.smooth import Certificate, Smooth
 from rsutils.logs.dataset_run import DatasetRun, answer_columns, run_dataset
 from rsutils.training.data import Dataset
 
@@ -139,13 +139,7 @@ def replay_certify_log(
     smooth: Smooth, log: pd.DataFrame, alpha: float, n: int | None = None
 ) -> pd.DataFrame:
     """CERTIFY's log (at ``n`` draws, the record's by default) from a record log."""
-    rows = []
-    for record, label in _records(smooth, log):
-        cert = replay_certify(smooth, record, alpha, n)
-        rows.append(
-            {"idx": record.index, **cert.as_dict(), **answer_columns(cert.prediction, label)}
-        )
-    return pd.DataFrame(rows)
+    return _certificate_log(smooth, log, lambda record: replay_certify(smooth, record, alpha, n))
 
 
 def replay_planned_log(
@@ -153,9 +147,18 @@ def replay_planned_log(
 ) -> pd.DataFrame:
     """The log of :func:`~rsutils.logs.sequential_runs.certify_planned_dataset`
     (``n_max`` the record's ``n``) from a record log."""
+    return _certificate_log(
+        smooth, log, lambda record: replay_planned(smooth, record, alpha, radius_loss)
+    )
+
+
+def _certificate_log(
+    smooth: Smooth, log: pd.DataFrame, answer: Callable[[DrawRecord], Certificate]
+) -> pd.DataFrame:
+    """CERTIFY's columns, one row per recorded input, from its certificate ``answer``."""
     rows = []
     for record, label in _records(smooth, log):
-        cert = replay_planned(smooth, record, alpha, radius_loss)
+        cert = answer(record)
         rows.append(
             {"idx": record.index, **cert.as_dict(), **answer_columns(cert.prediction, label)}
         )
