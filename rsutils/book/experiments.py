@@ -52,7 +52,7 @@ from rsutils.ddrs.sigma_ascent import SigmaAscent
 from rsutils.ddrs.sigma_store import SigmaStore
 from rsutils.ddrs.step_budget import ascent_paths
 from rsutils.logs.analysis import read_log
-from rsutils.logs.record_runs import read_record_log, record_dataset
+from rsutils.logs.record_runs import certify_recorded_dataset, read_record_log, record_dataset
 from rsutils.logs.runner import certify_dataset, certify_dataset_ds, predict_dataset
 from rsutils.logs.sequential_runs import certify_planned_dataset, decide_dataset, read_decisions
 from rsutils.memory import CertificateMemory, copy_memory
@@ -224,7 +224,10 @@ class Experiments:
         """CERTIFY with the model of ``config`` and ``noise`` (isotropic or anisotropic).
 
         Logs of anisotropic noise have ``radius`` (``min(sigma)·R``),
-        ``region_radius`` (R) and ``alm``.
+        ``region_radius`` (R) and ``alm``. The model runs once per input: the class of
+        every draw is kept in :meth:`record`'s log and CERTIFY is replayed on it
+        (:func:`~rsutils.logs.record_runs.certify_recorded_dataset`), so procedures
+        compared with CERTIFY later read the record instead of running the model.
         """
         noise_key, folder = _noise_key(noise, norm)
         path = self._log_path(folder, config, {**noise_key, **self._mode()}, "certify")
@@ -232,9 +235,11 @@ class Experiments:
             return self._read_cached(path)
         model, classes = self.model(config), self.data.num_classes
         smooth = Smooth(model, classes, noise, norm=norm, inference=self.inference)
-        return certify_dataset(
-            smooth, self.data, self.indices, path, self.settings, **self._run(config)
-        )
+        record_path = self._log_path("record", config, {**noise_key, **self._mode()}, "certify")
+        return certify_recorded_dataset(
+            smooth, self.data, self.indices, path, record_path, self.settings,
+            **self._run(config),
+        )  # fmt: skip
 
     def certify_generated(
         self, config: NPGConfig, *, without_mu: bool = False, constant_sigma: float | None = None
@@ -346,7 +351,8 @@ class Experiments:
     def record(self, config: TrainConfig, noise: NoiseFamily) -> pd.DataFrame:
         """The class of every draw CERTIFY (:meth:`certify`, same settings) classifies,
         per image (:func:`~rsutils.logs.record_runs.record_dataset`), for replaying
-        procedures on CERTIFY's own draws (:func:`~rsutils.logs.record_runs.read_records`)."""
+        procedures on CERTIFY's own draws (:func:`~rsutils.logs.record_runs.read_records`).
+        :meth:`certify` keeps it as it runs, so after it this reads the cache."""
         noise_key, _ = _noise_key(noise, None)
         path = self._log_path("record", config, {**noise_key, **self._mode()}, "certify")
         if self.cached_only:

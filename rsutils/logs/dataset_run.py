@@ -128,11 +128,12 @@ class DatasetRun:
     selects the classifier's identity in the sidecar; ``columns`` are the log's;
     ``settings`` are the run's own settings, recorded after the dataset's; ``row(idx)``
     makes the row of input ``idx``: every column but ``idx`` and ``time``, which the
-    skeleton adds. ``read`` reads the finished log. ``groups`` is work that
-    inputs share (see :class:`InputGroups`). The bar counts ``row_cost`` of ``unit``
-    per row (and ``groups.cost`` per input of a group); it is a
-    :class:`~rsutils.progress.ProgressBar`, so a run with its bar off still reports to
-    the side channel of ``book/run_notebooks.py``.
+    skeleton adds (a row that gives its own ``time`` keeps it: a row replayed from
+    recorded draws states the seconds the recording took). ``read`` reads the
+    finished log. ``groups`` is work that inputs share (see :class:`InputGroups`).
+    The bar counts ``row_cost`` of ``unit`` per row (and ``groups.cost`` per input of
+    a group); it is a :class:`~rsutils.progress.ProgressBar`, so a run with its bar off
+    still reports to the side channel of ``book/run_notebooks.py``.
     """
 
     name: str
@@ -201,7 +202,8 @@ def _append_group(log: ResumableLog, run: DatasetRun, group: list[int], bar: Pro
     for i in group:
         began = time.perf_counter()
         values = run.row(i)
-        log.append({**values, "idx": i, "time": round(shared + time.perf_counter() - began, 4)})
+        seconds = round(shared + time.perf_counter() - began, 4)
+        log.append({"time": seconds, **values, "idx": i})
         bar.update(run.row_cost)
 
 

@@ -46,12 +46,15 @@ from rsutils.core.sequential import (
 from rsutils.core.sequential_radius import replay_certify_looks
 from rsutils.core.settings import CertifySettings
 from rsutils.core.smooth import Certificate, Smooth
-from rsutils.logs.dataset_run import DatasetRun, answer_columns, run_dataset
+from rsutils.logs.dataset_run import DatasetRun, InputGroups, answer_columns, run_dataset
+from rsutils.logs.runner import certify_columns, certify_row
 from rsutils.training.data import Dataset
 
 __all__ = [
     "PUBLISHED",
     "RECORD_COLUMNS",
+    "certify_recorded_dataset",
+    "live_disagreements",
     "pack_labels",
     "read_record_log",
     "read_records",
@@ -117,6 +120,76 @@ def record_dataset(
         read=read_record_log, row_cost=settings.n0 + settings.n, unit="draw",
     )  # fmt: skip
     return run_dataset(smooth, data, indices, path, run, config=config, progress=progress)
+
+
+def certify_recorded_dataset(
+    smooth: Smooth,
+    data: Dataset,
+    indices: Iterable[int],
+    path: str | os.PathLike[str],
+    record_path: str | os.PathLike[str],
+    settings: CertifySettings,
+    *,
+    config: Mapping[str, Any] | None = None,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """CERTIFY over ``data[indices]`` into the resumable log at ``path`` (the log
+    :func:`~rsutils.logs.runner.certify_dataset` writes, same columns and settings),
+    keeping every draw's class in the record log at ``record_path``.
+
+    Once the CERTIFY log is opened (its path and settings checked), the inputs it lacks
+    are recorded (:func:`record_dataset`, resumable), then CERTIFY is replayed on their
+    records (:func:`~rsutils.core.record.replay_certify`); a row's ``time`` is the
+    seconds its recording took. The model runs once for both
+    logs, and later procedures replay the record instead of running it again.
+    """
+    scale = smooth.logged_scale
+    records = pd.DataFrame()
+
+    def record(todo: list[int]) -> None:
+        nonlocal records
+        log = record_dataset(smooth, data, todo, record_path, settings, config=config,
+                             progress=progress)  # fmt: skip
+        records = log.set_index("idx")
+
+    def row(i: int) -> dict[str, Any]:
+        (drawn,) = read_records(records.loc[[i]].reset_index(), smooth.num_classes)
+        cert = replay_certify(smooth, drawn, settings.alpha)
+        values = certify_row(cert, int(data.labels[i]), scale)
+        return {**values, "time": float(records.at[i, "time"])}
+
+    run = DatasetRun(
+        "certify", "certify", certify_columns(smooth), settings.identity("certify"), row,
+        groups=InputGroups(size=_ALL_AT_ONCE, prepare=record),
+    )  # fmt: skip
+    return run_dataset(smooth, data, indices, path, run, config=config, progress=False)
+
+
+def live_disagreements(
+    smooth: Smooth,
+    data: Dataset,
+    log: pd.DataFrame,
+    settings: CertifySettings,
+    indices: Sequence[int],
+) -> list[int]:
+    """The inputs among ``indices`` whose row of the CERTIFY ``log`` (made by
+    :func:`certify_recorded_dataset`) differs from CERTIFY run live now, the model on
+    the same seeded draws: selected class, count or prediction. Empty when the record is
+    what CERTIFY draws."""
+    rows = log.set_index("idx")
+    wrong = []
+    for i in indices:
+        s = settings
+        live = smooth.certify(data.images[i], s.n0, s.n, s.alpha, s.batch_size, s.seed, i)
+        row = rows.loc[i]
+        logged = (int(row["selected"]), int(row["count"]), int(row["predict"]))
+        if logged != (live.selected, live.count, live.prediction):
+            wrong.append(int(i))
+    return wrong
+
+
+#: A group size above any run's inputs: the inputs a log lacks are recorded in one go.
+_ALL_AT_ONCE = 2**62
 
 
 def read_records(log: pd.DataFrame, num_classes: int) -> list[DrawRecord]:

@@ -22,6 +22,7 @@ import pandas as pd
 import torch
 
 from rsutils.core.settings import CertifySettings, check_count
+from rsutils.core.smooth import Certificate
 from rsutils.core.smoothed import SmoothedClassifier
 from rsutils.ddrs.data_dependent import DataDependentSmooth
 from rsutils.ddrs.sigma_ascent import SigmaAscent
@@ -45,6 +46,7 @@ __all__ = [
     "certify_columns",
     "certify_dataset",
     "certify_dataset_ds",
+    "certify_row",
     "ds_work",
     "predict_dataset",
     "select_indices",
@@ -72,6 +74,12 @@ def certify_columns(smooth: SmoothedClassifier) -> list[str]:
     return list(ANISOTROPIC_COLUMNS if smooth.anisotropic else CERTIFY_COLUMNS)
 
 
+def certify_row(cert: Certificate, label: int, scale: float) -> dict[str, Any]:
+    """A CERTIFY log's row of one input (all but ``idx`` and ``time``): the certificate,
+    the answer against ``label`` and the noise ``scale``."""
+    return {**cert.as_dict(), **answer_columns(cert.prediction, label), "scale": scale}
+
+
 def certify_dataset(
     smooth: SmoothedClassifier,
     data: Dataset,
@@ -97,8 +105,7 @@ def certify_dataset(
 
     def row(i: int) -> dict[str, Any]:
         cert = smooth.certify(data.images[i], *_certify_args(settings), index=i)
-        label = int(data.labels[i])
-        return {**cert.as_dict(), **answer_columns(cert.prediction, label), "scale": scale}
+        return certify_row(cert, int(data.labels[i]), scale)
 
     run = DatasetRun(
         "certify", "certify", certify_columns(smooth), settings.identity("certify"), row

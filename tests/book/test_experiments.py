@@ -38,6 +38,7 @@ def _refuse(monkeypatch) -> None:
         raise AssertionError("a cached log must not be recomputed")
 
     monkeypatch.setattr(Smooth, "certify", refuse)
+    monkeypatch.setattr(Smooth, "prefix_counter", refuse)  # what a record draws with
     monkeypatch.setattr(Smooth, "predict", refuse)
 
 
@@ -181,9 +182,11 @@ def test_the_record_is_cached_and_replays_certify(experiments, monkeypatch) -> N
     CERTIFY replayed on them is the cached CERTIFY log."""
     from rsutils.logs.record_runs import replay_certify_log
 
-    record = experiments.record(CONFIG, Gaussian(0.25))
     standard = experiments.certify(CONFIG, Gaussian(0.25))
+    _refuse(monkeypatch)  # certify kept the record: it is read, not drawn again
+    record = experiments.record(CONFIG, Gaussian(0.25))
     assert list(record["idx"]) == list(standard["idx"]) == [0, 3, 7]
+    assert record["time"].tolist() == standard["time"].tolist()  # the recording's seconds
     monkeypatch.setattr("rsutils.book.experiments.record_dataset", None)  # must not run again
     cached = experiments.cached()
     assert cached.record(CONFIG, Gaussian(0.25)).equals(record)

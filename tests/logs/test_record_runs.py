@@ -10,7 +10,10 @@ from rsutils import CertifySettings, Dataset, Gaussian, Smooth
 from rsutils.core.anytime import AnytimeSchedule
 from rsutils.core.sequential import LookSchedule
 from rsutils.logs.record_runs import (
+    certify_recorded_dataset,
+    live_disagreements,
     pack_labels,
+    read_record_log,
     read_records,
     record_dataset,
     replay_certify_log,
@@ -105,3 +108,42 @@ def test_replayed_radius_looks_are_the_live_procedure(cnn, images, tmp_path) -> 
             live.look,
         )
         assert row.predict == live.prediction and row.radius == live.radius
+
+
+def test_certify_with_a_record_is_certify_and_keeps_the_draws(cnn, images, tmp_path) -> None:
+    """The CERTIFY log made by recording then replaying is the live run's, settings and
+    all, resumes from where it stopped, and leaves the record of every input behind."""
+    smooth = Smooth(cnn, 10, Gaussian(0.25))
+    path, record_path = tmp_path / "c.tsv", tmp_path / "r.tsv"
+    live = certify_dataset(smooth, images, [1, 4, 2], tmp_path / "l.tsv", SETTINGS, progress=False)
+    certify_recorded_dataset(smooth, images, [1], path, record_path, SETTINGS, progress=False)
+    log = certify_recorded_dataset(
+        smooth, images, [1, 4, 2], path, record_path, SETTINGS, progress=False
+    )
+    assert log.drop(columns="time").equals(live.drop(columns="time"))
+    sidecar = path.with_name(path.name + ".json").read_text()
+    assert sidecar == (tmp_path / "l.tsv.json").read_text()
+    record = read_record_log(record_path)
+    assert record["idx"].tolist() == [1, 4, 2]
+    assert log["time"].tolist() == record["time"].tolist()
+
+
+def test_certify_with_a_record_checks_the_log_before_it_records(cnn, images, tmp_path) -> None:
+    smooth = Smooth(cnn, 10, Gaussian(0.25))
+    path, record_path = tmp_path / "c.tsv", tmp_path / "r.tsv"
+    certify_recorded_dataset(smooth, images, [1], path, record_path, SETTINGS, progress=False)
+    other = SETTINGS.replace(n=200)
+    with pytest.raises(ValueError, match="settings"):
+        certify_recorded_dataset(smooth, images, [2], path, tmp_path / "r2.tsv", other,
+                                 progress=False)  # fmt: skip
+    assert not (tmp_path / "r2.tsv").exists()
+
+
+def test_live_certify_finds_a_log_whose_draws_are_not_certifys(cnn, images, tmp_path) -> None:
+    smooth = Smooth(cnn, 10, Gaussian(0.25))
+    log = certify_recorded_dataset(
+        smooth, images, [0, 3], tmp_path / "c.tsv", tmp_path / "r.tsv", SETTINGS, progress=False
+    )
+    assert live_disagreements(smooth, images, log, SETTINGS, [0, 3]) == []
+    other_seed = SETTINGS.replace(seed=4)  # other draws: some count differs
+    assert live_disagreements(smooth, images, log, other_seed, [0, 3]) != []
