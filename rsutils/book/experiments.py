@@ -43,7 +43,7 @@ from rsutils.core.devices import pick_device
 from rsutils.core.environment import describe_environment
 from rsutils.core.inference import inference_model
 from rsutils.core.noise import Gaussian, NoiseFamily
-from rsutils.core.sequential import LookSchedule
+from rsutils.core.sequential import Schedule
 from rsutils.core.settings import CertifySettings
 from rsutils.core.smooth import ABSTAIN, Smooth
 from rsutils.core.streams import derived_seed, stream_generator
@@ -54,7 +54,12 @@ from rsutils.ddrs.step_budget import ascent_paths
 from rsutils.logs.analysis import read_log
 from rsutils.logs.record_runs import certify_recorded_dataset, read_record_log, record_dataset
 from rsutils.logs.runner import certify_dataset, certify_dataset_ds, predict_dataset
-from rsutils.logs.sequential_runs import certify_planned_dataset, decide_dataset, read_decisions
+from rsutils.logs.sequential_runs import (
+    certify_planned_dataset,
+    decide_dataset,
+    read_decisions,
+    schedule_identity,
+)
 from rsutils.memory import CertificateMemory, copy_memory
 from rsutils.training.data import Dataset, load_dataset
 from rsutils.training.models import load_checkpoint, save_checkpoint
@@ -331,13 +336,14 @@ class Experiments:
         config: TrainConfig,
         noise: NoiseFamily,
         radii: Sequence[float],
-        schedule: LookSchedule,
+        schedule: Schedule,
     ) -> pd.DataFrame:
         """Sequential decisions at ``radii`` with the model of ``config`` and isotropic
-        ``noise``, the settings' ``n0`` and ``seed`` and ``schedule``'s looks and levels
-        (:func:`~rsutils.logs.sequential_runs.decide_dataset`)."""
+        ``noise``, the settings' ``n0`` and ``seed`` and ``schedule``'s test (a spending
+        schedule or a confidence sequence;
+        :func:`~rsutils.logs.sequential_runs.decide_dataset`)."""
         noise_key, _ = _noise_key(noise, None)
-        extra = {"looks": list(schedule.looks), "alphas": list(schedule.alphas)}
+        extra = schedule_identity(schedule)
         extra |= {"radii": [float(r) for r in radii], **noise_key, **self._mode()}
         path = self._log_path("decide", config, extra, "certify")
         if self.cached_only:

@@ -44,6 +44,7 @@ __all__ = [
     "decision_columns",
     "decisions_long",
     "read_decisions",
+    "schedule_identity",
 ]
 
 
@@ -133,17 +134,21 @@ def _distinct_radii(radii: Sequence[float]) -> list[float]:
 def _schedule_settings(
     settings: CertifySettings, schedule: Schedule, radii: list[float]
 ) -> dict[str, Any]:
-    """What determines the rows: a spending schedule's looks and levels (and whether it
-    is randomised, only when it is, so the settings of earlier logs are unchanged), or
-    a confidence sequence's looks, level and sidedness."""
+    """What determines the rows: the seed, the schedule (:func:`schedule_identity`) and
+    the radii."""
+    return {"seed": settings.seed, **schedule_identity(schedule), "radii": radii}
+
+
+def schedule_identity(schedule: Schedule) -> dict[str, Any]:
+    """What a log records of the test a schedule runs: a spending schedule's looks and
+    levels (and whether it is randomised, only when it is, so the settings of earlier
+    logs are unchanged), or a confidence sequence's looks, level, sidedness and prior."""
     if isinstance(schedule, AnytimeSchedule):
         test = {"test": "confidence sequence", "looks": list(schedule.looks)}
         test |= {"alpha": schedule.alpha, "one_sided": schedule.one_sided}
-        test |= {"prior": list(schedule.prior)}
-    else:
-        test = {"looks": list(schedule.looks), "alphas": list(schedule.alphas)}
-        test |= {"randomized": True} if _randomized(schedule) else {}
-    return {"seed": settings.seed, **test, "radii": radii}
+        return test | {"prior": list(schedule.prior)}
+    test = {"looks": list(schedule.looks), "alphas": list(schedule.alphas)}
+    return test | ({"randomized": True} if _randomized(schedule) else {})
 
 
 def _randomized(schedule: Schedule) -> bool:

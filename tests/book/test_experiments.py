@@ -20,6 +20,7 @@ from rsutils import (
 )
 from rsutils.book.experiments import Experiments, NotCachedError, trained_model
 from rsutils.cache import cache_dir, config_key
+from rsutils.core.anytime import AnytimeSchedule
 from rsutils.core.sequential import LookSchedule
 
 CONFIG = TrainConfig(epochs=1, batch_size=32)
@@ -175,6 +176,19 @@ def test_the_fewer_draw_runs_are_cached_and_read_back(experiments, monkeypatch) 
     assert cached.certify_planned(CONFIG, Gaussian(0.25), 0.05).equals(planned)
     with pytest.raises(NotCachedError):
         cached.decide(CONFIG, Gaussian(0.25), [0.1], schedule)
+
+
+def test_a_confidence_sequence_has_its_own_cached_decisions(experiments, monkeypatch) -> None:
+    """A confidence sequence's decisions are cached apart from a spending schedule's on
+    the same looks (the key names the test), and read back."""
+    spending = LookSchedule.geometric(200, 0.01, first=20)
+    sequence = AnytimeSchedule.geometric(200, 0.01, first=20)
+    decided = experiments.decide(CONFIG, Gaussian(0.25), [0.0, 0.2], sequence)
+    experiments.decide(CONFIG, Gaussian(0.25), [0.0, 0.2], spending)
+    assert len(list((cache_dir() / "decide").glob("*.tsv"))) == 2
+    monkeypatch.setattr("rsutils.book.experiments.decide_dataset", None)  # must not run again
+    again = experiments.cached().decide(CONFIG, Gaussian(0.25), [0.0, 0.2], sequence)
+    assert again.equals(decided)
 
 
 def test_the_record_is_cached_and_replays_certify(experiments, monkeypatch) -> None:
