@@ -23,7 +23,7 @@ from rsutils.core.radius import get_rule
 from rsutils.core.sampling import PrefixCounter, count_classes
 from rsutils.core.settings import check_count
 from rsutils.core.smoothed import noise_identity
-from rsutils.core.sound_sampling import SoundGaussian, with_sampler
+from rsutils.core.sound_sampling import DEFAULT_SAMPLER, SoundGaussian, with_sampler
 from rsutils.core.streams import draw_seed, image_generator
 from rsutils.core.validation import DEFAULT_INPUT_RANGE, check_input, check_input_range, check_model
 
@@ -106,7 +106,7 @@ class Smooth:
         norm: str | None = None,
         input_range: tuple[float, float] | None = DEFAULT_INPUT_RANGE,
         inference: str = "fp32",
-        sampler: str = "plain",
+        sampler: str = DEFAULT_SAMPLER,
     ) -> None:
         if not isinstance(model, nn.Module):
             raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")

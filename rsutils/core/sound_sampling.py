@@ -47,11 +47,23 @@ import torch
 
 from rsutils.core.noise import Gaussian, NoiseFamily
 
-__all__ = ["SAMPLERS", "SoundGaussian", "rounded_gaussian_pmf", "with_sampler"]
+__all__ = [
+    "DEFAULT_SAMPLER",
+    "SAMPLERS",
+    "SoundGaussian",
+    "describe_sampler",
+    "rounded_gaussian_pmf",
+    "with_sampler",
+]
 
 #: The samplers of :class:`~rsutils.core.smooth.Smooth`: ``"plain"`` (``x + ε`` in the
-#: input's dtype, the default) and ``"sound"`` (:class:`SoundGaussian`).
-SAMPLERS = ("plain", "sound")
+#: input's dtype) and ``"sound"`` (:class:`SoundGaussian`), with one line on each.
+SAMPLERS = {
+    "plain": "plain: x + ε added in floating point (not sound against low-bit readers)",
+    "sound": "sound: Gaussian rounded to the 1/255 grid, added exactly (Voráček & Hein)",
+}
+#: The sampler of :class:`~rsutils.core.smooth.Smooth` unless told otherwise.
+DEFAULT_SAMPLER = "plain"
 
 _BITS = 62  # the uniform integers are in [0, 2^62): random_ draws them exactly
 _BUCKET_BITS = 20  # the bucket index reads the top 20 bits
@@ -206,6 +218,13 @@ class SoundGaussian(Gaussian):
 
     def __hash__(self) -> int:
         return hash(("SoundGaussian", self.scale, self.levels))
+
+
+def describe_sampler(sampler: str) -> str:
+    """One line on ``sampler`` (a key of :data:`SAMPLERS`), for tables and logs."""
+    if sampler not in SAMPLERS:
+        raise ValueError(f"unknown sampler {sampler!r}; choose one of {list(SAMPLERS)}")
+    return SAMPLERS[sampler]
 
 
 def with_sampler(noise: NoiseFamily, sampler: str) -> NoiseFamily:
