@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
+from typing import ClassVar
 
 import numpy as np
 import torch
@@ -120,6 +121,9 @@ class SoundGaussian(Gaussian):
     prepared by :meth:`prepare_input` with integer arithmetic; :meth:`radius` charges
     the table's total variation ``dim·tv_per_coordinate`` to ``pA_lower``.
     """
+
+    #: Random bits per coordinate: the uniform integers are below ``2^random_bits``.
+    random_bits: ClassVar[int] = _BITS
 
     def __init__(self, sigma: float, levels: int = 255) -> None:
         super().__init__(sigma)
