@@ -152,3 +152,11 @@ def test_plain_stays_the_default_and_unchanged():
     x, draws = torch.rand(5), torch.randn(5)
     assert noise.prepare_input(x) is x
     assert torch.equal(noise.perturb_(draws.clone(), x), draws + x)
+
+
+def test_smooth_sound_refuses_inputs_off_the_grid_and_other_families():
+    smooth = Smooth(_Constant().eval(), 2, Gaussian(SIGMA), sampler="sound")
+    with pytest.raises(ValueError, match="quantise first"):
+        smooth.certify(torch.full((1, 4, 4), 0.5), 10, 20, 0.01, seed=0)
+    with pytest.raises(ValueError, match="Gaussian noise only"):
+        Smooth(_Constant().eval(), 2, Laplace(0.5), sampler="sound")
