@@ -357,7 +357,7 @@ tuned = rs.train_model(macer, train, start=model, progress=progress)
 # constant image of grey level {glue:text}`attack_level` with the page's
 # {glue:text}`attack_pixels` pixels, the attack point $x_1$ is one grey level
 # brighter, and each sampler runs CERTIFY at $x_0$ and PREDICT at $x_1$ with
-# {glue:text}`attack_n` draws at σ = {glue:text}`attack_sigma`.
+# {glue:text}`attack_n` draws at σ = {glue:text}`attack_sigma:.2f`.
 #
 # `Smooth(..., sampler="sound")` follows their remedy
 # ({mod}`rsutils.core.sound_sampling`): inputs on the grid of the grey levels,
