@@ -132,6 +132,7 @@ class SoundGaussian(Gaussian):
                 f"levels must be a positive integer (255 for 8-bit images), got {levels!r}"
             )
         self.levels = levels
+        self._cache: dict[tuple[torch.device, torch.dtype], tuple[torch.Tensor, torch.Tensor]] = {}
         self.cut = levels + math.ceil(_TAIL_SIGMAS * self.scale * levels)
         if self.cut + levels >= 2**22:
             raise ValueError(
@@ -145,29 +146,37 @@ class SoundGaussian(Gaussian):
         rounded Gaussian: ``2N·(2^-63 + 1e-35)``."""
         return 2 * self.cut * (2.0 ** -(_BITS + 1) + _CDF_ERROR)
 
-    def _integers(self, shape: torch.Size, generator: torch.Generator) -> torch.Tensor:
-        """Draws of ``n`` (int64): a uniform integer below ``2^62``, the count of thresholds
-        at or below it read from its bucket, or for the few (about 1 in 2,000) in a
-        bucket with a threshold inside, found by binary search of the table."""
-        device = generator.device
-        cut, edges = _thresholds(self.scale, self.levels)
-        decided = torch.from_numpy(_buckets(self.scale, self.levels)).to(device)
-        u = torch.empty(shape, dtype=torch.int64, device=device).random_(
-            0, 2**_BITS, generator=generator
-        )
-        flat = u.view(-1)
-        index = decided.index_select(0, flat >> (_BITS - _BUCKET_BITS)).long()
-        unsure = (index < 0).nonzero().squeeze(1)
-        if unsure.numel():
-            table = torch.from_numpy(edges).to(device)
-            found = torch.searchsorted(table, flat.index_select(0, unsure), right=True)
-            index.index_copy_(0, unsure, found)
-        return index.sub_(cut).view(shape)
+    def _tables(
+        self, device: torch.device, dtype: torch.dtype
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Per bucket, the draw ``fl(n/L)`` it decides (``inf`` where it decides none), and
+        the thresholds (int64), on ``device``; made once per device and dtype."""
+        key = (device, dtype)
+        if key not in self._cache:
+            _, edges = _thresholds(self.scale, self.levels)
+            counts = torch.from_numpy(_buckets(self.scale, self.levels)).to(device)
+            values = (counts - self.cut).to(dtype).div_(self.levels)
+            values[counts < 0] = float("inf")
+            self._cache[key] = (values, torch.from_numpy(edges).to(device))
+        return self._cache[key]
 
     def sample_(self, out: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+        """Draws ``fl(n/L)``: a uniform integer below ``2^62``, the draw its bucket decides,
+        or for the few (about 1 in 2,000) in a bucket with a threshold inside, the count
+        of thresholds at or below it by binary search of the table."""
         if out.numel() == 0:
             return out
-        return out.copy_(self._integers(out.shape, generator)).div_(self.levels)
+        values, edges = self._tables(generator.device, out.dtype)
+        u = torch.empty(out.shape, dtype=torch.int64, device=generator.device)
+        flat_u = u.random_(0, 2**_BITS, generator=generator).view(-1)
+        target = out if out.is_contiguous() else torch.empty_like(out)
+        flat = target.view(-1)
+        torch.index_select(values, 0, flat_u >> (_BITS - _BUCKET_BITS), out=flat)
+        unsure = torch.isinf(flat).nonzero().squeeze(1)
+        if unsure.numel():
+            found = torch.searchsorted(edges, flat_u.index_select(0, unsure), right=True)
+            flat.index_copy_(0, unsure, (found - self.cut).to(out.dtype).div_(self.levels))
+        return target if target is out else out.copy_(target)
 
     def prepare_input(self, x: torch.Tensor) -> torch.Tensor:
         """``a = L·x`` as integers in ``x``'s dtype; a ValueError unless ``x`` is exactly
