@@ -18,8 +18,10 @@ Their remedy, which :class:`SoundGaussian` follows, has two ideas from the paper
   ``[L − N, N]/L``; as ``0 ≤ a ≤ L`` this clip is the same whether or not the noise
   was cut first, so the cut costs nothing (the paper clips to ``[−k, k + 1]``).
 
-Ours (not the paper's): the table's rounding error is **bounded and charged to the
-certificate** rather than removed. The table has ``2N`` thresholds
+Ours (not the paper's; its code uses a 60-bit table and treats the table's rounding
+its own way): the table's rounding error is **bounded and charged to the certificate**.
+The uniform integers come from ``random_(0, 2^62)``, exactly uniform when the
+generator's 64-bit words are (``2^62`` divides ``2^64``). The table has ``2N`` thresholds
 ``T_j = round(2^62·Φ((j + ½)/(Lσ)))`` computed with 40-digit arithmetic (mpmath), so
 each is within ``2^-63 + 10^-35`` of the exact value, and the realised distribution is
 within total variation ``τ = 2N·(2^-63 + 10^-35)`` of the rounded Gaussian per
