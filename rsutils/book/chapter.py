@@ -28,10 +28,11 @@ from rsutils.book.plots import setup_style
 from rsutils.book.profiles import Profile, get_profile
 from rsutils.core.devices import pick_device
 from rsutils.core.environment import describe_environment
+from rsutils.core.sound_sampling import DEFAULT_SAMPLER, describe_sampler
 from rsutils.training.data import Dataset, load_dataset
 from rsutils.training.train import TrainConfig
 
-__all__ = ["STANDARD_ROWS", "Chapter", "environment_rows", "run_at_table"]
+__all__ = ["STANDARD_ROWS", "Chapter", "environment_rows", "run_at_table", "sampler_rows"]
 
 #: The rows of a run-at table that a chapter may ask for by name.
 STANDARD_ROWS = ("n0", "n", "alpha", "images", "epochs", "inference")
@@ -46,6 +47,13 @@ def environment_rows(device: torch.device) -> dict[str, object]:
         "CPU threads (torch)": environment["threads"],
         "torch": environment["torch"],
     }
+
+
+def sampler_rows() -> dict[str, object]:
+    """The run-at row saying how the noisy inputs were made: the book's runs never choose
+    the sampler of :class:`~rsutils.core.smooth.Smooth` (a test checks), so they use
+    :data:`~rsutils.core.sound_sampling.DEFAULT_SAMPLER`."""
+    return {"noise sampler": describe_sampler(DEFAULT_SAMPLER)}
 
 
 def _standard_rows(profile: Profile) -> dict[str, dict[str, object]]:
@@ -68,7 +76,8 @@ def run_at_table(
     standard: Iterable[str] = STANDARD_ROWS,
 ) -> pd.DataFrame:
     """The "run at" table: the profile, the chapter's own ``rows``, the profile's
-    settings named in ``standard`` (see :data:`STANDARD_ROWS`), and the environment
+    settings named in ``standard`` (see :data:`STANDARD_ROWS`), the noise sampler
+    (:func:`sampler_rows`, in every table) and the environment
     (device, thread count, torch version: what the numbers may also depend on)."""
     available = _standard_rows(profile)
     unknown = sorted(set(standard) - set(available))
@@ -77,6 +86,7 @@ def run_at_table(
     table: dict[str, object] = {"profile": profile.name, **(rows or {})}
     for name in standard:
         table.update(available[name])
+    table.update(sampler_rows())
     table.update(environment_rows(device))
     # An unnamed index: a named one renders as a second, nearly empty header row.
     return pd.DataFrame({"value": [str(v) for v in table.values()]}, index=list(table))

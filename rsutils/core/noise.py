@@ -105,6 +105,18 @@ class NoiseFamily(ABC):
         same generator state and the same ``out`` shape gives identical values.
         """
 
+    def prepare_input(self, x: torch.Tensor) -> torch.Tensor:
+        """What :meth:`perturb_` adds the draws to: ``x`` itself, except for samplers that
+        compute on a grid (:class:`~rsutils.core.sound_sampling.SoundGaussian`)."""
+        return x
+
+    def perturb_(self, noise: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        """The base model's inputs from draws ``noise`` (overwritten) and
+        ``x = prepare_input(input)``: ``noise + x`` in their dtype, rounded as floats
+        round (the plain sampler; not sound in floating point, see
+        :mod:`rsutils.core.sound_sampling`)."""
+        return noise.add_(x)
+
     def sample(
         self,
         shape: tuple[int, ...],

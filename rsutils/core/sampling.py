@@ -157,6 +157,7 @@ class PrefixCounter:
         device, dtype = x.device, x.dtype
         self._kept: list[torch.Tensor] | None = [] if keep_labels else None
         self.model, self.x, self.total, self.drawn = model, x, total, 0
+        self._added = noise.prepare_input(x)  # x itself unless the sampler works on a grid
         self.num_classes, self.batch_size = num_classes, batch_size
         self.stream = NoiseStream(noise, x.shape, total, generator, dtype)
         self.counts = torch.zeros(num_classes, dtype=torch.long, device=device)
@@ -173,7 +174,7 @@ class PrefixCounter:
         with torch.inference_mode():
             while self.drawn < to:
                 k = min(self.batch_size, to - self.drawn)
-                batch = self.stream.fill_(self._buffer[:k]).add_(self.x)
+                batch = self.stream.noise.perturb_(self.stream.fill_(self._buffer[:k]), self._added)
                 output = _forward(self.model, batch)
                 labels = predicted_labels(output, k, self.num_classes)
                 self.counts.scatter_add_(0, labels, self._ones[:k])

@@ -23,6 +23,7 @@ from rsutils.core.radius import get_rule
 from rsutils.core.sampling import PrefixCounter, count_classes
 from rsutils.core.settings import check_count
 from rsutils.core.smoothed import noise_identity
+from rsutils.core.sound_sampling import DEFAULT_SAMPLER, SoundGaussian, with_sampler
 from rsutils.core.streams import draw_seed, image_generator
 from rsutils.core.validation import DEFAULT_INPUT_RANGE, check_input, check_input_range, check_model
 
@@ -86,6 +87,14 @@ class Smooth:
     (:data:`~rsutils.core.inference.INFERENCE_MODES`, e.g. ``"bf16_channels_last"``; see
     :mod:`rsutils.core.inference`). A lower precision is a different base classifier:
     the certificates are then exact for the model as run in that mode, not in fp32.
+
+    ``sampler`` is how noisy inputs are made: ``"plain"`` (the default) adds float
+    noise to ``x`` in floating point, which leaks ``x``'s low bits to the model
+    (Voráček and Hein, 2023), so its certificates hold only for models that do not
+    read them; ``"sound"`` (Gaussian noise, inputs quantised to 1/255) adds noise
+    rounded to the input grid exactly, and its certificates hold for any model (see
+    :mod:`rsutils.core.sound_sampling`). ``self.noise`` is then the
+    :class:`~rsutils.core.sound_sampling.SoundGaussian` of the same sigma.
     """
 
     def __init__(
@@ -97,6 +106,7 @@ class Smooth:
         norm: str | None = None,
         input_range: tuple[float, float] | None = DEFAULT_INPUT_RANGE,
         inference: str = "fp32",
+        sampler: str = DEFAULT_SAMPLER,
     ) -> None:
         if not isinstance(model, nn.Module):
             raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
@@ -110,7 +120,9 @@ class Smooth:
             )
         self.model = inference_model(model, inference)
         self.num_classes = num_classes
-        self.noise = noise
+        self.noise = with_sampler(noise, sampler)
+        #: ``"sound"`` when the noise is a SoundGaussian (passed or made), else ``"plain"``.
+        self.sampler = "sound" if isinstance(self.noise, SoundGaussian) else "plain"
         self.norm = norm or noise.default_norm
         get_rule(noise.family, self.norm)  # fail now, not after sampling
 

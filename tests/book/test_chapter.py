@@ -29,10 +29,25 @@ def test_run_at_table_only_adds_the_rows_asked_for() -> None:
         "draws per check",
         "n0 (selection draws)",
         "alpha",
+        "noise sampler",
         *ENVIRONMENT_ROWS,
     ]
     with pytest.raises(ValueError, match=r"unknown standard rows \['N'\]"):
         run_at_table(PROFILES["smoke"], torch.device("cpu"), standard=("N",))
+
+
+def test_every_run_at_table_states_the_sampler_the_book_uses() -> None:
+    from pathlib import Path
+
+    import rsutils.book
+
+    for standard in ((), ("n0", "alpha"), None):
+        kwargs = {} if standard is None else {"standard": standard}
+        table = run_at_table(PROFILES["smoke"], torch.device("cpu"), **kwargs)
+        assert table.loc["noise sampler", "value"].startswith("plain: ")
+    # The row is true because no book run chooses another sampler than Smooth's default.
+    for path in Path(rsutils.book.__file__).parent.rglob("*.py"):
+        assert "sampler=" not in path.read_text(), path
 
 
 def test_a_chapter_shares_the_profiles_images_settings_and_models(fake_fashion_mnist, monkeypatch):
