@@ -110,6 +110,13 @@ class NoiseFamily(ABC):
         compute on a grid (:class:`~rsutils.core.sound_sampling.SoundGaussian`)."""
         return x
 
+    def charged_pA(self, pA_lower: float, dim: int) -> float:
+        """The lower bound on ``p_A`` a certificate may use for an input of ``dim``
+        numbers: ``pA_lower`` itself, less what a sampler charges for drawing from a
+        distribution other than this family's
+        (:class:`~rsutils.core.sound_sampling.SoundGaussian`'s table error)."""
+        return pA_lower
+
     def perturb_(self, noise: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
         """The base model's inputs from draws ``noise`` (overwritten) and
         ``x = prepare_input(input)``: ``noise + x`` in their dtype, rounded as floats

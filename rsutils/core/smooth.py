@@ -201,9 +201,11 @@ class Smooth:
     ) -> Certificate:
         """CERTIFY's answer when ``count`` of ``n`` estimation draws fell in ``selected``.
 
-        The one-sided Clopper–Pearson bound at level ``alpha`` gives ``pA_lower``; below
-        1/2 the answer is :data:`ABSTAIN`, otherwise the class with the registry's
-        radius for an input of ``dim`` numbers. The other arguments are recorded.
+        The one-sided Clopper–Pearson bound at level ``alpha`` gives ``pA_lower``; when
+        it (less what the sampler charges, :meth:`~rsutils.core.noise.NoiseFamily.charged_pA`)
+        is below 1/2 the answer is :data:`ABSTAIN`, otherwise the class with the
+        registry's radius for an input of ``dim`` numbers. The other arguments are
+        recorded.
         """
         pA_lower = float(clopper_pearson_lower(count, n, alpha))
         common = {
@@ -217,7 +219,7 @@ class Smooth:
             "seed": seed,
             "index": index,
         }
-        if pA_lower < 0.5:
+        if self.noise.charged_pA(pA_lower, dim) < 0.5:
             return Certificate(prediction=ABSTAIN, radius=0.0, **common)
         where = {"norm": self.norm, "dim": dim}
         return Certificate(

@@ -77,7 +77,7 @@ _TAIL_SIGMAS = 8  # noise cut (and the model input clipped) beyond about 8 sigma
 @lru_cache(maxsize=16)
 def _thresholds(sigma: float, levels: int) -> tuple[int, np.ndarray]:
     """``(N, T)``: the cut ``N`` and the ``2N`` integer thresholds (int64, increasing)."""
-    import mpmath  # a dependency of torch (through sympy)
+    import mpmath  # declared by the package (torch needs it too, through sympy)
 
     cut = levels + math.ceil(_TAIL_SIGMAS * sigma * levels)
     scale = 2**_BITS
@@ -202,6 +202,11 @@ class SoundGaussian(Gaussian):
         low, high = self.levels - self.cut, self.cut
         noise.mul_(self.levels).round_().add_(x).clamp_(low, high)
         return noise.div_(self.levels)
+
+    def charged_pA(self, pA_lower: float, dim: int) -> float:
+        """``pA_lower − dim·τ``: the table's total variation over ``dim`` coordinates
+        (what :meth:`radius` charges too)."""
+        return pA_lower - dim * self.tv_per_coordinate
 
     def radius(
         self,

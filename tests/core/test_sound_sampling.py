@@ -10,7 +10,7 @@ from torch import nn
 
 from rsutils.core.noise import Gaussian, Laplace
 from rsutils.core.sampling import NoiseStream
-from rsutils.core.smooth import Smooth
+from rsutils.core.smooth import ABSTAIN, Smooth
 from rsutils.core.sound_sampling import SoundGaussian, rounded_gaussian_pmf, with_sampler
 
 SIGMA, L = 0.25, 255
@@ -143,6 +143,21 @@ def test_smooth_sound_certifies_with_the_corrected_radius():
     assert cert.pA_lower == pytest.approx(p, rel=1e-12)
     expected = SIGMA * stats.norm.ppf(p - 16 * smooth.noise.tv_per_coordinate)
     assert cert.radius == pytest.approx(expected, rel=1e-12)
+
+
+def test_a_bound_the_table_error_takes_below_half_abstains():
+    """``pA_lower`` just above 1/2 but within the charged table error: no class."""
+    smooth = Smooth(_Constant().eval(), 2, Gaussian(SIGMA), sampler="sound")
+    count, n, alpha = 600, 1000, 0.01
+    pA = float(stats.beta.ppf(alpha, count, n - count + 1))  # Clopper–Pearson lower
+    assert pA > 0.5
+    dim = int(np.ceil((pA - 0.5) / smooth.noise.tv_per_coordinate)) + 1
+    assert smooth.noise.charged_pA(pA, dim) < 0.5
+    cert = smooth.certificate(count, n, 1, n0=10, alpha=alpha, seed=0, index=0, dim=dim)
+    assert cert.prediction == ABSTAIN and cert.radius == 0.0
+    plain = Smooth(_Constant().eval(), 2, Gaussian(SIGMA))
+    kept = plain.certificate(count, n, 1, n0=10, alpha=alpha, seed=0, index=0, dim=dim)
+    assert kept.prediction == 1  # the plain sampler charges nothing
 
 
 def test_plain_stays_the_default_and_unchanged():
