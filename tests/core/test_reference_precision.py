@@ -190,3 +190,13 @@ def test_identity_names_what_is_certified() -> None:
         "reference_draws": 300,
         "fast_share": 0.25,
     }
+
+
+def test_it_is_a_smoothed_classifier_whose_predict_runs_in_float32() -> None:
+    from rsutils.core.smoothed import SmoothedClassifier
+
+    smooth = smooth_of(worst_case())
+    assert isinstance(smooth, SmoothedClassifier)
+    reference = Smooth(worst_case(), 2, Gaussian(1.0), input_range=None)
+    expected = reference.predict(X, 300, 0.01, seed=5, index=1)
+    assert smooth.predict(X, 300, 0.01, seed=5, index=1) == expected
