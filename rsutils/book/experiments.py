@@ -43,6 +43,7 @@ from rsutils.core.devices import pick_device
 from rsutils.core.environment import describe_environment
 from rsutils.core.inference import inference_model
 from rsutils.core.noise import Gaussian, NoiseFamily
+from rsutils.core.reference_precision import FAST_MODES, ReferenceSmooth
 from rsutils.core.sequential import Schedule
 from rsutils.core.settings import CertifySettings
 from rsutils.core.smooth import ABSTAIN, Smooth
@@ -53,6 +54,7 @@ from rsutils.ddrs.sigma_store import SigmaStore
 from rsutils.ddrs.step_budget import ascent_paths
 from rsutils.logs.analysis import read_log
 from rsutils.logs.record_runs import certify_recorded_dataset, read_record_log, record_dataset
+from rsutils.logs.reference_runs import certify_reference_dataset
 from rsutils.logs.runner import certify_dataset, certify_dataset_ds, predict_dataset
 from rsutils.logs.sequential_runs import (
     certify_planned_dataset,
@@ -245,6 +247,35 @@ class Experiments:
             smooth, self.data, self.indices, path, record_path, self.settings,
             **self._run(config),
         )  # fmt: skip
+
+    def certify_reference(
+        self, config: TrainConfig, noise: NoiseFamily, draws: int, *, fast_share: float = 0.5
+    ) -> pd.DataFrame:
+        """Certificates of ``config``'s model in float32 from counts in these experiments'
+        bfloat16 mode, with ``draws`` paired draws and ``fast_share`` of alpha on the
+        bfloat16 counts (:func:`~rsutils.logs.reference_runs.certify_reference_dataset`).
+
+        Its ``selected`` and ``count`` are those of :meth:`certify` in this mode (the same
+        draws); the cache key holds the mode, ``draws`` and ``fast_share``.
+        """
+        if self.inference not in FAST_MODES:
+            raise ValueError(
+                f"certify_reference certifies the float32 model from bfloat16 counts; these "
+                f"experiments run in {self.inference!r}: use "
+                "dataclasses.replace(experiments, inference='bf16_channels_last')"
+            )
+        noise_key, _ = _noise_key(noise, None)
+        extra = {**noise_key, **self._mode(), "reference_draws": draws, "fast_share": fast_share}
+        path = self._log_path("certify-reference", config, extra, "certify")
+        if self.cached_only:
+            return self._read_cached(path)
+        smooth = ReferenceSmooth(
+            self.model(config), self.data.num_classes, noise, draws=draws,
+            fast=self.inference, fast_share=fast_share,
+        )  # fmt: skip
+        return certify_reference_dataset(
+            smooth, self.data, self.indices, path, self.settings, **self._run(config)
+        )
 
     def certify_generated(
         self, config: NPGConfig, *, without_mu: bool = False, constant_sigma: float | None = None

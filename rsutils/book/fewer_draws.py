@@ -32,6 +32,7 @@ __all__ = [
     "draws_at_p_one",
     "mode_agreement",
     "planned_summary",
+    "precision_table",
     "procedure_table",
     "radius_floor",
     "savings_bound_at",
@@ -175,6 +176,31 @@ def mode_agreement(reference: pd.DataFrame, fast: pd.DataFrame) -> dict[str, flo
         "seconds per image (fast)": float(b["time"].mean()),
         "faster by": float(a["time"].sum() / b["time"].sum()),
     }
+
+
+def precision_table(logs: Mapping[str, pd.DataFrame], radii: Sequence[float]) -> pd.DataFrame:
+    """Certificates of the same images by several runs (e.g. ``"fp32"``, ``"bf16"`` and
+    ``"fp32 from bf16"``: :meth:`~rsutils.book.experiments.Experiments.certify`,
+    ``replace(..., inference="fp32").certify`` and
+    :meth:`~rsutils.book.experiments.Experiments.certify_reference`), one row each:
+    certified accuracy (percent) at each of ``radii``, ACR, seconds per image and how
+    many times as fast as the first run (total time)."""
+    if not logs:
+        raise ValueError("logs must name at least one run")
+    first = next(iter(logs.values()))
+    order = first["idx"].to_numpy()
+    rows = {}
+    for name, log in logs.items():
+        if sorted(log["idx"]) != sorted(order):
+            raise ValueError(f"the log {name!r} holds other images than {next(iter(logs))!r}")
+        accuracy = 100 * certified_accuracy(log, radii)
+        rows[name] = {
+            **{f"acc. % at {r:g}": a for r, a in zip(radii, accuracy, strict=True)},
+            "ACR": average_certified_radius(log),
+            "s / image": float(log["time"].mean()),
+            "faster by": float(first["time"].sum() / log["time"].sum()),
+        }
+    return pd.DataFrame(rows).T.rename_axis("run")
 
 
 def procedure_table(

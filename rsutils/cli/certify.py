@@ -10,7 +10,10 @@ certificate memory), CERTIFY with an input-specific number of draws with
 sequential decisions with ``--decide``
 (:func:`~rsutils.logs.sequential_runs.decide_dataset`; with ``--true-label``, the
 evaluation of each input's true label without selection draws,
-:func:`~rsutils.logs.sequential_runs.decide_label_dataset`). The noise is a family, made
+:func:`~rsutils.logs.sequential_runs.decide_label_dataset`). With a bfloat16
+``--inference`` and ``--reference-draws M`` it certifies the float32 model from the
+bfloat16 counts and ``M`` paired draws
+(:func:`~rsutils.logs.reference_runs.certify_reference_dataset`). The noise is a family, made
 anisotropic by ``--sigma-map``/``--mu-map`` or made at each input by ``--generator``.
 :func:`certify_mode` checks every option against the others, in one place, before
 anything is loaded or written.
@@ -21,7 +24,7 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
@@ -43,12 +46,14 @@ from rsutils.cli.common import (
 )
 from rsutils.core.anytime import AnytimeSchedule
 from rsutils.core.noise import FAMILIES
+from rsutils.core.reference_precision import FAST_MODES, ReferenceSmooth
 from rsutils.core.sequential import LookSchedule, Schedule
 from rsutils.core.settings import CertifySettings
 from rsutils.ddrs.data_dependent import DataDependentSmooth
 from rsutils.ddrs.sigma_ascent import SigmaAscent
 from rsutils.geometry.norms import NORM_ORDERS
 from rsutils.logs.distributed import distributed_rank
+from rsutils.logs.reference_runs import certify_reference_dataset
 from rsutils.logs.runner import certify_dataset, certify_dataset_ds
 from rsutils.logs.sequential_runs import (
     certify_looks_dataset,
@@ -115,7 +120,28 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         "(no --N0 selection draws; measures certified accuracy, certifies nothing deployed)",
     )
     _add_ascent_arguments(certify)
+    _add_reference_arguments(certify)
     certify.set_defaults(run=run)
+
+
+def _add_reference_arguments(certify: argparse.ArgumentParser) -> None:
+    """The float32 model certified from bfloat16 counts."""
+    certify.add_argument(
+        "--reference-draws",
+        type=positive_int,
+        default=None,
+        metavar="M",
+        help="with a bf16 --inference: certify the float32 model instead, from the bf16 "
+        "counts and M paired draws on which both modes classify the same noise",
+    )
+    certify.add_argument(
+        "--fast-share",
+        type=probability,
+        default=None,
+        metavar="S",
+        help="with --reference-draws: the share of alpha spent on the bf16 counts (the rest "
+        "bounds the disagreement; default 0.5)",
+    )
 
 
 def _add_ascent_arguments(certify: argparse.ArgumentParser) -> None:
@@ -157,8 +183,8 @@ def _add_ascent_arguments(certify: argparse.ArgumentParser) -> None:
 class CertifyMode:
     """The procedure a certify command runs: ``"certify"``, ``"data-dependent"`` (with
     its sigma ascent), ``"planned"`` (``--radius-loss``), ``"looks"`` (with ``--looks``),
-    ``"decide"`` or
-    ``"decide-label"`` (``--decide`` with ``--true-label``)."""
+    ``"decide"``, ``"decide-label"`` (``--decide`` with ``--true-label``) or
+    ``"reference"`` (``--reference-draws``)."""
 
     name: str
     ascent: SigmaAscent | None = None
@@ -176,6 +202,10 @@ def certify_mode(args: argparse.Namespace) -> CertifyMode:
     generator and maps both make ``mu`` and ``sigma``.
     """
     check_noise_sources(args)
+    if args.reference_draws is not None:
+        return _checked_reference(args)
+    if args.fast_share is not None:
+        raise ValueError("--fast-share splits the alpha of --reference-draws; add it")
     if args.true_label and args.decide is None:
         raise ValueError("--true-label evaluates the radii of --decide; add --decide R [R ...]")
     if args.looks and args.radius_loss is None:
@@ -194,6 +224,26 @@ def certify_mode(args: argparse.Namespace) -> CertifyMode:
     if args.decide is None:
         return CertifyMode("certify")
     return CertifyMode("decide-label" if args.true_label else "decide")
+
+
+def _checked_reference(args: argparse.Namespace) -> CertifyMode:
+    """The float32-from-bfloat16 mode, refused with the options it cannot go with."""
+    if args.inference not in FAST_MODES:
+        raise ValueError(
+            f"--reference-draws certifies the float32 model from bfloat16 counts; add "
+            f"--inference {FAST_MODES[-1]} (or bf16), got --inference {args.inference}"
+        )
+    others = {
+        "--ascent-steps": args.ascent_steps is not None,
+        "--radius-loss": args.radius_loss is not None,
+        "--decide": args.decide is not None,
+        "--generator": args.generator is not None,
+        "--sigma-map": bool(args.sigma_map),
+    }
+    clash = [name for name, given in others.items() if given]
+    if clash:
+        raise ValueError(f"--reference-draws runs plain CERTIFY; drop {', '.join(clash)}")
+    return CertifyMode("reference")
 
 
 def _checked_ascent(args: argparse.Namespace) -> SigmaAscent:
@@ -230,6 +280,15 @@ def run(args: argparse.Namespace) -> None:
         # Sigma ascent runs the model as given; the certificates use --inference.
         loaded = load_run(args, inference="fp32")
         _certify_data_dependent(args, loaded, settings, mode.ascent)
+        return
+    if mode.name == "reference":
+        loaded = load_run(args, inference="fp32")
+        model, classes = loaded.smooth.model, loaded.data.num_classes
+        smooth = ReferenceSmooth(
+            model, classes, loaded.smooth.noise, draws=args.reference_draws,
+            fast=args.inference, fast_share=args.fast_share or 0.5, norm=args.norm,
+        )  # fmt: skip
+        run_log(args, certify_reference_dataset, replace(loaded, smooth=smooth), settings)
         return
     loaded = load_run(args, inference=args.inference)
     run_log(args, _runner(args, mode, settings), loaded, settings)

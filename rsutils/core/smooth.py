@@ -270,7 +270,8 @@ class Smooth:
         """Counts of each class among ``num`` noisy copies of ``x`` (int64 array).
 
         The stream of draws is fixed by ``(seed, index, phase)``; ``phase`` is one of
-        ``"select"``, ``"estimate"`` (CERTIFY's two samples) and ``"predict"``.
+        ``"select"``, ``"estimate"`` (CERTIFY's two samples), ``"predict"``, ``"sigma"``
+        and ``"reference"`` (:data:`~rsutils.core.streams.PHASES`).
         """
         x = self._prepare(x)
         return self._counts(x, num, batch_size, seed, index, phase)

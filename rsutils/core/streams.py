@@ -65,7 +65,10 @@ class StreamKey:
 #: - ``sigma`` (3): the draws of the sigma ascent of :mod:`rsutils.ddrs.sigma_ascent`;
 #: - ``randomize`` (4): the one uniform ``u`` of a randomised Clopper–Pearson test
 #:   (:class:`~rsutils.core.sequential.LookSchedule` with ``randomized``), drawn
-#:   independently of the input's draws and stated in its decisions.
+#:   independently of the input's draws and stated in its decisions;
+#: - ``reference`` (5): the paired draws of :mod:`rsutils.core.reference_precision`, on
+#:   which the fast (bfloat16) and the reference (float32) base model both classify the
+#:   same noise, apart from CERTIFY's draws so that a fast-mode log keeps its counts.
 #:
 #: The soundness audit of one certificate (:mod:`rsutils.anisotropic.audit`), numbered
 #: from 1000 so that a point is verified on draws independent of those that certified
@@ -128,6 +131,7 @@ STREAMS: Mapping[str, StreamKey] = MappingProxyType(
         "predict": StreamKey(2),
         "sigma": StreamKey(3),
         "randomize": StreamKey(4),
+        "reference": StreamKey(5),
         "boundary": StreamKey(1000, ("point",)),
         "attack": StreamKey(1001, ("point",)),
         "verify": StreamKey(1002, ("point",)),
@@ -155,7 +159,7 @@ STREAMS: Mapping[str, StreamKey] = MappingProxyType(
 #: The streams of one input's certification that :func:`image_generator` serves, by
 #: name, with their numbers.
 PHASES: Mapping[str, int] = MappingProxyType(
-    {name: STREAMS[name].number for name in ("select", "estimate", "predict", "sigma")}
+    {name: STREAMS[name].number for name in ("select", "estimate", "predict", "sigma", "reference")}
 )
 
 

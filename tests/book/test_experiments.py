@@ -220,3 +220,24 @@ def test_ascent_paths_end_at_the_logs_scales_and_are_cached(experiments, monkeyp
     np.testing.assert_allclose(paths[:, -1], log["scale"], rtol=1e-6)
     monkeypatch.setattr("rsutils.book.experiments.ascent_paths", None)  # no rerun
     np.testing.assert_array_equal(experiments.cached().ascent_paths(CONFIG, ascent), paths)
+
+
+def test_the_fp32_from_bf16_runs_are_cached_by_mode_and_draws(experiments, monkeypatch) -> None:
+    fast = replace(experiments, inference="bf16_channels_last")
+    log = fast.certify_reference(CONFIG, Gaussian(0.25), 40)
+    certified = fast.certify(CONFIG, Gaussian(0.25))
+    assert list(log["idx"]) == [0, 3, 7]
+    assert list(log["selected"]) == list(certified["selected"])
+    assert list(log["count"]) == list(certified["count"])
+    assert set(log.loc[log["m"] > 0, "m"]) <= {40}
+    monkeypatch.setattr("rsutils.book.experiments.certify_reference_dataset", None)
+    cached = fast.cached()
+    assert cached.certify_reference(CONFIG, Gaussian(0.25), 40).equals(log)
+    with pytest.raises(NotCachedError):
+        cached.certify_reference(CONFIG, Gaussian(0.25), 80)
+    with pytest.raises(NotCachedError):
+        cached.certify_reference(CONFIG, Gaussian(0.25), 40, fast_share=0.8)
+    with pytest.raises(NotCachedError):
+        replace(cached, inference="bf16").certify_reference(CONFIG, Gaussian(0.25), 40)
+    with pytest.raises(ValueError, match=r"these experiments run in 'fp32': use"):
+        experiments.certify_reference(CONFIG, Gaussian(0.25), 40)

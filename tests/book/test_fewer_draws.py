@@ -10,6 +10,7 @@ from rsutils.book.fewer_draws import (
     decision_table,
     mode_agreement,
     planned_summary,
+    precision_table,
     radius_floor,
 )
 from rsutils.core.confidence import min_samples_for_radius
@@ -91,6 +92,29 @@ def test_mode_agreement_compares_answers_radii_and_time() -> None:
     assert agreement["same answer"] == 1.0
     assert agreement["largest radius difference"] == pytest.approx(0.01)
     assert agreement["faster by"] == pytest.approx(4.0)
+
+
+def test_precision_table_sets_the_runs_side_by_side() -> None:
+    fp32 = _certify_log([0.3, 0.0, 0.2, 0.5], [1000, 400, 990, 1000]).assign(time=0.8)
+    fast = _certify_log([0.31, 0.0, 0.2, 0.5], [1000, 400, 990, 1000]).assign(time=0.1)
+    reference = _certify_log([0.25, 0.0, 0.0, 0.45], [1000, 400, 990, 1000]).assign(time=0.2)
+    logs = {"fp32": fp32, "bf16": fast, "fp32 from bf16": reference.iloc[::-1]}
+    table = precision_table(logs, [0.0, 0.25, 0.5])
+    assert list(table.index) == ["fp32", "bf16", "fp32 from bf16"]
+    assert list(
+        table.loc["fp32 from bf16", ["acc. % at 0", "acc. % at 0.25", "acc. % at 0.5"]]
+    ) == [
+        50.0,
+        50.0,
+        0.0,
+    ]
+    assert table.loc["fp32", "ACR"] == pytest.approx((0.3 + 0.2 + 0.5) / 4)
+    assert table.loc["bf16", "faster by"] == pytest.approx(8.0)
+    assert table.loc["fp32 from bf16", "s / image"] == pytest.approx(0.2)
+    with pytest.raises(ValueError, match=r"the log 'bf16' holds other images than 'fp32'"):
+        precision_table({"fp32": fp32, "bf16": fast.iloc[:2]}, [0.0])
+    with pytest.raises(ValueError, match=r"at least one run"):
+        precision_table({}, [0.0])
 
 
 def _decisions(draws: dict[float, list[int]], n0: int = 0) -> pd.DataFrame:

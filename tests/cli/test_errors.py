@@ -505,3 +505,55 @@ def test_the_options_choose_one_mode(extra: tuple[str, ...], mode: str) -> None:
             2,
             "l1",
         )
+
+
+def test_reference_draws_certify_the_fp32_model_from_bf16_counts(
+    fake_fashion_mnist: Path, checkpoint: Path, out: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    import pandas as pd
+
+    fast = ("--inference", "bf16_channels_last")
+    argv = certify(fake_fashion_mnist, checkpoint, out, *fast, "--reference-draws", "30")
+    assert run([*argv, "--fast-share", "0.7"], capsys)[0] == 0
+    log = pd.read_csv(out / "log.tsv", sep="\t")
+    assert len(log) == 2 and {"m", "disagreements", "d_upper", "fast_pA_lower"} <= set(log)
+    recorded = json.loads((out / "log.tsv.json").read_text())
+    assert (recorded["certifies"], recorded["reference_draws"], recorded["fast_share"]) == (
+        "fp32",
+        30,
+        0.7,
+    )
+    plain = [*argv[:4], str(out / "fast.tsv"), *argv[5:-2]]
+    assert run([*plain, "--alpha", "0.0007"], capsys)[0] == 0
+    fast_log = pd.read_csv(out / "fast.tsv", sep="\t")
+    assert list(fast_log["count"]) == list(log["count"])
+    assert list(fast_log["pA_lower"]) == pytest.approx(list(log["fast_pA_lower"]))
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (("--reference-draws", "30"), "add --inference bf16_channels_last (or bf16)"),
+        (("--inference", "bf16", "--reference-draws", "30", "--radius-loss", "0.1"), "drop --r"),
+        (("--inference", "bf16", "--reference-draws", "30", "--decide", "0"), "drop --decide"),
+        (("--inference", "bf16", "--fast-share", "0.3"), "splits the alpha of --reference-draws"),
+        (
+            ("--inference", "bf16", "--reference-draws", "3", "--fast-share", "1"),
+            "strictly between 0 and 1",
+        ),
+        (("--inference", "bf16", "--reference-draws", "0"), "--reference-draws: must be"),
+    ],
+)
+def test_reference_draws_refuse_what_they_cannot_go_with(
+    fake_fashion_mnist: Path,
+    checkpoint: Path,
+    out: Path,
+    capsys: pytest.CaptureFixture[str],
+    extra: tuple[str, ...],
+    message: str,
+) -> None:
+    status, err = run(certify(fake_fashion_mnist, checkpoint, out, *extra), capsys)
+    assert status == 2 and message in err, err
+    assert not (out / "log.tsv").exists()

@@ -171,7 +171,8 @@ def test_noise_must_be_a_family(cnn) -> None:
 
 def test_unknown_phase_and_bad_seed(smooth) -> None:
     with pytest.raises(
-        ValueError, match=r"phase must be one of \['estimate', 'predict', 'select', 'sigma'\]"
+        ValueError,
+        match=r"phase must be one of \['estimate', 'predict', 'reference', 'select', 'sigma'\]",
     ):
         smooth.sample_counts(X, 10, seed=0, phase="warmup")
     with pytest.raises(ValueError, match=r"seed must be a non-negative integer or None"):

@@ -71,6 +71,7 @@ def test_the_streams_seeds_are_pinned() -> None:
         "predict": 6732180131098485628,
         "sigma": 5524574814476092572,
         "randomize": 7575695657427336472,
+        "reference": 5018886759338031151,
         "boundary": 2507735669887332458,
         "attack": 8256077886149939433,
         "verify": 6785659357025361943,
@@ -104,7 +105,7 @@ def test_the_streams_seeds_are_pinned() -> None:
 def test_the_registry_keeps_every_stream_apart() -> None:
     numbers = [key.number for key in STREAMS.values()]
     assert len(set(numbers)) == len(numbers)
-    assert dict(PHASES) == {"select": 0, "estimate": 1, "predict": 2, "sigma": 3}
+    assert dict(PHASES) == {"select": 0, "estimate": 1, "predict": 2, "sigma": 3, "reference": 5}
     assert all(STREAMS[name].number >= 1000 and STREAMS[name].sub_keys for name in AUDIT)
     with pytest.raises(TypeError):
         STREAMS["new"] = STREAMS["select"]  # type: ignore[index]
