@@ -15,11 +15,13 @@ from scipy.stats import norm
 
 from rsutils.core.anytime import AnytimeSchedule
 from rsutils.core.confidence import (
+    clopper_pearson_upper,
     least_expected_draws,
     max_certifiable_pA,
     min_samples_for_radius,
 )
 from rsutils.core.published_sequential import published_all_hits
+from rsutils.core.reference_precision import reference_bound
 from rsutils.core.sequential import LookSchedule
 from rsutils.logs.analysis import average_certified_radius, certified_accuracy
 from rsutils.logs.record_runs import unpack_labels
@@ -29,12 +31,14 @@ __all__ = [
     "best_possible_savings",
     "curve_passes",
     "decision_table",
+    "disagreement_table",
     "draws_at_p_one",
     "mode_agreement",
     "planned_summary",
     "precision_table",
     "procedure_table",
     "radius_floor",
+    "reference_ceiling",
     "savings_bound_at",
     "uncertified_share",
 ]
@@ -364,3 +368,35 @@ def uncertified_share(standard: pd.DataFrame, long: pd.DataFrame, radius: float)
     certified = (by_index["correct"] == 1) & (by_index["radius"] >= radius)
     passes = at["forward_passes"]
     return float(passes[~certified.to_numpy()].sum() / passes.sum())
+
+
+def disagreement_table(logs: Mapping[str, pd.DataFrame], alpha: float) -> pd.DataFrame:
+    """How often a paired draw's class differed between the float32 and the fast model,
+    from logs of :meth:`~rsutils.book.experiments.Experiments.certify_reference` (one
+    row each): the paired draws, the share whose classes ``differ`` at all and the
+    share that ``disagree`` against the selected class (fast in it, float32 not: what
+    the certificate charges), each with its one-sided Clopper–Pearson upper bound at
+    ``alpha`` over all the draws pooled (a bound on the rate averaged over the images)."""
+    rows = {}
+    for name, log in logs.items():
+        m = int(log["m"].sum())
+        differ, disagree = int(log["differ"].sum()), int(log["disagreements"].sum())
+        rows[name] = {
+            "paired draws": m,
+            "differ %": 100 * differ / m,
+            "differ, upper %": 100 * float(clopper_pearson_upper(differ, m, alpha)),
+            "disagree %": 100 * disagree / m,
+            "disagree, upper %": 100 * float(clopper_pearson_upper(disagree, m, alpha)),
+        }
+    return pd.DataFrame(rows).T.rename_axis("run")
+
+
+def reference_ceiling(
+    sigma: float, n: int, m: int, alpha: float, fast_share: float = 0.5
+) -> float:
+    """The largest radius the float32-from-fast certificate can give with ``n`` fast
+    draws and ``m`` paired ones: every draw in the class and no disagreement
+    (:func:`~rsutils.core.reference_precision.reference_bound`), against CERTIFY's
+    ``σΦ⁻¹(α^{1/n})``; 0 when that bound is not above 1/2."""
+    bound = reference_bound(n, n, 0, m, alpha, fast_share).pA_lower
+    return float(sigma * norm.ppf(bound)) if bound > 0.5 else 0.0

@@ -51,6 +51,8 @@ class LowBitsRecogniser(nn.Module):
         return (~consistent).flatten(1).sum(1)
 
     def forward(self, batch: torch.Tensor) -> torch.Tensor:
+        """Logits ``(B, 2)``: one-hot class 0 where at most ``tolerance`` coordinates
+        are inconsistent with ``x0``, else class 1."""
         other = (self.failures(batch) > self.tolerance).float()
         return torch.stack([1.0 - other, other], dim=1)
 
@@ -60,7 +62,7 @@ class FloatAttack:
     """The attack on one sampler: CERTIFY at ``x0`` and the smoothed class at ``x1``."""
 
     sampler: str
-    #: CERTIFY's answer at x0 (0: recognised; -1: abstain) and its radius.
+    #: CERTIFY's answer at x0 (0 when recognised, -1 when it abstains) and its radius.
     prediction: int
     radius: float
     #: ‖x1 − x0‖₂, the attack point's distance.

@@ -124,7 +124,7 @@ class SoundGaussian(Gaussian):
     the table's total variation ``dim·tv_per_coordinate`` to ``pA_lower``.
     """
 
-    #: Random bits per coordinate: the uniform integers are below ``2^random_bits``.
+    #: Random bits per coordinate; the uniform integers are below ``2^random_bits``.
     random_bits: ClassVar[int] = _BITS
 
     def __init__(self, sigma: float, levels: int = 255) -> None:

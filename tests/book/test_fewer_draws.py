@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from scipy.stats import norm
+from scipy.stats import beta, norm
 
 from rsutils.book.fewer_draws import (
     decision_table,
+    disagreement_table,
     mode_agreement,
     planned_summary,
     precision_table,
     radius_floor,
+    reference_ceiling,
 )
 from rsutils.core.confidence import min_samples_for_radius
 
@@ -215,3 +217,23 @@ def test_the_uncertified_share_counts_passes_on_images_certify_leaves_out() -> N
     )
     # at 0.25 CERTIFY certifies images 0 and 3 only: 800 of the 1,000 passes are elsewhere
     assert uncertified_share(standard, long, 0.25) == pytest.approx(0.8)
+
+
+def test_disagreement_table_pools_the_paired_draws_with_scipys_bound() -> None:
+    log = pd.DataFrame({"m": [300, 300, 0], "differ": [2, 0, 0], "disagreements": [1, 0, 0]})
+    row = disagreement_table({"m=300": log}, 0.05).loc["m=300"]
+    assert row["paired draws"] == 600
+    assert row["differ %"] == pytest.approx(100 * 2 / 600)
+    assert row["disagree %"] == pytest.approx(100 * 1 / 600)
+    assert row["differ, upper %"] == pytest.approx(100 * beta.ppf(0.95, 3, 598))
+    assert row["disagree, upper %"] == pytest.approx(100 * beta.ppf(0.95, 2, 599))
+
+
+def test_the_reference_ceiling_is_certifys_less_the_disagreement_bound() -> None:
+    n, m, alpha = 1000, 300, 0.001
+    fast = (alpha / 2) ** (1 / n)  # all n in the class, at half of alpha
+    d_upper = 1 - (alpha / 2) ** (1 / m)  # no disagreement in m, at the other half
+    expected = 0.25 * norm.ppf(fast - d_upper)
+    assert reference_ceiling(0.25, n, m, alpha) == pytest.approx(expected, rel=1e-9)
+    assert reference_ceiling(0.25, n, m, alpha) < 0.25 * norm.ppf(alpha ** (1 / n))
+    assert reference_ceiling(0.25, n, 5, alpha) == 0.0  # five pairs bound nothing
