@@ -69,7 +69,7 @@ def test_bench_command_times_the_serial_loop_over_the_rounds_asked() -> None:
     command += ["--rounds", "3", "--serial", "--inference", "bf16_channels_last"]
     output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
     assert "median of 3 rounds" in output
-    header = next(line for line in output.splitlines() if line.startswith("mode"))
+    header = next(line for line in output.splitlines() if line.startswith("mode "))
     assert header.split()[-2:] == ["serial", "rounds"]
     rows = [line.split() for line in output.splitlines() if line.startswith(("fp32", "bf16"))]
     assert [row[0] for row in rows] == ["fp32", "bf16_channels_last"]
