@@ -8,9 +8,18 @@ Draws are generated in fixed-size blocks from a generator seeded by
 stream. So counts (and certificates) do not depend on
 ``batch_size`` nor on how a run over a dataset is split, as long as the base model
 itself gives the same label for the same input whatever the batch.
+
+On a CPU the loop draws the next batch's noise in a second thread while the model
+runs on the current batch (``prefetch``): the same stream, drawn by the same calls in
+the same order from the same generator, so the draws, counts and certificates are
+bitwise those of the serial loop; only the wall time changes.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import closing
 
 import numpy as np
 import torch
@@ -110,13 +119,15 @@ def count_classes(
     num_classes: int,
     batch_size: int,
     generator: torch.Generator,
+    prefetch: bool = True,
 ) -> torch.Tensor:
     """How often the base model predicts each class on ``num`` noisy copies of ``x``.
 
     Runs under ``torch.inference_mode``; noise is drawn, added in place and counted
     on ``x``'s device, and the counts (a length-``num_classes`` int64 tensor) stay
     there until the caller reads them. Non-finite logits in any batch are an error
-    (checked on the device, read once at the end).
+    (checked on the device, read once at the end). ``prefetch`` is
+    :class:`PrefixCounter`'s (the counts are the same either way).
     """
     counter = PrefixCounter(
         model,
@@ -126,6 +137,7 @@ def count_classes(
         num_classes=num_classes,
         batch_size=batch_size,
         generator=generator,
+        prefetch=prefetch,
     )
     return counter.advance(num)
 
@@ -140,6 +152,15 @@ class PrefixCounter:
     also keeps the class of every draw, in stream order (:meth:`labels`), so that a
     procedure can later be replayed on exactly these draws
     (:mod:`rsutils.core.record`).
+
+    With ``prefetch`` (the default) and ``x`` on a CPU, an :meth:`advance` of two
+    batches or more draws each next batch's noise in a worker thread while the model
+    runs on the current one (torch releases the GIL in both). The worker makes the same
+    :meth:`NoiseStream.fill_` calls, in the same order, on the same generator, which no
+    other thread touches meanwhile, so the draws, their order and the counts are
+    bitwise those of ``prefetch=False``; an error raised while drawing (an exhausted
+    stream, a family's bad parameters) is raised in the caller as it is. On a GPU the
+    loop stays serial: its kernels already run asynchronously, in stream order.
     """
 
     def __init__(
@@ -153,8 +174,10 @@ class PrefixCounter:
         batch_size: int,
         generator: torch.Generator,
         keep_labels: bool = False,
+        prefetch: bool = True,
     ) -> None:
         device, dtype = x.device, x.dtype
+        self.prefetch = prefetch and device.type == "cpu"
         self._kept: list[torch.Tensor] | None = [] if keep_labels else None
         self.model, self.x, self.total, self.drawn = model, x, total, 0
         self._added = noise.prepare_input(x)  # x itself unless the sampler works on a grid
@@ -163,6 +186,7 @@ class PrefixCounter:
         self.counts = torch.zeros(num_classes, dtype=torch.long, device=device)
         self._ones = torch.ones(min(batch_size, total), dtype=torch.long, device=device)
         self._buffer = torch.empty((min(batch_size, total), *x.shape), dtype=dtype, device=device)
+        self._spare: torch.Tensor | None = None  # the second buffer, filled while one is used
 
     def advance(self, to: int) -> torch.Tensor:
         """The counts of the first ``to`` draws (``drawn <= to <= total``), on the device."""
@@ -171,10 +195,13 @@ class PrefixCounter:
                 f"can only advance from {self.drawn} draws to at most {self.total}, got {to}"
             )
         finite = torch.ones((), dtype=torch.bool, device=self.x.device)  # read once, at the end
-        with torch.inference_mode():
-            while self.drawn < to:
-                k = min(self.batch_size, to - self.drawn)
-                batch = self.stream.noise.perturb_(self.stream.fill_(self._buffer[:k]), self._added)
+        sizes = [
+            min(self.batch_size, to - start) for start in range(self.drawn, to, self.batch_size)
+        ]
+        with torch.inference_mode(), closing(self._noise_batches(sizes)) as batches:
+            for noise in batches:
+                k = noise.shape[0]
+                batch = self.stream.noise.perturb_(noise, self._added)
                 output = _forward(self.model, batch)
                 labels = predicted_labels(output, k, self.num_classes)
                 self.counts.scatter_add_(0, labels, self._ones[:k])
@@ -190,6 +217,36 @@ class PrefixCounter:
                 "(all(p.isfinite().all() for p in model.parameters())) and its forward pass"
             )
         return self.counts.clone()
+
+    def _noise_batches(self, sizes: list[int]) -> Iterator[torch.Tensor]:
+        """The next noise draws, one buffer per size in ``sizes``; with a worker, each next
+        buffer is filled while the caller uses the current one (it is done with a buffer
+        when it asks for the next)."""
+        if not self.prefetch or len(sizes) < 2:
+            for k in sizes:
+                yield self.stream.fill_(self._buffer[:k])
+            return
+        if self._spare is None:
+            self._spare = torch.empty_like(self._buffer)
+        buffers = (self._buffer, self._spare)
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="rsutils-noise") as worker:
+            pending: Future[torch.Tensor] | None = worker.submit(self._fill, buffers[0][: sizes[0]])
+            try:
+                for i in range(len(sizes)):
+                    assert pending is not None
+                    noise = pending.result()  # re-raises the worker's error as it is
+                    pending = None
+                    if i + 1 < len(sizes):
+                        out = buffers[(i + 1) % 2][: sizes[i + 1]]
+                        pending = worker.submit(self._fill, out)
+                    yield noise
+            finally:  # the caller stopped early: let the worker finish before leaving
+                if pending is not None:
+                    pending.cancel()
+
+    def _fill(self, out: torch.Tensor) -> torch.Tensor:
+        with torch.inference_mode():  # the caller's mode (thread-local) in the worker too
+            return self.stream.fill_(out)
 
     def labels(self) -> np.ndarray:
         """The class of each of the ``drawn`` draws so far, in stream order (int32).

@@ -1,5 +1,6 @@
 """The benchmark runs and reports consistent figures (no timing is asserted)."""
 
+import math
 import subprocess
 import sys
 
@@ -20,6 +21,15 @@ def test_benchmark_reports_both_throughputs_and_their_ratio(cnn) -> None:
     assert result.noise_per_second > 0 and 0 < result.noise_bound < 1
     assert result.best_raw_per_second >= result.raw_per_second
     assert result.best_sampling_per_second >= result.sampling_per_second
+    assert math.isnan(result.best_serial_ratio), "the serial loop is timed only when asked"
+
+
+def test_the_serial_loop_is_timed_in_the_same_rounds_when_asked(cnn) -> None:
+    result = benchmark(
+        cnn, (1, 28, 28), Gaussian(0.25), num_classes=10, batch_size=50, num_batches=2,
+        repeats=2, serial=True,
+    )  # fmt: skip
+    assert result.best_serial_per_second > 0 and result.best_serial_ratio > 0
 
 
 def test_every_mode_is_timed_against_fp32_first(cnn) -> None:
@@ -51,3 +61,15 @@ def test_bench_command_times_anisotropic_noise() -> None:
     command += ["--anisotropic", "--noise", "exp_linf"]
     output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
     assert "ratio" in output
+
+
+@pytest.mark.slow  # a subprocess and timed rounds of two loops per mode
+def test_bench_command_times_the_serial_loop_over_the_rounds_asked() -> None:
+    command = [sys.executable, "-m", "rsutils", "bench", "--batch", "20", "--batches", "2"]
+    command += ["--rounds", "3", "--serial", "--inference", "bf16_channels_last"]
+    output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    assert "median of 3 rounds" in output
+    header = next(line for line in output.splitlines() if line.startswith("mode "))
+    assert header.split()[-2:] == ["serial", "rounds"]
+    rows = [line.split() for line in output.splitlines() if line.startswith(("fp32", "bf16"))]
+    assert [row[0] for row in rows] == ["fp32", "bf16_channels_last"]
