@@ -50,8 +50,8 @@ __all__ = [
 INFERENCE_MODES = ("fp32", "channels_last", "bf16", "bf16_channels_last")
 
 #: The rows of every forward pass on a CPU: it divides the book's batch sizes (100 draws
-#: to select, 1,000 per batch to estimate), so no draw is padded there, and a CPU runs
-#: the small CNN as fast in chunks of 100 as in batches of 1,000 (chapter 12 measures it).
+#: to select, 1,000 per batch to estimate), so no draw is padded there, and a CPU is
+#: busy with 100 inputs of the book's models (a batch of 1,000 is ten forward passes).
 CPU_ROWS = 100
 #: The rows of every forward pass on an accelerator, which needs larger batches to be busy.
 ACCELERATOR_ROWS = 1000
