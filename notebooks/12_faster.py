@@ -37,6 +37,7 @@ from rsutils.book import BOOK_SIGMAS, Chapter, glue_all, run_command
 from rsutils.book.manual import describe_page_model, page_model
 from rsutils.book.profiles import EQUIVALENCE_MARGIN, PROFILES
 from rsutils.core.confidence import min_samples_for_radius
+from rsutils.core.inference import fixed_rows
 from rsutils.logs.replicates import replicated_comparisons
 from rsutils.logs.sequential_runs import read_decisions
 from rsutils.training.speed import training_step_seconds
@@ -171,7 +172,12 @@ labelled.drop(columns=labelled.columns.intersection(shared)).set_index(
 # CPUs (with AMX or AVX512-BF16) and GPUs run several times as fast as float32. That is
 # a different base classifier, and its certificates are exact for it, not for the
 # float32 model; logs record the mode, and certificates stay deterministic for a seed
-# and a mode. The Monte Carlo loop runs at about the speed of the forward pass, so a
+# and a mode. CERTIFY also needs the base classifier to be one function: kernels choose
+# their order of summation by the batch's shape, so a draw near a tie could change
+# class with the batch it comes in. Every mode therefore calls the model on batches of
+# one fixed shape, {glue:text}`rows` inputs on a CPU (the last chunk padded), and a
+# draw's logits are bit for bit the same whatever its batch
+# ({func}`~rsutils.core.inference.fixed_rows`). The Monte Carlo loop runs at about the speed of the forward pass, so a
 # faster forward pass is a faster certificate. Ten test images at $n$ =
 # {glue:text}`n:,d`, in float32 and in `bf16_channels_last`, timed on the machine that
 # built this page:
@@ -196,6 +202,7 @@ pd.DataFrame(comparison).rename_axis("test image")
 
 # %% tags=["remove-cell"]
 glue_all(modes=", ".join(f"`{m}`" for m in rs.INFERENCE_MODES), n=n)
+glue_all(rows=fixed_rows("cpu"))
 glue_all(speedup=timed["fp32"] / timed["bf16_channels_last"])
 
 # %% [markdown]

@@ -23,12 +23,16 @@ def brightness_model() -> nn.Module:
     return nn.Sequential(conv, nn.AdaptiveAvgPool2d(1), nn.Flatten()).eval()
 
 
-def test_fp32_is_the_model_itself_and_a_bad_mode_names_the_choices(cnn) -> None:
-    assert inference_model(cnn, "fp32") is cnn
+def test_fp32_calls_the_model_itself_and_a_bad_mode_names_the_choices(cnn) -> None:
+    wrapped = inference_model(cnn, "fp32")
+    assert isinstance(wrapped, InferenceModel) and wrapped.inner is cnn
+    assert inference_model(wrapped, "fp32") is wrapped  # not wrapped twice
     with pytest.raises(ValueError, match="bf16_channels_last"):
         inference_model(cnn, "fp16")
     with pytest.raises(ValueError, match="unknown inference mode"):
         Smooth(cnn, 10, Gaussian(0.25), inference="int8")
+    with pytest.raises(ValueError, match="rows must be a positive integer"):
+        InferenceModel(cnn, "bf16", rows=0)
 
 
 @pytest.mark.parametrize("mode", FAST)
