@@ -988,7 +988,10 @@ glue_all(
 # book's {glue:text}`profile` profile runs the base model in
 # {glue:text}`mode` ({mod}`rsutils.core.inference`). A lower precision is a different
 # base classifier, so every certificate in this book is exact for the model as run in
-# that mode, not for its float32 twin. How different they are, on
+# that mode, not for its float32 twin; and since every mode calls the model on batches
+# of one fixed shape ({func}`~rsutils.core.inference.fixed_rows`), that model is one
+# function: a draw's class does not depend on the batch it is computed in. How
+# different the two classifiers are, on
 # {glue:text}`n_secondary` test images at $n = $ {glue:text}`n_secondary_draws:,d`
 # ($\sigma = 0.25$):
 

@@ -177,8 +177,8 @@ labelled.drop(columns=labelled.columns.intersection(shared)).set_index(
 # class with the batch it comes in. Every mode therefore calls the model on batches of
 # one fixed shape, {glue:text}`rows` inputs on a CPU (the last chunk padded), and a
 # draw's logits are bit for bit the same whatever its batch
-# ({func}`~rsutils.core.inference.fixed_rows`). The Monte Carlo loop runs at about the speed of the forward pass, so a
-# faster forward pass is a faster certificate. Ten test images at $n$ =
+# ({func}`~rsutils.core.inference.fixed_rows`). The Monte Carlo loop runs at about
+# the speed of the forward pass, so a faster forward pass is a faster certificate. Ten test images at $n$ =
 # {glue:text}`n:,d`, in float32 and in `bf16_channels_last`, timed on the machine that
 # built this page:
 

@@ -391,9 +391,7 @@ def disagreement_table(logs: Mapping[str, pd.DataFrame], alpha: float) -> pd.Dat
     return pd.DataFrame(rows).T.rename_axis("run")
 
 
-def reference_ceiling(
-    sigma: float, n: int, m: int, alpha: float, fast_share: float = 0.5
-) -> float:
+def reference_ceiling(sigma: float, n: int, m: int, alpha: float, fast_share: float = 0.5) -> float:
     """The largest radius the float32-from-fast certificate can give with ``n`` fast
     draws and ``m`` paired ones: every draw in the class and no disagreement
     (:func:`~rsutils.core.reference_precision.reference_bound`), against CERTIFY's
