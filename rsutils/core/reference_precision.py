@@ -168,6 +168,8 @@ class ReferenceSmooth:
         norm: str | None = None,
         input_range: tuple[float, float] | None = DEFAULT_INPUT_RANGE,
     ) -> None:
+        if isinstance(model, InferenceModel) and model.mode == "fp32":
+            model = model.inner  # float32 on fixed rows is the model as trained
         _check_reference_model(model)
         if check_inference_mode(fast) not in FAST_MODES:
             raise ValueError(

@@ -15,6 +15,8 @@ from itertools import chain
 import torch
 from torch import nn
 
+from rsutils.core.inference import InferenceModel
+
 __all__ = ["DEFAULT_INPUT_RANGE", "check_input", "check_input_range", "check_model"]
 
 #: The range of a clean input unless a smoothed classifier is told otherwise:
@@ -41,6 +43,8 @@ def check_model(model: nn.Module) -> None:
     """Refuse a model with a submodule in training mode or with weights not loaded."""
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    if isinstance(model, InferenceModel):  # name the user's submodules, not the wrapper's
+        model = model.inner
     training = next((name for name, m in model.named_modules() if m.training), None)
     if training is not None:
         where = "the base model" if training == "" else f"submodule {training!r} of the base model"
