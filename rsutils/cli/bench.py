@@ -3,10 +3,10 @@
 ``raw`` times the model alone on a fixed batch; ``sampling`` times
 :func:`rsutils.core.sampling.count_classes` (noise generation, adding it, the forward
 pass, argmax and counting) for the same number of inputs. Their ratio is the share of
-the time spent in the model: 1.0 means the bookkeeping is free. On a CPU the loop draws
-the next batch's noise while the model runs (:class:`~rsutils.core.sampling.PrefixCounter`'s
-``prefetch``); with ``serial`` the loop that draws it in line is timed too, in the same
-rounds, so the gain of the overlap is a ratio within one run. ``noise`` times the
+the time spent in the model: 1.0 means the bookkeeping is free. With ``prefetch`` the
+loop that draws the next batch's noise in a worker thread while the model runs
+(:class:`~rsutils.core.sampling.PrefixCounter`'s ``prefetch``, off by default) is timed
+too, in the same rounds, so the gain of the overlap is a ratio within one run. ``noise`` times the
 noise alone (drawing it and adding it to the input): if everything else were free, a
 loop that draws it between forward passes would reach :attr:`BenchResult.noise_bound`
 (the overlap can pass it: the noise is then drawn while the model runs). The
@@ -65,8 +65,8 @@ class BenchResult:
     best_raw_per_second: float = float("nan")
     best_sampling_per_second: float = float("nan")
     noise_per_second: float = float("nan")
-    # The fastest round of the loop without the overlap (``serial=True``; else NaN).
-    best_serial_per_second: float = float("nan")
+    # The fastest round of the loop with the overlap (``prefetch=True``; else NaN).
+    best_prefetch_per_second: float = float("nan")
 
     @property
     def best_ratio(self) -> float:
@@ -74,15 +74,15 @@ class BenchResult:
         return self.best_sampling_per_second / self.best_raw_per_second
 
     @property
-    def best_serial_ratio(self) -> float:
-        """Like :attr:`best_ratio`, for the loop that draws the noise in line (NaN if untimed)."""
-        return self.best_serial_per_second / self.best_raw_per_second
+    def best_prefetch_ratio(self) -> float:
+        """Like :attr:`best_ratio`, for the loop with the overlap (NaN if untimed)."""
+        return self.best_prefetch_per_second / self.best_raw_per_second
 
     @property
     def noise_bound(self) -> float:
         """The ratio a loop whose only cost besides the model is the noise would reach,
         from the fastest rounds: ``1 / (1 + raw / noise)``, if it drew the noise between
-        forward passes (the serial loop's ceiling; the overlap can pass it)."""
+        forward passes (the default loop's ceiling; the overlap can pass it)."""
         return 1.0 / (1.0 + self.best_raw_per_second / self.noise_per_second)
 
 
@@ -106,14 +106,14 @@ def benchmark(
     num_batches: int = 10,
     repeats: int = 7,
     inference: str = "fp32",
-    serial: bool = False,
+    prefetch: bool = False,
 ) -> BenchResult:
     """Throughputs of the raw model and of the loop, timed alternately ``repeats`` times.
 
     Alternating the two timings, and taking medians, keeps slow drifts of a shared
     machine (frequency scaling, neighbours) out of the ratio. Both run the model in
-    ``inference`` mode. With ``serial``, each round also times the loop without the
-    overlap of noise and forward (``prefetch=False``).
+    ``inference`` mode. With ``prefetch``, each round also times the loop with the
+    overlap of noise and forward (``prefetch=True``).
     """
     device = model_device(model)
     model = inference_model(model.eval(), inference)
@@ -126,7 +126,7 @@ def benchmark(
             for _ in range(num_batches):
                 model(batch).argmax(1)
 
-    def sampling(prefetch: bool = True) -> None:
+    def sampling(overlap: bool = False) -> None:
         generator = image_generator(0, 0, "estimate", device)
         count_classes(
             model,
@@ -136,11 +136,11 @@ def benchmark(
             num_classes=num_classes,
             batch_size=batch_size,
             generator=generator,
-            prefetch=prefetch,
+            prefetch=overlap,
         ).cpu()
 
-    def sampling_serial() -> None:
-        sampling(prefetch=False)
+    def sampling_prefetch() -> None:
+        sampling(overlap=True)
 
     def noise_only() -> None:
         generator = image_generator(0, 0, "estimate", device)
@@ -149,13 +149,13 @@ def benchmark(
         for start in range(0, total, batch_size):
             stream.fill_(buffer[: min(batch_size, total - start)]).add_(x)
 
-    timed = (raw, sampling, noise_only, *((sampling_serial,) if serial else ()))
+    timed = (raw, sampling, noise_only, *((sampling_prefetch,) if prefetch else ()))
     for run in timed:  # warm-up (allocator, kernels, lazy initialisation)
         run()
     rounds = np.array([[_elapsed(run, device) for run in timed] for _ in range(repeats)])
     raw_time, sampling_time = np.median(rounds[:, :2], axis=0)
     best_raw, best_sampling, best_noise = rounds[:, :3].min(axis=0)
-    best_serial = rounds[:, 3].min() if serial else float("nan")
+    best_prefetch = rounds[:, 3].min() if prefetch else float("nan")
     ratios = rounds[:, 0] / rounds[:, 1]
     spread = (float(ratios.min()), float(ratios.max()))
     return BenchResult(
@@ -169,7 +169,7 @@ def benchmark(
         total / best_raw,
         total / best_sampling,
         total / best_noise,
-        total / best_serial,
+        total / best_prefetch,
     )
 
 
@@ -220,10 +220,10 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         help="interleaved rounds per timing (more: a steadier fastest round)",
     )
     bench.add_argument(
-        "--serial",
+        "--prefetch",
         action="store_true",
-        help="also time the loop that draws the noise in line instead of during the forward "
-        "pass (column serial: its best ratio)",
+        help="also time the loop that draws the next batch's noise during the forward pass "
+        "(column prefetch: its best ratio)",
     )
     bench.add_argument("--sigma", type=positive_float, default=0.25, help="noise scale")
     add_noise_family_argument(bench)
@@ -267,7 +267,7 @@ def run(args: argparse.Namespace) -> None:
         batch_size=args.batch,
         num_batches=args.batches,
         repeats=args.rounds,
-        serial=args.serial,
+        prefetch=args.prefetch,
     )
     first = results[0]
     rounds = f"median of {args.rounds} rounds"
@@ -276,20 +276,20 @@ def run(args: argparse.Namespace) -> None:
     print("raw: forward + argmax; sampling: noise + forward + counting (inputs/s);")
     print("best: the ratio of the fastest rounds; bound: the best ratio if drawing the")
     print("noise between forward passes were the loop's only other cost")
-    if args.serial:
-        print("serial: the best ratio of the loop that draws the noise between forward passes")
-    # 75 columns (82 with serial): the table fits a narrow terminal and the book's column
+    if args.prefetch:
+        print("prefetch: the best ratio of the loop that draws the noise during the forward")
+    # 75 columns (84 with prefetch): the table fits a narrow terminal and the book's column
     header = f"{'mode':<19}{'raw':>9}{'vs fp32':>8}{'sampling':>10}{'ratio':>6}{'best':>6}"
-    serial_header = f"{'serial':>7}" if args.serial else ""
-    print(f"{header}{'bound':>6}{serial_header}  rounds")
+    prefetch_header = f"{'prefetch':>9}" if args.prefetch else ""
+    print(f"{header}{'bound':>6}{prefetch_header}  rounds")
     for result in results:
         low, high = result.ratio_range
         speedup = result.raw_per_second / first.raw_per_second
-        serial = f"{result.best_serial_ratio:7.3f}" if args.serial else ""
+        overlap = f"{result.best_prefetch_ratio:9.3f}" if args.prefetch else ""
         print(
             f"{result.inference:<19}{result.raw_per_second:9,.0f}{speedup:7.2f}x"
             f"{result.sampling_per_second:10,.0f}{result.ratio:6.3f}{result.best_ratio:6.3f}"
-            f"{result.noise_bound:6.3f}{serial}  {low:.2f}-{high:.2f}"
+            f"{result.noise_bound:6.3f}{overlap}  {low:.2f}-{high:.2f}"
         )
 
 

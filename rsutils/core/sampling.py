@@ -9,10 +9,13 @@ stream. So counts (and certificates) do not depend on
 ``batch_size`` nor on how a run over a dataset is split, as long as the base model
 itself gives the same label for the same input whatever the batch.
 
-On a CPU the loop draws the next batch's noise in a second thread while the model
-runs on the current batch (``prefetch``): the same stream, drawn by the same calls in
-the same order from the same generator, so the draws, counts and certificates are
-bitwise those of the serial loop; only the wall time changes.
+On a CPU the loop can draw the next batch's noise in a second thread while the model
+runs on the current batch (``prefetch=True``): the same stream, drawn by the same calls
+in the same order from the same generator, so the draws, counts and certificates are
+bitwise those of the serial loop; only the wall time changes. It is off by default:
+on a 2-core CPU the forward pass already keeps both cores busy, and the worker made
+CERTIFY slower when the machine was loaded (``python -m rsutils bench --prefetch``
+compares the two on a machine of your own).
 """
 
 from __future__ import annotations
@@ -119,7 +122,7 @@ def count_classes(
     num_classes: int,
     batch_size: int,
     generator: torch.Generator,
-    prefetch: bool = True,
+    prefetch: bool = False,
 ) -> torch.Tensor:
     """How often the base model predicts each class on ``num`` noisy copies of ``x``.
 
@@ -153,8 +156,9 @@ class PrefixCounter:
     procedure can later be replayed on exactly these draws
     (:mod:`rsutils.core.record`).
 
-    With ``prefetch`` (the default) and ``x`` on a CPU, an :meth:`advance` of two
-    batches or more draws each next batch's noise in a worker thread while the model
+    With ``prefetch`` (off by default, see the module's text) and ``x`` on a CPU, an
+    :meth:`advance` of two batches or more draws each next batch's noise in a worker
+    thread while the model
     runs on the current one (torch releases the GIL in both). The worker makes the same
     :meth:`NoiseStream.fill_` calls, in the same order, on the same generator, which no
     other thread touches meanwhile, so the draws, their order and the counts are
@@ -174,7 +178,7 @@ class PrefixCounter:
         batch_size: int,
         generator: torch.Generator,
         keep_labels: bool = False,
-        prefetch: bool = True,
+        prefetch: bool = False,
     ) -> None:
         device, dtype = x.device, x.dtype
         self.prefetch = prefetch and device.type == "cpu"

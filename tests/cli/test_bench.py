@@ -21,15 +21,15 @@ def test_benchmark_reports_both_throughputs_and_their_ratio(cnn) -> None:
     assert result.noise_per_second > 0 and 0 < result.noise_bound < 1
     assert result.best_raw_per_second >= result.raw_per_second
     assert result.best_sampling_per_second >= result.sampling_per_second
-    assert math.isnan(result.best_serial_ratio), "the serial loop is timed only when asked"
+    assert math.isnan(result.best_prefetch_ratio), "the overlapped loop is timed only when asked"
 
 
-def test_the_serial_loop_is_timed_in_the_same_rounds_when_asked(cnn) -> None:
+def test_the_overlapped_loop_is_timed_in_the_same_rounds_when_asked(cnn) -> None:
     result = benchmark(
         cnn, (1, 28, 28), Gaussian(0.25), num_classes=10, batch_size=50, num_batches=2,
-        repeats=2, serial=True,
+        repeats=2, prefetch=True,
     )  # fmt: skip
-    assert result.best_serial_per_second > 0 and result.best_serial_ratio > 0
+    assert result.best_prefetch_per_second > 0 and result.best_prefetch_ratio > 0
 
 
 def test_every_mode_is_timed_against_fp32_first(cnn) -> None:
@@ -64,12 +64,12 @@ def test_bench_command_times_anisotropic_noise() -> None:
 
 
 @pytest.mark.slow  # a subprocess and timed rounds of two loops per mode
-def test_bench_command_times_the_serial_loop_over_the_rounds_asked() -> None:
+def test_bench_command_times_the_overlapped_loop_over_the_rounds_asked() -> None:
     command = [sys.executable, "-m", "rsutils", "bench", "--batch", "20", "--batches", "2"]
-    command += ["--rounds", "3", "--serial", "--inference", "bf16_channels_last"]
+    command += ["--rounds", "3", "--prefetch", "--inference", "bf16_channels_last"]
     output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
     assert "median of 3 rounds" in output
     header = next(line for line in output.splitlines() if line.startswith("mode "))
-    assert header.split()[-2:] == ["serial", "rounds"]
+    assert header.split()[-2:] == ["prefetch", "rounds"]
     rows = [line.split() for line in output.splitlines() if line.startswith(("fp32", "bf16"))]
     assert [row[0] for row in rows] == ["fp32", "bf16_channels_last"]
