@@ -372,7 +372,8 @@ attacks = [float_attack(s, **attack) for s in ("plain", "sound")]
 attack_table = pd.DataFrame([vars(a) for a in attacks]).set_index(
     "sampler"
 )
-attack_table.assign(false=[a.certificate_false for a in attacks])
+falsified = [a.certificate_false for a in attacks]
+attack_table.assign(certificate_false=falsified).T  # a column per sampler
 
 # %% tags=["remove-cell"]
 plain_attack, sound_attack = attacks
