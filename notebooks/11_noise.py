@@ -39,8 +39,8 @@ import rsutils as rs
 from rsutils.book import Chapter, glue_all, run_command, show_refusals
 from rsutils.book.manual import describe_page_model, page_model
 from rsutils.checks.float_attack import float_attack
+from rsutils.cli.bench import benchmark_modes
 from rsutils.core.radius import rules
-from rsutils.core.sampler_cost import sampler_cost
 
 # %% tags=["parameters"]
 profile = "cpu"  # smoke | cpu | paper
@@ -408,9 +408,13 @@ glue_all(
 # On an ordinary model the two samplers give nearly the same certificates, and the
 # sound one costs more per batch: it draws {glue:text}`random_bits` random bits per
 # pixel and reads a table instead of drawing one normal. The page's model certifies
-# its first test image with each, and `sampler_cost` times, in the same run, the noise
-# alone and the whole loop (noise, forward pass, counting) for batches of
-# {glue:text}`cost_batch` draws:
+# its first test image with each, and `benchmark_modes` (what
+# `python -m rsutils bench --sampler plain sound` prints) times, in the same rounds,
+# the noise alone and the whole loop (noise, forward pass, counting) for batches of
+# {glue:text}`cost_batch` draws. It alternates the two samplers in the same rounds and
+# keeps each one's fastest round, so that their ratio compares the samplers, not two
+# moments of a shared machine whose speed drifts (the fastest round is the one least
+# slowed by other work on the machine):
 
 # %%
 x0 = images[0]
@@ -420,15 +424,20 @@ certificates = {
     ).certify(x0, 100, n, 0.001, seed=seed)
     for sampler in ("plain", "sound")
 }
-cost = sampler_cost(model, x0, 0.25, num_classes=10, repeats=3)
+plain, sound = benchmark_modes(
+    model, tuple(x0.shape), rs.Gaussian(0.25), modes=["fp32"],
+    samplers=["plain", "sound"], num_classes=10, num_batches=4,
+    repeats=3, x=x0,
+)  # fmt: skip
 shown = ["prediction", "count", "pA_lower", "radius"]
 pd.DataFrame({s: vars(c) for s, c in certificates.items()}).T[shown]
 
 # %% tags=["remove-cell"]
 glue_all(
-    cost_batch=f"{cost.batch_size:,}",
-    noise_ratio=cost.noise_ratio,
-    loop_ratio=cost.loop_ratio,
+    cost_batch=f"{plain.batch_size:,}",
+    noise_ratio=plain.noise_per_second / sound.noise_per_second,
+    loop_ratio=plain.best_sampling_per_second
+    / sound.best_sampling_per_second,
 )
 
 # %% [markdown]

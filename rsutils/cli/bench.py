@@ -7,12 +7,15 @@ the time spent in the model: 1.0 means the bookkeeping is free. With ``prefetch`
 loop that draws the next batch's noise in a worker thread while the model runs
 (:class:`~rsutils.core.sampling.PrefixCounter`'s ``prefetch``, off by default) is timed
 too, in the same rounds, so the gain of the overlap is a ratio within one run. ``noise`` times the
-noise alone (drawing it and adding it to the input): if everything else were free, a
+noise alone (drawing it and making the model's inputs from it): if everything else were free, a
 loop that draws it between forward passes would reach :attr:`BenchResult.noise_bound`
 (the overlap can pass it: the noise is then drawn while the model runs). The
 fastest round of each (``best``) is the least disturbed by other work. With
 an ``inference`` mode (:mod:`rsutils.core.inference`) both run the model in that mode;
-:func:`benchmark_modes` times every mode in one run, against the fp32 forward.
+:func:`benchmark_modes` times every mode in one run, against the fp32 forward, and
+with ``samplers=("plain", "sound")`` what the sound sampler
+(:mod:`rsutils.core.sound_sampling`) costs in each; :func:`benchmark_variants` times any
+list of (mode, sampler) pairs in the same interleaved rounds.
 
 ``python -m rsutils bench`` (:func:`add_parser`, :func:`run`) prints that table for a
 checkpoint or a random network.
@@ -24,6 +27,8 @@ import argparse
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
+from typing import Any
 
 import numpy as np
 import torch
@@ -42,10 +47,18 @@ from rsutils.core.devices import model_device, pick_device
 from rsutils.core.inference import INFERENCE_MODES, check_inference_mode, inference_model
 from rsutils.core.noise import NoiseFamily
 from rsutils.core.sampling import NoiseStream, count_classes
-from rsutils.core.streams import image_generator
+from rsutils.core.sound_sampling import DEFAULT_SAMPLER, SAMPLERS, with_sampler
+from rsutils.core.streams import image_generator, stream_generator
 from rsutils.training.models import ARCHITECTURES, build_model, load_checkpoint
 
-__all__ = ["BenchResult", "add_parser", "benchmark", "benchmark_modes", "run"]
+__all__ = [
+    "BenchResult",
+    "add_parser",
+    "benchmark",
+    "benchmark_modes",
+    "benchmark_variants",
+    "run",
+]
 
 
 @dataclass(frozen=True)
@@ -67,6 +80,7 @@ class BenchResult:
     noise_per_second: float = float("nan")
     # The fastest round of the loop with the overlap (``prefetch=True``; else NaN).
     best_prefetch_per_second: float = float("nan")
+    sampler: str = DEFAULT_SAMPLER  # how the loop made its noisy inputs
 
     @property
     def best_ratio(self) -> float:
@@ -107,70 +121,31 @@ def benchmark(
     repeats: int = 7,
     inference: str = "fp32",
     prefetch: bool = False,
+    sampler: str = DEFAULT_SAMPLER,
+    x: torch.Tensor | None = None,
 ) -> BenchResult:
     """Throughputs of the raw model and of the loop, timed alternately ``repeats`` times.
 
-    Alternating the two timings, and taking medians, keeps slow drifts of a shared
+    Alternating the timings, and taking medians, keeps slow drifts of a shared
     machine (frequency scaling, neighbours) out of the ratio. Both run the model in
-    ``inference`` mode. With ``prefetch``, each round also times the loop with the
-    overlap of noise and forward (``prefetch=True``).
+    ``inference`` mode, the loop with ``noise`` drawn by ``sampler``
+    (:data:`~rsutils.core.sound_sampling.SAMPLERS`). With ``prefetch``, each round also
+    times the loop with the overlap of noise and forward (``prefetch=True``). ``x`` is
+    the input (default: a random one on the 1/255 grid, which every sampler takes).
     """
-    device = model_device(model)
-    model = inference_model(model.eval(), inference)
-    x = torch.rand(input_shape, device=device)
-    batch = x + noise.sample((batch_size, *input_shape), image_generator(0, 0, "select", device))
-    total = batch_size * num_batches
-
-    def raw() -> None:
-        with torch.inference_mode():
-            for _ in range(num_batches):
-                model(batch).argmax(1)
-
-    def sampling(overlap: bool = False) -> None:
-        generator = image_generator(0, 0, "estimate", device)
-        count_classes(
-            model,
-            x,
-            noise,
-            total,
-            num_classes=num_classes,
-            batch_size=batch_size,
-            generator=generator,
-            prefetch=overlap,
-        ).cpu()
-
-    def sampling_prefetch() -> None:
-        sampling(overlap=True)
-
-    def noise_only() -> None:
-        generator = image_generator(0, 0, "estimate", device)
-        stream = NoiseStream(noise, x.shape, total, generator, x.dtype)
-        buffer = torch.empty((batch_size, *input_shape), device=device)
-        for start in range(0, total, batch_size):
-            stream.fill_(buffer[: min(batch_size, total - start)]).add_(x)
-
-    timed = (raw, sampling, noise_only, *((sampling_prefetch,) if prefetch else ()))
-    for run in timed:  # warm-up (allocator, kernels, lazy initialisation)
-        run()
-    rounds = np.array([[_elapsed(run, device) for run in timed] for _ in range(repeats)])
-    raw_time, sampling_time = np.median(rounds[:, :2], axis=0)
-    best_raw, best_sampling, best_noise = rounds[:, :3].min(axis=0)
-    best_prefetch = rounds[:, 3].min() if prefetch else float("nan")
-    ratios = rounds[:, 0] / rounds[:, 1]
-    spread = (float(ratios.min()), float(ratios.max()))
-    return BenchResult(
-        batch_size,
-        total,
-        total / raw_time,
-        total / sampling_time,
-        float(np.median(ratios)),
-        spread,
-        inference,
-        total / best_raw,
-        total / best_sampling,
-        total / best_noise,
-        total / best_prefetch,
+    (result,) = benchmark_variants(
+        model,
+        input_shape,
+        noise,
+        variants=[(inference, sampler)],
+        num_classes=num_classes,
+        batch_size=batch_size,
+        num_batches=num_batches,
+        repeats=repeats,
+        prefetch=prefetch,
+        x=x,
     )
+    return result
 
 
 def benchmark_modes(
@@ -179,12 +154,132 @@ def benchmark_modes(
     noise: NoiseFamily,
     *,
     modes: Sequence[str] = INFERENCE_MODES,
-    **options: int | bool,
+    samplers: Sequence[str] = (DEFAULT_SAMPLER,),
+    **options: Any,
 ) -> list[BenchResult]:
-    """:func:`benchmark` in each of ``modes`` (fp32 first, the reference of the speed-ups);
-    ``options`` are :func:`benchmark`'s (``num_classes``, ``batch_size``, ...)."""
+    """:func:`benchmark_variants` of every mode in ``modes`` (fp32 first, the reference of
+    the speed-ups) with every sampler in ``samplers``; ``options`` are its own
+    (``num_classes``, ``batch_size``, ...)."""
     ordered = ["fp32", *(check_inference_mode(m) for m in modes if m != "fp32")]
-    return [benchmark(model, input_shape, noise, inference=m, **options) for m in ordered]
+    variants = [(mode, sampler) for mode in ordered for sampler in samplers]
+    return benchmark_variants(model, input_shape, noise, variants=variants, **options)
+
+
+def benchmark_variants(
+    model: nn.Module,
+    input_shape: tuple[int, ...],
+    noise: NoiseFamily,
+    *,
+    variants: Sequence[tuple[str, str]],
+    num_classes: int,
+    batch_size: int = 1000,
+    num_batches: int = 10,
+    repeats: int = 7,
+    prefetch: bool = False,
+    x: torch.Tensor | None = None,
+) -> list[BenchResult]:
+    """:func:`benchmark`'s figures for each ``(inference mode, sampler)`` of ``variants``,
+    all timed in the same interleaved rounds, so that their ratios (a mode's speed-up,
+    the sound sampler's cost) are measured under the same conditions."""
+    device = model_device(model)
+    if x is None:
+        pixels = stream_generator(0, 0, "uniform-images")
+        x = torch.randint(0, 256, input_shape, generator=pixels) / 255
+    x = x.to(device)
+    timers = [
+        _VariantTimer(model, x, with_sampler(noise, sampler), mode, sampler, num_classes)
+        for mode, sampler in variants
+    ]
+    sizes = (batch_size, num_batches)
+    timed = [
+        (timer, kind)
+        for timer in timers
+        for kind in ("raw", "loop", "noise", *(("prefetch",) if prefetch else ()))
+    ]
+    for timer, kind in timed:  # warm-up (allocator, kernels, lazy initialisation)
+        timer.run(kind, *sizes)
+    seconds = np.array(
+        [[_elapsed(partial(t.run, k, *sizes), device) for t, k in timed] for _ in range(repeats)]
+    )
+    kinds = len(timed) // len(timers)
+    return [
+        _result(
+            timer, seconds[:, i * kinds : (i + 1) * kinds], batch_size * num_batches, batch_size
+        )
+        for i, timer in enumerate(timers)
+    ]
+
+
+class _VariantTimer:
+    """The timed runs of one (mode, sampler): the raw forward, the loop, the noise alone
+    and the loop with the overlap."""
+
+    def __init__(
+        self,
+        model: nn.Module,
+        x: torch.Tensor,
+        noise: NoiseFamily,
+        mode: str,
+        sampler: str,
+        num_classes: int,
+    ) -> None:
+        self.model, self.x, self.noise = inference_model(model.eval(), mode), x, noise
+        self.mode, self.sampler, self.num_classes = mode, sampler, num_classes
+        self._batch: torch.Tensor | None = None
+
+    def run(self, kind: str, batch_size: int, num_batches: int) -> None:
+        total = batch_size * num_batches
+        if kind == "raw":
+            batch = self._raw_batch(batch_size)
+            with torch.inference_mode():
+                for _ in range(num_batches):
+                    self.model(batch).argmax(1)
+        elif kind == "noise":
+            stream = NoiseStream(self.noise, self.x.shape, total, self._generator(), self.x.dtype)
+            added = self.noise.prepare_input(self.x)
+            buffer = torch.empty((batch_size, *self.x.shape), device=self.x.device)
+            with torch.inference_mode():
+                for _ in range(num_batches):
+                    self.noise.perturb_(stream.fill_(buffer), added)
+        else:
+            count_classes(
+                self.model, self.x, self.noise, total, num_classes=self.num_classes,
+                batch_size=batch_size, generator=self._generator(), prefetch=kind == "prefetch",
+            ).cpu()  # fmt: skip
+
+    def _generator(self) -> torch.Generator:
+        return image_generator(0, 0, "estimate", self.x.device)
+
+    def _raw_batch(self, batch_size: int) -> torch.Tensor:
+        if self._batch is None or self._batch.shape[0] != batch_size:
+            selection = image_generator(0, 0, "select", self.x.device)
+            draws = torch.empty((batch_size, *self.x.shape), device=self.x.device)
+            added = self.noise.prepare_input(self.x)
+            self._batch = self.noise.perturb_(self.noise.sample_(draws, selection), added)
+        return self._batch
+
+
+def _result(timer: _VariantTimer, seconds: np.ndarray, total: int, batch_size: int) -> BenchResult:
+    """One variant's :class:`BenchResult` from its columns of round times (raw, loop,
+    noise, and the overlapped loop if timed)."""
+    raw_time, sampling_time = np.median(seconds[:, :2], axis=0)
+    best_raw, best_sampling, best_noise = seconds[:, :3].min(axis=0)
+    best_prefetch = seconds[:, 3].min() if seconds.shape[1] > 3 else float("nan")
+    ratios = seconds[:, 0] / seconds[:, 1]
+    return BenchResult(
+        batch_size,
+        total,
+        total / raw_time,
+        total / sampling_time,
+        float(np.median(ratios)),
+        (float(ratios.min()), float(ratios.max())),
+        timer.mode,
+        total / best_raw,
+        total / best_sampling,
+        total / best_noise,
+        total / best_prefetch,
+        timer.sampler,
+    )
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -225,6 +320,15 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         help="also time the loop that draws the next batch's noise during the forward pass "
         "(column prefetch: its best ratio)",
     )
+    bench.add_argument(
+        "--sampler",
+        nargs="+",
+        choices=list(SAMPLERS),
+        default=[DEFAULT_SAMPLER],
+        metavar="SAMPLER",
+        help="how the loop makes noisy inputs, of %(choices)s: with both, each mode is "
+        "timed with each, in the same rounds (rows MODE+sound: the sound sampler)",
+    )
     bench.add_argument("--sigma", type=positive_float, default=0.25, help="noise scale")
     add_noise_family_argument(bench)
     bench.add_argument(
@@ -263,6 +367,7 @@ def run(args: argparse.Namespace) -> None:
         shape,
         _bench_noise(args, shape),
         modes=args.inference,
+        samplers=args.sampler,
         num_classes=num_classes,
         batch_size=args.batch,
         num_batches=args.batches,
@@ -279,7 +384,8 @@ def run(args: argparse.Namespace) -> None:
     if args.prefetch:
         print("prefetch: the best ratio of the loop that draws the noise during the forward")
     # 75 columns (84 with prefetch): the table fits a narrow terminal and the book's column
-    header = f"{'mode':<19}{'raw':>9}{'vs fp32':>8}{'sampling':>10}{'ratio':>6}{'best':>6}"
+    width = max(19, *(len(_label(result)) + 1 for result in results))
+    header = f"{'mode':<{width}}{'raw':>9}{'vs fp32':>8}{'sampling':>10}{'ratio':>6}{'best':>6}"
     prefetch_header = f"{'prefetch':>9}" if args.prefetch else ""
     print(f"{header}{'bound':>6}{prefetch_header}  rounds")
     for result in results:
@@ -287,10 +393,15 @@ def run(args: argparse.Namespace) -> None:
         speedup = result.raw_per_second / first.raw_per_second
         overlap = f"{result.best_prefetch_ratio:9.3f}" if args.prefetch else ""
         print(
-            f"{result.inference:<19}{result.raw_per_second:9,.0f}{speedup:7.2f}x"
+            f"{_label(result):<{width}}{result.raw_per_second:9,.0f}{speedup:7.2f}x"
             f"{result.sampling_per_second:10,.0f}{result.ratio:6.3f}{result.best_ratio:6.3f}"
             f"{result.noise_bound:6.3f}{overlap}  {low:.2f}-{high:.2f}"
         )
+
+
+def _label(result: BenchResult) -> str:
+    """A row's name: the mode, with ``+sound`` for the sound sampler."""
+    return result.inference if result.sampler == "plain" else f"{result.inference}+{result.sampler}"
 
 
 def _bench_noise(args: argparse.Namespace, shape: tuple[int, ...]) -> NoiseFamily:

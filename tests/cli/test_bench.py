@@ -5,8 +5,9 @@ import subprocess
 import sys
 
 import pytest
+import torch
 
-from rsutils.cli.bench import benchmark, benchmark_modes
+from rsutils.cli.bench import benchmark, benchmark_modes, benchmark_variants
 from rsutils.core.noise import Gaussian
 
 
@@ -39,6 +40,41 @@ def test_every_mode_is_timed_against_fp32_first(cnn) -> None:
     )  # fmt: skip
     assert [r.inference for r in results] == ["fp32", "bf16", "channels_last"]
     assert all(r.raw_per_second > 0 and r.sampling_per_second > 0 for r in results)
+
+
+def test_both_samplers_are_timed_per_mode_in_the_same_rounds(cnn) -> None:
+    results = benchmark_modes(
+        cnn, (1, 28, 28), Gaussian(0.25), modes=["fp32"], samplers=["plain", "sound"],
+        num_classes=10, batch_size=20, num_batches=1, repeats=2,
+    )  # fmt: skip
+    assert [(r.inference, r.sampler) for r in results] == [("fp32", "plain"), ("fp32", "sound")]
+    assert all(r.noise_per_second > 0 and r.best_sampling_per_second > 0 for r in results)
+
+
+def test_the_sound_sampler_refuses_an_input_off_the_grid(cnn) -> None:
+    off_grid = torch.full((1, 28, 28), 0.5 / 255)
+    with pytest.raises(ValueError, match="grid"):
+        benchmark_variants(
+            cnn, (1, 28, 28), Gaussian(0.25), variants=[("fp32", "sound")],
+            num_classes=10, batch_size=20, num_batches=1, repeats=1, x=off_grid,
+        )  # fmt: skip
+
+
+def test_the_default_input_is_on_the_grid_so_every_sampler_takes_it(cnn) -> None:
+    (result,) = benchmark_variants(
+        cnn, (1, 28, 28), Gaussian(0.25), variants=[("bf16", "sound")],
+        num_classes=10, batch_size=20, num_batches=1, repeats=1,
+    )  # fmt: skip
+    assert (result.inference, result.sampler) == ("bf16", "sound")
+
+
+@pytest.mark.slow  # a subprocess and timed rounds of both samplers
+def test_bench_command_names_the_sound_rows() -> None:
+    command = [sys.executable, "-m", "rsutils", "bench", "--batch", "20", "--batches", "2"]
+    command += ["--rounds", "2", "--inference", "fp32", "--sampler", "plain", "sound"]
+    output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    rows = [line.split()[0] for line in output.splitlines() if line.startswith("fp32")]
+    assert rows == ["fp32", "fp32+sound"]
 
 
 @pytest.mark.slow  # a subprocess and seven timed rounds per mode
