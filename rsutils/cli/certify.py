@@ -283,7 +283,8 @@ def run(args: argparse.Namespace) -> None:
         return
     if mode.name == "reference":
         loaded = load_run(args, inference="fp32")
-        model, classes = loaded.smooth.model, loaded.data.num_classes
+        # The checkpoint's model as trained: ReferenceSmooth wraps it in each mode itself.
+        model, classes = loaded.smooth.model.inner, loaded.data.num_classes
         smooth = ReferenceSmooth(
             model, classes, loaded.smooth.noise, draws=args.reference_draws,
             fast=args.inference, fast_share=args.fast_share or 0.5, norm=args.norm,

@@ -27,7 +27,7 @@ certificate).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -105,44 +105,23 @@ def reference_bound(
     return ReferenceBound(fast, d_upper, max(0.0, fast - d_upper))
 
 
-@dataclass(frozen=True)
-class ReferenceCertificate:
-    """The outcome of :meth:`ReferenceSmooth.certify` for one input.
-
-    The fields of :class:`~rsutils.core.smooth.Certificate` (``prediction``, ``radius``
-    and ``pA_lower`` are the float32 classifier's; ``selected`` and ``count`` the fast
-    CERTIFY's; ``alpha`` the whole level), then the paired draws: ``m`` of them
+@dataclass(frozen=True, kw_only=True)
+class ReferenceCertificate(Certificate):
+    """The outcome of :meth:`ReferenceSmooth.certify` for one input: a
+    :class:`~rsutils.core.smooth.Certificate` (``prediction``, ``radius`` and
+    ``pA_lower`` are the float32 classifier's; ``selected`` and ``count`` the fast
+    CERTIFY's; ``alpha`` the whole level), with the paired draws: ``m`` of them
     (0 when skipped), ``disagreements`` (fast in ``selected``, reference not),
     ``differ`` (the two classes differ), ``d_upper`` and ``fast_pA_lower``
     (:class:`ReferenceBound`) and ``fast_share`` of ``alpha``.
     """
 
-    prediction: int
-    radius: float
-    pA_lower: float
-    selected: int
-    count: int
-    n: int
-    n0: int
-    alpha: float
-    norm: str
-    seed: int
-    index: int
     m: int
     disagreements: int
     differ: int
     d_upper: float
     fast_pA_lower: float
     fast_share: float
-    region_radius: float = 0.0
-    alm: float = 0.0
-
-    @property
-    def abstained(self) -> bool:
-        return self.prediction == ABSTAIN
-
-    def as_dict(self) -> dict[str, object]:
-        return asdict(self)
 
 
 class ReferenceSmooth:
@@ -168,8 +147,6 @@ class ReferenceSmooth:
         norm: str | None = None,
         input_range: tuple[float, float] | None = DEFAULT_INPUT_RANGE,
     ) -> None:
-        if isinstance(model, InferenceModel) and model.mode == "fp32":
-            model = model.inner  # float32 on fixed rows is the model as trained
         _check_reference_model(model)
         if check_inference_mode(fast) not in FAST_MODES:
             raise ValueError(

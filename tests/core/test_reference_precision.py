@@ -170,6 +170,7 @@ def test_coverage_at_the_worst_case_and_the_fast_bound_alone_fails_it() -> None:
         (worst_case, {"fast": "channels_last"}, r"fast must be a bfloat16 mode"),
         (worst_case, {"fast": "bf17"}, r"unknown inference mode 'bf17'"),
         (lambda: InferenceModel(worst_case(), "bf16"), {}, r"already wrapped to run in 'bf16'"),
+        (lambda: InferenceModel(worst_case(), "fp32"), {}, r"already wrapped to run in 'fp32'"),
         (lambda: worst_case().double(), {}, r"must be float32, got weights in torch.float64"),
         (worst_case, {"draws": 0}, r"draws must be a positive integer"),
         (worst_case, {"fast_share": 1.0}, r"fast_share must lie strictly between"),
