@@ -20,56 +20,46 @@ import argparse
 import numpy as np
 import pandas as pd
 import torch
-from scipy.stats import beta
 
-from rsutils import Gaussian, Smooth
+from rsutils import Gaussian
+from rsutils.book.chapter import Chapter
 from rsutils.book.experiments import trained_model
 from rsutils.book.profiles import get_profile
-from rsutils.cache import cached_path
-from rsutils.core.inference import INFERENCE_MODES, InferenceModel
+from rsutils.checks.batch_invariance import batch_sensitivity
+from rsutils.core.confidence import clopper_pearson_upper
+from rsutils.core.inference import INFERENCE_MODES
 from rsutils.core.record import record_draws
-from rsutils.logs.record_runs import read_record_log, read_records
+from rsutils.logs.record_runs import read_records
 from rsutils.training.data import load_dataset
 
 PROFILE = get_profile("cpu")
 
 
-def own_shape(model: torch.nn.Module, mode: str, draws: torch.Tensor, size: int) -> torch.Tensor:
-    """Logits of ``draws`` in batches of ``size``, each batch at its own shape."""
-    wrapped = InferenceModel(model, mode, rows=size)
-    with torch.inference_mode():
-        return torch.cat([wrapped(draws[i : i + size]) for i in range(0, len(draws), size)])
-
-
 def flip_rates(images: int) -> pd.DataFrame:
+    """:func:`~rsutils.checks.batch_invariance.batch_sensitivity` of each base model and
+    mode, summed over ``images`` test images (1,000 noisy draws each)."""
     data, rows = load_dataset("fashion-mnist", "test"), []
     for sigma, config in PROFILE.base_models().items():
         model = trained_model(config, device="cpu", progress=False).eval()
         for mode in INFERENCE_MODES:
-            flips = {1: 0, 7: 0}
-            compared = {1: 0, 7: 0}
-            largest = 0.0
+            per_image = []
             for k in range(images):
                 x = data.images[k * PROFILE.certify.skip]
                 generator = torch.Generator().manual_seed(k)
                 draws = x + sigma * torch.randn(1000, *x.shape, generator=generator)
-                large = own_shape(model, mode, draws, 1000)
-                for size, count in ((7, 1000), (1, 100)):
-                    small = own_shape(model, mode, draws[:count], size)
-                    flips[size] += int((small.argmax(1) != large[:count].argmax(1)).sum())
-                    compared[size] += count
-                    largest = max(largest, (small - large[:count]).abs().max().item())
+                per_image += batch_sensitivity(model, draws, mode=mode)
             for size in (1, 7):
-                upper = beta.ppf(0.95, flips[size] + 1, compared[size] - flips[size])
+                seen = [r for r in per_image if r.batch == size]
+                flips, compared = sum(r.flips for r in seen), sum(r.draws for r in seen)
                 rows.append(
                     {
                         "sigma": sigma,
                         "mode": mode,
                         "batch": size,
-                        "draws": compared[size],
-                        "flips": flips[size],
-                        "rate_upper95": upper,
-                        "max_logit_change": largest,
+                        "draws": compared,
+                        "flips": flips,
+                        "rate_upper95": float(clopper_pearson_upper(flips, compared, 0.05)),
+                        "max_logit_change": max(r.max_logit_change for r in seen),
                     }
                 )
             print(rows[-1], flush=True)
@@ -77,23 +67,20 @@ def flip_rates(images: int) -> pd.DataFrame:
 
 
 def records_unchanged(images: int) -> pd.DataFrame:
-    """Each cached record of chapter 01 against CERTIFY's draws recorded again now."""
-    data, rows, main = load_dataset("fashion-mnist", "test"), [], PROFILE.certify
+    """Chapter 01's cached records (found as the book finds them) against CERTIFY's
+    draws recorded again now."""
+    chapter = Chapter.open("cpu", progress=False)
+    main, rows = chapter.main, []
     for sigma, config in PROFILE.base_models().items():
-        model = trained_model(config, device="cpu", progress=False).eval()
-        smooth = Smooth(model, 10, Gaussian(sigma), inference=main.inference)
-        key = {
-            "model": cached_path("models", config.as_dict(), ".pt").stem,
-        }
-        path = next(p for p in record_paths() if key["model"] in p.read_text()[:80])
-        log = read_record_log(path.with_suffix(".tsv"))
+        log = main.cached().record(config, Gaussian(sigma))
+        smooth = main.smooth(config, Gaussian(sigma))
         for record in read_records(log, 10)[:images]:
             again = record_draws(
                 smooth,
-                data.images[record.index],
-                main.n0,
-                main.n,
-                main.batch_size,
+                chapter.test.images[record.index],
+                main.settings.n0,
+                main.settings.n,
+                main.settings.batch_size,
                 seed=record.seed,
                 index=record.index,
             )
@@ -103,11 +90,6 @@ def records_unchanged(images: int) -> pd.DataFrame:
             rows.append({"sigma": sigma, "index": record.index, "identical": same})
             print(rows[-1], flush=True)
     return pd.DataFrame(rows)
-
-
-def record_paths() -> list:
-    folder = cached_path("record", {"probe": 0}, ".json").parent
-    return sorted(p for p in folder.glob("*.json") if not p.name.endswith(".tsv.json"))
 
 
 def main() -> None:

@@ -9,7 +9,11 @@
    forward and loop/raw ratio;
 2. seconds per certificate at n = 100,000 for ResNet-110 on a GPU (Cohen et al. report
    15 s on an RTX 2080 Ti), and at n = 10,000 for the small CNN on the CPU;
-3. whether certificates for the same seed are equal on the GPU and on the CPU.
+3. whether the base classifier is one function there (:mod:`rsutils.checks.batch_invariance`):
+   for the small CNN in each mode, the draws whose class changes between batches of
+   1,000 and of 1 or 7 when each batch runs at its own shape, and whether the fixed
+   rows of the Monte Carlo loop give bitwise the same logits;
+4. whether certificates for the same seed are equal on the GPU and on the CPU.
 
 Weights are random: the timings do not depend on them, and the comparison of devices
 only needs the same model on both. On a machine without CUDA it runs its CPU part and
@@ -24,6 +28,7 @@ from collections.abc import Callable
 
 import torch
 
+from rsutils.checks.batch_invariance import batch_sensitivity
 from rsutils.cli.arguments import HelpFormatter
 from rsutils.cli.bench import BenchResult, benchmark_modes
 from rsutils.core.inference import INFERENCE_MODES
@@ -79,6 +84,28 @@ def _seconds_per_certificate(
         say(f"  {name} n = {n:,}, {mode:<19} {time.perf_counter() - start:8.2f} s per certificate")
 
 
+def _one_function(device: torch.device, say: Callable[[str], None]) -> bool:
+    """Batch sensitivity of the small CNN in each mode, at the batch's own shape and at
+    fixed rows; True when the fixed rows are bitwise invariant in every mode."""
+    arch, dataset, shape = MODELS["small CNN"]
+    model = _model(arch, dataset, device)
+    generator = torch.Generator().manual_seed(2)
+    x = torch.rand(shape, generator=generator)
+    draws = (x + 0.25 * torch.randn((1000, *shape), generator=generator)).to(device)
+    invariant = True
+    for mode in INFERENCE_MODES:
+        own = batch_sensitivity(model, draws, mode=mode)
+        fixed = batch_sensitivity(model, draws, mode=mode, fixed_rows=True)
+        invariant &= all(r.invariant for r in fixed)
+        flips = ", ".join(f"{r.flips}/{r.draws} at {r.batch}" for r in own)
+        change = max(r.max_logit_change for r in own)
+        say(
+            f"  {mode:<19} own shape: flips {flips}, largest logit change {change:.1e};"
+            f" fixed rows bitwise invariant: {all(r.invariant for r in fixed)}"
+        )
+    return invariant
+
+
 def _same_on_both(gpu: torch.device, say: Callable[[str], None]) -> bool:
     arch, dataset, shape = MODELS["small CNN"]
     images = torch.rand((5, *shape), generator=torch.Generator().manual_seed(1))
@@ -104,6 +131,8 @@ def device_check(say: Callable[[str], None] = print) -> list[str]:
     _throughputs(cpu, (200,), say)
     say("[cpu] seconds per certificate")
     _seconds_per_certificate(cpu, "small CNN", 10_000, 1000, say)
+    say("[cpu] one function whatever the batch (classes changed vs batches of 1,000)")
+    _one_function(cpu, say)
     if not torch.cuda.is_available():
         skipped = ["GPU throughput", "ResNet-110 at n = 100,000 on the GPU", "GPU vs CPU"]
         say(f"no CUDA GPU here: skipped {', '.join(skipped)}")
@@ -113,6 +142,8 @@ def device_check(say: Callable[[str], None] = print) -> list[str]:
         say(f"[{gpu}] {torch.cuda.get_device_name(index)}")
         _throughputs(gpu, (1000, 10_000), say)
         _seconds_per_certificate(gpu, "ResNet-110", 100_000, 10_000, say)
+        say(f"[{gpu}] one function whatever the batch (classes changed vs batches of 1,000)")
+        _one_function(gpu, say)
         _same_on_both(gpu, say)
     return skipped
 
@@ -123,9 +154,11 @@ For the CPU and each CUDA GPU: the throughput of the small CNN (Fashion-MNIST) a
 of a CIFAR-10 ResNet-110, raw forward pass against the Monte Carlo loop, in every
 inference mode (batches up to 10,000 on a GPU, 200 on the CPU); the seconds per
 certificate (ResNet-110 at n = 100,000 on a GPU, the small CNN at n = 10,000 on the
-CPU); and on a GPU whether certificates for the same seed equal the CPU's. The
-weights are random: the timings do not depend on them. Without CUDA it runs the CPU
-part and says what it skipped; on a CPU it takes minutes, most of them ResNet-110's.
+CPU); whether a draw's class depends on its batch (at the batch's own shape, and at
+the fixed rows the Monte Carlo loop uses); and on a GPU whether certificates for the
+same seed equal the CPU's. The weights are random: the timings do not depend on them.
+Without CUDA it runs the CPU part and says what it skipped; on a CPU it takes
+minutes, most of them ResNet-110's.
 """
 
 

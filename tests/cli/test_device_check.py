@@ -17,6 +17,8 @@ def test_the_cpu_part_runs_and_the_gpu_part_is_named_when_skipped(monkeypatch) -
     for mode in ("fp32", "channels_last", "bf16", "bf16_channels_last"):
         assert f"small CNN   batch    200  {mode}" in text
         assert f"small CNN n = 10,000, {mode}" in text
+        assert f"{mode:<19} own shape: flips" in text
+    assert text.count("fixed rows bitwise invariant: True") == 4
     if torch.cuda.is_available():
         assert skipped == [] and "certificates equal on cuda" in text
     else:
@@ -28,6 +30,7 @@ def test_the_help_says_what_the_check_runs_and_skips() -> None:
     for model in check.MODELS:
         assert model in text
     assert "Without CUDA it runs the CPU part and says what it skipped" in text
+    assert "whether a draw's class depends on its batch" in text
 
 
 def test_device_check_help_prints_the_description(capsys) -> None:
