@@ -257,8 +257,10 @@ assert sharded.drop(columns="time").equals(single.drop(columns="time"))
 # against the float32 forward. `ratio` is the loop's throughput over the raw
 # forward's (1.0: the loop adds nothing to the forward pass), `best` the same from the
 # fastest rounds, and `bound` the ratio the loop would reach if drawing the noise were
-# its only other cost. A short run of the page's model, two batches of 200 per timing,
-# so its numbers are rough:
+# its only other cost. With `--sampler plain sound` it times each mode with both
+# samplers of {ref}`manual-noise` in the same rounds, so the `sampling` column of a
+# `+sound` row against its plain row is what the sound sampler costs there. A short
+# run of the page's model, two batches of 200 per timing, so its numbers are rough:
 
 # %%
 bench = "python -m rsutils bench --checkpoint model.pt --device cpu"
