@@ -20,17 +20,21 @@ SHELL := /bin/bash
 setup: $(VENV)/.installed
 
 # The project is installed (not in editable mode), so tests and notebooks run against
-# the installed package; any change under rsutils/ reinstalls it. No bytecode is
+# the installed package; any change under rsutils/ reinstalls it, after removing the old
+# install and setuptools' build folder, so that a module moved or deleted in the tree
+# cannot linger in site-packages and hide a broken import. No bytecode is
 # compiled at install (half a minute of CPU for 14,000 files, most never imported):
 # Python compiles what it imports, once.
 $(VENV)/.installed: $(SOURCES)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --no-compile --upgrade pip
+	$(BIN)/python -m pip uninstall --quiet --yes rsutils 2>/dev/null || true
+	rm -rf build
 	$(BIN)/python -m pip install --quiet --no-compile -c constraints.txt '.[test]'
 	touch $@
 
 data: setup
-	$(BIN)/python -c "from rsutils.training.data import fashion_mnist_folder as f; print('Fashion-MNIST:', f())"
+	$(BIN)/python -c "from rsutils.data import fashion_mnist_folder as f; print('Fashion-MNIST:', f())"
 
 notebooks: data
 	$(BIN)/python book/run_notebooks.py --profile $(PROFILE) --reference $(RSUTILS_REFERENCE)

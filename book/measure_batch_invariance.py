@@ -28,9 +28,9 @@ from rsutils.book.profiles import get_profile
 from rsutils.checks.batch_invariance import batch_sensitivity
 from rsutils.core.confidence import clopper_pearson_upper
 from rsutils.core.inference import INFERENCE_MODES
-from rsutils.core.record import record_draws
-from rsutils.logs.record_runs import read_records
-from rsutils.training.data import load_dataset
+from rsutils.data import load_dataset
+from rsutils.sequential.record import record_draws
+from rsutils.sequential.runs import read_records
 
 PROFILE = get_profile("cpu")
 

@@ -36,7 +36,7 @@ def run(threads: int, cache: Path) -> Path:
     from rsutils import Gaussian
     from rsutils.book.experiments import Experiments
     from rsutils.book.profiles import get_profile
-    from rsutils.training.data import load_dataset
+    from rsutils.data import load_dataset
 
     profile = get_profile("cpu")
     data = load_dataset("fashion-mnist", "test")

@@ -50,9 +50,11 @@ from scipy.stats import norm
 
 import rsutils as rs
 import rsutils.book.measurements as measurements
-import rsutils.book.released as released
+import rsutils.book.papers.released as released
 import rsutils.book.replicates as spread
 import rsutils.checks.prior_radii as prior
+from rsutils.analysis.metrics import envelope
+from rsutils.analysis.replicates import replicated_comparisons
 from rsutils.book import BOOK_SIGMAS as SIGMAS
 from rsutils.book import (
     Chapter,
@@ -65,8 +67,6 @@ from rsutils.book.profiles import EQUIVALENCE_MARGIN
 from rsutils.book.replicated import fixed_name, fixed_sigma_replicates
 from rsutils.checks.classifiers import LinearClassifier
 from rsutils.core.streams import stream_generator
-from rsutils.logs.analysis import envelope
-from rsutils.logs.replicates import replicated_comparisons
 from rsutils.training.train import evaluate_accuracy
 
 # %% tags=["parameters"]
@@ -476,8 +476,8 @@ plt.close(ax.figure)
 # lowers the accuracy at radius 0 and raises it at large radii. We test it as paired
 # differences between the curves of neighbouring $\sigma$ on the same images, with an
 # interval over both the images and the retrained models
-# ({func}`~rsutils.logs.replicates.replicated_comparisons`), and give each difference a
-# verdict by one rule ({func}`~rsutils.logs.replicates.judge`): "rises" or "falls" when
+# ({func}`~rsutils.analysis.replicates.replicated_comparisons`), and give each difference a
+# verdict by one rule ({func}`~rsutils.analysis.replicates.judge`): "rises" or "falls" when
 # the 95% interval excludes 0, "equivalent within ±{glue:text}`margin:.2f`" when the 90%
 # interval lies inside that margin (two one-sided tests), "undecided" otherwise. The
 # margin, {glue:text}`margin:.2f` in certified accuracy or ACR, is the book's for every
@@ -678,7 +678,7 @@ plt.close(fig)
 #
 # CERTIFY's counts do not depend on $\alpha$, only the Clopper–Pearson bound does, so
 # the same logs can be re-certified at other levels without new draws
-# ({func}`rsutils.logs.analysis.recertify`). Going from $\alpha = 0.1$ to $\alpha = 10^{-5}$,
+# ({func}`rsutils.analysis.metrics.recertify`). Going from $\alpha = 0.1$ to $\alpha = 10^{-5}$,
 # a guarantee ten thousand times less likely to fail, lowers the ACR of the
 # $\sigma = 0.5$ classifier from {glue:text}`acr_alpha_first:.3f` to
 # {glue:text}`acr_alpha_last:.3f` ({glue:text}`acr_alpha_change:.1%`). The curves differ
@@ -820,7 +820,7 @@ glue_all(
 # without reproducing it digit for digit. (The values of Tables 1 and 3 used here are
 # those of the paper's table as transcribed into the book's published table
 # `cohen2019_tables_1_3`, read through
-# {func}`~rsutils.book.published.cohen2019_published`.)
+# {func}`~rsutils.book.papers.published.cohen2019_published`.)
 #
 # The released PREDICT logs (ImageNet, $\sigma = 0.25$) against Table 4:
 

@@ -59,6 +59,9 @@ from scipy.stats import norm
 from scipy.stats import t as student
 
 import rsutils as rs
+from rsutils.analysis import replicate_groups as groups
+from rsutils.analysis.metrics import best_accuracy_table, envelope
+from rsutils.analysis.replicates import replicated_comparisons
 from rsutils.book import BOOK_SIGMAS as SIGMAS
 from rsutils.book import (
     Chapter,
@@ -76,9 +79,6 @@ from rsutils.checks.classifiers import ProbitBand
 from rsutils.core.streams import stream_generator
 from rsutils.ddrs import step_budget
 from rsutils.ddrs.sigma_ascent import optimize_sigma
-from rsutils.logs import replicate_groups as groups
-from rsutils.logs.analysis import best_accuracy_table, envelope
-from rsutils.logs.replicates import replicated_comparisons
 from rsutils.training.objectives import ObjectiveSettings
 from rsutils.training.train import evaluate_accuracy
 
@@ -394,10 +394,10 @@ for side, name in (("ds", ds_name(0.25)), ("fixed", fixed_name(0.25))):
 # The comparison takes, on each replicate model and each image, the paired
 # difference of the two certificates (Cohen-DS minus Cohen), and puts an interval on
 # its mean that covers both the choice of images and the retraining
-# ({func}`~rsutils.logs.replicates.replicated_comparisons`; its variance has a part
+# ({func}`~rsutils.analysis.replicates.replicated_comparisons`; its variance has a part
 # that moves with the model and one that moves with the image, each with its own
 # Student-$t$ quantile). Each difference then gets one of four verdicts from the
-# book's one rule ({func}`~rsutils.logs.replicates.judge`): "rises" or "falls" when
+# book's one rule ({func}`~rsutils.analysis.replicates.judge`): "rises" or "falls" when
 # its 95% interval excludes 0; "equivalent within ±{glue:text}`margin:.2f`" when its 90%
 # interval lies inside $\pm$ {glue:text}`margin:.2f` (two one-sided tests at level 5%; the
 # margin is in the measure's units, ACR or certified accuracy); "undecided"
@@ -448,7 +448,7 @@ glue_fields(
 # With $n$ draws at level $\alpha$, CERTIFY's lower bound on $p_A$ cannot exceed
 # $\alpha^{1/n}$, so no certificate at a fixed $\sigma$ exceeds
 # $\sigma\Phi^{-1}(\alpha^{1/n})$: {glue:text}`cap_025:.2f` at $\sigma = 0.25$ and
-# $n = $ {glue:text}`main_n:,d` ({mod}`~rsutils.logs.ceilings`). A certificate whose
+# $n = $ {glue:text}`main_n:,d` ({mod}`~rsutils.analysis.ceilings`). A certificate whose
 # draws all agreed sits exactly there; its radius measures $n$, not the input. At
 # $\sigma = 0.25$, {glue:text}`capped_share_025:.0%` of the correct certificates do
 # (averaged over the replicate models). Sigma ascent lets such an input escape: a
@@ -459,9 +459,9 @@ glue_fields(
 # To see how much, the images are split by the fixed-$\sigma$ certificate, with one
 # rule for all replicate models: an image is "at ceiling" when its Cohen certificate
 # sits at the ceiling in more than half of the replicate models
-# ({func}`~rsutils.logs.replicate_groups.ceiling_groups`), and every replicate's logs
+# ({func}`~rsutils.analysis.replicate_groups.ceiling_groups`), and every replicate's logs
 # are restricted to the same images before the comparison
-# ({func}`~rsutils.logs.replicate_groups.grouped_comparisons`). The split reads the
+# ({func}`~rsutils.analysis.replicate_groups.grouped_comparisons`). The split reads the
 # control's outcome, so it describes where the gain lies rather than what causes it.
 
 # %%
@@ -539,7 +539,7 @@ plt.close(ax.figure)
 #
 # The comparison below takes, for each measure, the fixed $\sigma$ whose mean over
 # the replicate models is the highest, and compares each Cohen-DS with it
-# ({func}`~rsutils.logs.replicate_groups.against_best`): by ACR, the best fixed
+# ({func}`~rsutils.analysis.replicate_groups.against_best`): by ACR, the best fixed
 # $\sigma$ is {glue:text}`best_fixed_acr` (ACR {glue:text}`best_fixed_acr_value:.3f`),
 # against {glue:text}`ds_acr_025:.3f` for Cohen-DS from $\sigma_0 = 0.25$ (verdict
 # on the difference: "{glue:text}`ds_vs_best_verdict`"). Over all starting levels and measures,

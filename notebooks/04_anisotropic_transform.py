@@ -56,7 +56,7 @@ from IPython.display import Markdown
 
 import rsutils as rs
 from rsutils.book import Chapter, glue_all
-from rsutils.book.table_one import (
+from rsutils.book.chapters.table_one import (
     FAMILY_NAMES,
     table_one,
     table_one_markdown,
@@ -300,7 +300,7 @@ assert offsets["exact p_A'"].is_monotonic_increasing
 # anisotropic form by one rule, so the printed table's last columns are the same for
 # each row and we state them once: the region is $\|\delta\oslash\sigma\|_p < R$
 # with $p$ the adversary's norm, its inscribed radius is $\min_i\sigma_i R$ and its
-# ALM is $(\prod_i\sigma_i)^{1/d} R$ ({mod}`rsutils.book.table_one` renders them all).
+# ALM is $(\prod_i\sigma_i)^{1/d} R$ ({mod}`rsutils.book.chapters.table_one` renders them all).
 # "Needs" names what a radius depends on besides $\underline{p_A}$ and $\lambda$:
 # the dimension $d$ or the power law's exponent $a$. The second table names the
 # source of each row.

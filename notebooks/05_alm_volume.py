@@ -55,6 +55,7 @@ import pandas as pd
 import torch
 
 import rsutils as rs
+from rsutils.analysis.replicates import replicated_comparisons
 from rsutils.book import Chapter, glue_all, plot_curves
 from rsutils.book.profiles import (
     ANISOTROPIC_LAMBDA,
@@ -68,7 +69,6 @@ from rsutils.geometry.superellipsoid import (
     geometric_mean,
     monte_carlo_volume,
 )
-from rsutils.logs.replicates import replicated_comparisons
 
 # %% tags=["parameters"]
 profile = "cpu"  # smoke | cpu | paper
@@ -418,8 +418,8 @@ plt.close(fig)
 # radius) and as certified or not at radius 0.
 #
 # The interval on the mean difference
-# ({func}`~rsutils.logs.replicates.replicated_comparisons`) covers both the choice
-# of images and the retraining, and {func}`~rsutils.logs.replicates.judge` turns it
+# ({func}`~rsutils.analysis.replicates.replicated_comparisons`) covers both the choice
+# of images and the retraining, and {func}`~rsutils.analysis.replicates.judge` turns it
 # into the book's verdict: "rises" or "falls" when the 95% interval excludes 0,
 # "equivalent within ±{glue:text}`equivalence_margin:.2f`" when the 90% interval lies
 # inside $\pm${glue:text}`equivalence_margin:.2f` (two one-sided tests), "undecided"

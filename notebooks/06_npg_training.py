@@ -63,12 +63,12 @@ import torch
 from scipy import stats
 
 import rsutils as rs
-import rsutils.book.npg_recipe as npg_recipe
-from rsutils.anisotropic import leakage, released
-from rsutils.anisotropic.audit import summarize_audits
-from rsutils.anisotropic.deployed import admit_log, query_audit_points
+import rsutils.book.chapters.npg_recipe as npg_recipe
+from rsutils.analysis.replicates import replicated_comparisons
+from rsutils.anisotropic import released
 from rsutils.anisotropic.generators import parameter_summary
 from rsutils.anisotropic.patterns import UCAN_CODE_PATTERN
+from rsutils.anisotropic.soundness import leakage
 from rsutils.book import Chapter, glue_all, glue_fields, glue_table
 from rsutils.book.experiments import npg_history, trained_npg
 from rsutils.book.plots import plot_curves
@@ -84,7 +84,6 @@ from rsutils.book.replicates import (
     replicate_levels,
 )
 from rsutils.core.streams import derived_seed
-from rsutils.logs.replicates import replicated_comparisons
 from rsutils.memory import anisotropic_conflicting_pairs
 
 # %% tags=["parameters"]
@@ -587,7 +586,7 @@ table.round(3)
 # CERTIFY ceiling: with $n$ draws at level $\alpha$ the lower bound on $p_A$ cannot
 # exceed $\alpha^{1/n}$, so no radius exceeds
 # $\lambda\,\Phi^{-1}(\alpha^{1/n})\min_i\sigma_i =$ {glue:text}`ceiling_iso:.2f`
-# $\min_i\sigma_i$ here ({mod}`~rsutils.logs.ceilings`): {glue:text}`ceiling_iso:.2f` for
+# $\min_i\sigma_i$ here ({mod}`~rsutils.analysis.ceilings`): {glue:text}`ceiling_iso:.2f` for
 # $\sigma \equiv 1$ and {glue:text}`ceiling_iso2:.2f` for $\sigma \equiv 2$. Where most
 # certificates of a method sit at that ceiling, its ACR measures the ceiling, that is
 # $n$ and the noise level, more than the method.
@@ -616,7 +615,7 @@ glue_all(
 # an interval on each difference that matters for UCAN's claims, over both. On each
 # replicate model and each image we take the paired difference of certified radii
 # (method minus control); the interval
-# ({func}`~rsutils.logs.replicates.replicated_comparisons`) splits the variance of
+# ({func}`~rsutils.analysis.replicates.replicated_comparisons`) splits the variance of
 # their mean into a part that moves with the model and a part that moves with the
 # image, each with its own Student-$t$ quantile ($k - 1$ and $N - 1$ degrees of
 # freedom for $k$ models and $N$ images). With {glue:text}`n_models` models the first
@@ -626,7 +625,7 @@ glue_all(
 # library's tests check its coverage by simulation: about 95% or above in every
 # setting tried, conservative when the models barely differ.
 #
-# Each difference gets one of four verdicts ({func}`~rsutils.logs.replicates.judge`):
+# Each difference gets one of four verdicts ({func}`~rsutils.analysis.replicates.judge`):
 # "rises" or "falls" when its 95% interval excludes 0; "equivalent within
 # ±{glue:text}`margin:.2f`" when its 90% interval lies inside $\pm m$, $m =$
 # {glue:text}`margin:.2f` (two one-sided tests at level 5%: a margin of a tenth of
@@ -830,7 +829,7 @@ shape_table.round(3)
 # %% [markdown]
 # Each run against isotropic noise at the same budget, replicate by replicate, with
 # the intervals over images and models and the verdicts of section (b)
-# ({func}`~rsutils.logs.replicates.replicated_comparisons`): the pairs and the
+# ({func}`~rsutils.analysis.replicates.replicated_comparisons`): the pairs and the
 # measure of each come from
 # {data}`~rsutils.book.profiles.NPG_GROUPS` (`shape_comparisons`).
 
@@ -929,7 +928,7 @@ histories = {
 # %% [markdown]
 # A run *saturates* when, over the last tenth of its steps, at least
 # {glue:text}`saturated_share:.0%` of $\sigma$ lies within 1% of its bound
-# $\gamma + 10^{-3}$ ({func}`~rsutils.book.npg_recipe.saturation`): most pixels
+# $\gamma + 10^{-3}$ ({func}`~rsutils.book.chapters.npg_recipe.saturation`): most pixels
 # then have the largest noise the generator can give, and $\sigma$ is isotropic
 # there. The table has each run's share at the bound and its last $\sigma$.
 
@@ -938,7 +937,7 @@ recipe_table = npg_recipe.recipe_table(recipe, histories)
 recipe_table.round(3)
 
 # %% [markdown]
-# The histories themselves ({func}`~rsutils.book.npg_recipe.plot_histories`), one
+# The histories themselves ({func}`~rsutils.book.chapters.npg_recipe.plot_histories`), one
 # panel per run: a row per factor (and generator), with the recipe's own run in
 # every row, so that each row reads as one factor moved away from it. A flat line
 # at the dotted bound is a saturated $\sigma$; a gap between the maximum and the
@@ -1002,7 +1001,7 @@ glue_all(
 # The certification-wise offset $\mu(x)$ may carry up to $\lambda =$
 # {glue:text}`lam:g` per pixel. Two probes measure what it carries. First, classify
 # $x_i + \mu(x_j) + \sigma(x_j)\odot\lambda\varepsilon$ for pairs of test images of
-# different classes ({func}`~rsutils.anisotropic.leakage.mu_swap_votes`): over
+# different classes ({func}`~rsutils.anisotropic.soundness.leakage.mu_swap_votes`): over
 # {glue:text}`n_pairs` pairs, {glue:text}`offset_votes:.1%` of the votes go to
 # $x_j$'s class, whose image is not in the input at all, and
 # {glue:text}`own_votes:.1%` to $x_i$'s. Second, certify with $\mu \equiv 0$ and the
@@ -1071,7 +1070,7 @@ glue_table(ablation, "{column}_{row}", rows=rows, columns=columns)
 # %% [markdown]
 # A share of votes for the donor's class means little without references. Three
 # more probes give them, on the same images
-# ({func}`~rsutils.anisotropic.leakage.label_channel_votes`): the image with its
+# ({func}`~rsutils.anisotropic.soundness.leakage.label_channel_votes`): the image with its
 # **own** offset (the smoothed classifier itself, the swap's reference), the image
 # with the offset of another image **of the same class** (a donor that cannot move
 # the vote to another class, so any loss against the own offset is the cost of a
@@ -1085,7 +1084,7 @@ glue_table(ablation, "{column}_{row}", rows=rows, columns=columns)
 # are balanced. Each row names the offset the classifier sees and the class whose
 # votes it counts, and gives the mean over images of that class's share of the
 # votes, with a 95% bootstrap interval over the images
-# ({func}`~rsutils.anisotropic.leakage.vote_share_table`).
+# ({func}`~rsutils.anisotropic.soundness.leakage.vote_share_table`).
 
 # %%
 train_mean = rs.load_dataset(test.name, "train").images.mean()
@@ -1166,11 +1165,11 @@ glue_all(background=float(train_mean), chance=1 / test.num_classes)
 # $G$. For the first {glue:text}`n_audited` correctly certified test images we search
 # the claimed region $\{\|\delta\oslash\sigma(x)\|_2 < R\}$, inside the pixel range
 # $[0, 1]$, for points where $G$ answers another class
-# ({func}`~rsutils.anisotropic.audit.runs.audit_certificate`): two random points at 0.99 of
+# ({func}`~rsutils.anisotropic.soundness.audit.runs.audit_certificate`): two random points at 0.99 of
 # the boundary and the ends of two {glue:text}`audit_steps`-step projected gradient
 # ascents through the classifier **and** both generators, one on the noisy
 # cross-entropy and one on the noisy logit margin, the mean over draws of
-# $\max_{k\ne c} z_k - z_c$ ({func}`~rsutils.anisotropic.audit.attack.attack_objective`).
+# $\max_{k\ne c} z_k - z_c$ ({func}`~rsutils.anisotropic.soundness.audit.attack.attack_objective`).
 # The second is there because the first can stall: where the classifier is very sure,
 # the softmax rounds to one-hot and the cross-entropy's gradient underflows to zero,
 # while a difference of logits keeps its slope.
@@ -1231,10 +1230,12 @@ audits = {
 # %% [markdown]
 # Per audit: the images audited, those with at least one contradiction and its
 # interval, then how many images each search found a contradiction on
-# ({meth}`~rsutils.anisotropic.audit.records.AuditSummary.by_search`; an image found
+# ({meth}`~rsutils.anisotropic.soundness.audit.records.AuditSummary.by_search`; an image found
 # by two searches counts under both):
 
 # %%
+from rsutils.anisotropic.soundness.audit import summarize_audits
+
 summaries = {
     name: summarize_audits(records) for name, records in audits.items()
 }
@@ -1376,6 +1377,11 @@ deployed.table.groupby("search")[list(columns)].median().rename(
 # nothing about inputs nobody has asked yet.
 
 # %%
+from rsutils.anisotropic.soundness.deployed import (
+    admit_log,
+    query_audit_points,
+)
+
 memory = rs.AnisotropicMemory()
 cw_smooth = rs.GeneratedSmooth(
     cw_model, test.num_classes, rs.Gaussian(LAMBDA), cw_generator
@@ -1441,7 +1447,7 @@ assert memory.violations() == [] and not queried.contradiction.any()
 # $$ (eq-npg-lipschitz)
 #
 # so $G$ is constant on the ball of radius $cR/(1 + L)$ around $x$
-# ({func}`~rsutils.anisotropic.sound.sound_log`). For noise that does not depend
+# ({func}`~rsutils.anisotropic.soundness.sound.sound_log`). For noise that does not depend
 # on the input (the isotropic controls, the patterns, the dataset-wise
 # generators) $G$ is $g_x$ and $L = 0$: Theorem 7's radius stands. For UCAN's
 # certification-wise $\sigma(x + \mu(x))$ the argument says nothing.
@@ -1460,16 +1466,19 @@ assert memory.violations() == [] and not queried.contradiction.any()
 # convolution's operator norm is at most that of the circular one on a slightly
 # larger torus, which the 2-D Fourier transform of the kernel gives exactly
 # {cite:p}`sedghi2019singular`, and the dense block is bounded feature map by
-# feature map ({func}`~rsutils.anisotropic.lipschitz.mu_lipschitz_bound`; its
+# feature map ({func}`~rsutils.anisotropic.soundness.lipschitz.mu_lipschitz_bound`; its
 # docstring has the recursion and the float64 margin). The bound of each
 # convolution of $G_\mu$:
 
 # %%
-from rsutils.anisotropic.lipschitz import (
+from rsutils.anisotropic.soundness.lipschitz import (
     empirical_mu_ratios,
     mu_lipschitz_bound,
 )
-from rsutils.anisotropic.sound import ConstantScale, deployed_lipschitz
+from rsutils.anisotropic.soundness.sound import (
+    ConstantScale,
+    deployed_lipschitz,
+)
 
 shape = tuple(images.shape[-2:])
 bound = mu_lipschitz_bound(cw_generator, shape)
@@ -1481,7 +1490,7 @@ pd.Series(bound.layers, name="operator norm ≤").round(3)
 # which treats each concatenation as one wide convolution, gives
 # {glue:text}`lip_plain:.4g`). An upper bound can be loose, so we also look for
 # pairs that move $\mu$ fast
-# ({func}`~rsutils.anisotropic.lipschitz.empirical_mu_ratios`): random
+# ({func}`~rsutils.anisotropic.soundness.lipschitz.empirical_mu_ratios`): random
 # perturbations of the first certified images, and a gradient ascent on the
 # ratio $\|\mu(a + \delta) - \mu(a)\|_2 / \|\delta\|_2$ over both $a$ and
 # $\delta$. Every ratio found is a lower bound on $L$, and so is every ratio the
@@ -1527,7 +1536,7 @@ glue_all(
 # {glue:text}`lip_audit:.3g`.
 #
 # To certify a classifier of the kind the argument covers, we keep $\mu(x)$ and
-# set $\sigma \equiv c$ ({class}`~rsutils.anisotropic.sound.ConstantScale`),
+# set $\sigma \equiv c$ ({class}`~rsutils.anisotropic.soundness.sound.ConstantScale`),
 # with $c$ the median of the learned $\sigma$ over the certified images rounded
 # to two decimals, $c =$ {glue:text}`sound_c`: the classifier was fine-tuned
 # under the learned $\sigma$, and section (a) showed where it sits, so this
@@ -1546,13 +1555,13 @@ constant = runs.certify_generated(
 # For every method the table puts the certified accuracy at three radii and
 # the ACR by Theorem 7's radius $\min_i\sigma_i R$ (the certificate of $g_x$)
 # next to the radius sound for the deployed classifier, $\min_i\sigma_i
-# R/(1 + L)$ ({func}`~rsutils.anisotropic.sound.deployed_lipschitz` gives $L$:
+# R/(1 + L)$ ({func}`~rsutils.anisotropic.soundness.sound.deployed_lipschitz` gives $L$:
 # 0 where the noise does not depend on the input, the bound above for
 # $\sigma \equiv c$, and none for the learned certification-wise $\sigma$,
 # whose row stays empty on the right).
 
 # %%
-from rsutils.anisotropic.sound import sound_log
+from rsutils.anisotropic.soundness.sound import sound_log
 
 name_c = f"certification-wise, σ ≡ {c:g}"
 L = {

@@ -39,30 +39,30 @@ import pandas as pd
 from scipy.stats import norm
 
 import rsutils as rs
+from rsutils.analysis.replicates import replicated_comparisons
 from rsutils.book import Chapter, glue_all, glue_fields
-from rsutils.book import ledger as lg
-from rsutils.book import measured as ours
-from rsutils.book import released as rel
-from rsutils.book import released_alpha as implied_alpha
 from rsutils.book import replicated as rep
-from rsutils.book import table_audit as audit
-from rsutils.book import table_bounds as tb
-from rsutils.book.cross_paper import cross_paper_check, ddrs_stated
-from rsutils.book.one_model import one_model_check
+from rsutils.book.audit import ledger as lg
+from rsutils.book.audit import measured as ours
+from rsutils.book.audit import released_alpha as implied_alpha
+from rsutils.book.audit import table_audit as audit
+from rsutils.book.audit import table_bounds as tb
+from rsutils.book.audit.cross_paper import cross_paper_check, ddrs_stated
+from rsutils.book.audit.one_model import one_model_check
+from rsutils.book.papers import released as rel
+from rsutils.book.papers.published import (
+    check_schema,
+    published_table,
+    published_table_names,
+    qualitative_claims,
+)
 from rsutils.book.profiles import (
     ANISOTROPIC_LAMBDA,
     BOOK_SIGMAS,
     EQUIVALENCE_MARGIN,
     NPG_GROUPS,
 )
-from rsutils.book.published import (
-    check_schema,
-    published_table,
-    published_table_names,
-    qualitative_claims,
-)
 from rsutils.core.confidence import min_samples_for_radius
-from rsutils.logs.replicates import replicated_comparisons
 
 # %% tags=["parameters"]
 profile = "cpu"  # smoke | cpu | paper
@@ -109,7 +109,7 @@ chapter.run_at(
 # ## (a) The tables as data
 #
 # Each table with its provenance; all {glue:text}`n_tables` pass the schema check
-# ({func}`~rsutils.book.published.check_schema`: provenance present, one declared kind
+# ({func}`~rsutils.book.papers.published.check_schema`: provenance present, one declared kind
 # and unit per row, increasing radii, certified accuracies within 0–100%).
 #
 # Each rule of the schema guards against one way of misreading a table: the
@@ -152,7 +152,7 @@ glue_all(n_tables=len(tables))
 #
 # Tables III–V print, under each of UCAN's rows, its "Improvement over the Best
 # Baseline (%)". Recomputed from the same table as the paper defines it, relative to the
-# best baseline of the column ({func}`~rsutils.book.table_audit.improvement_check`), the
+# best baseline of the column ({func}`~rsutils.book.audit.table_audit.improvement_check`), the
 # {glue:text}`n_improvements` printed numbers split into {glue:text}`n_match` that
 # match, {glue:text}`n_slip` rounding slips and {glue:text}`n_differ` that differ. The
 # ones that differ imply baselines of {glue:text}`implied` that no row of the table
@@ -243,14 +243,14 @@ assert (differ.relative > differ.printed).all()
 #
 # - certified accuracy cannot rise with the radius (the set of inputs certified at
 #   radius $r$ contains those certified at any larger radius):
-#   {glue:text}`n_rising` violations ({func}`~rsutils.book.table_audit.non_increasing_check`);
+#   {glue:text}`n_rising` violations ({func}`~rsutils.book.audit.table_audit.non_increasing_check`);
 # - with $n = 100{,}000$ draws at $\alpha = 0.001$ no Gaussian certificate exceeds
 #   {glue:text}`ceiling:.2f`$\,\lambda\max\sigma$, with $\lambda = 1$ and
 #   $\sigma \le \gamma = 1$ for UCAN's rows: {glue:text}`n_ceiling` violations
-#   ({func}`~rsutils.book.table_audit.ceiling_check`);
+#   ({func}`~rsutils.book.audit.table_audit.ceiling_check`);
 # - for one model, every certificate has $\mathrm{ALM} \ge \min_i\sigma_i R$, so
 #   accuracy measured by ALM can never be below accuracy measured by the radius at the
-#   same threshold ({func}`~rsutils.book.table_audit.alm_radius_check`). In
+#   same threshold ({func}`~rsutils.book.audit.table_audit.alm_radius_check`). In
 #   {glue:text}`alm_tables`, UCAN's "w.r.t. ALM" row is below its "w.r.t. radius" row in
 #   {glue:text}`n_alm_below` columns: the two rows cannot come from the same model and
 #   certificates, which the tables do not say.
@@ -265,7 +265,7 @@ assert (differ.relative > differ.printed).all()
 # that breaks one of them cannot be a table of approximate certified accuracies
 # computed as the papers define them.
 #
-# And one row is printed for two datasets ({func}`~rsutils.book.table_audit.duplicate_rows`):
+# And one row is printed for two datasets ({func}`~rsutils.book.audit.table_audit.duplicate_rows`):
 
 # %%
 audit.duplicate_rows(tables.values())
@@ -318,7 +318,7 @@ glue_all(
 # $\min_i\sigma_i R$ and its ALM are positive, and an abstention has neither.
 # Rounded to a whole percent, one count prints one number, so one model's two rows
 # print the same value at $r = 0$
-# ({func}`~rsutils.book.one_model.zero_radius_check`).
+# ({func}`~rsutils.book.audit.one_model.zero_radius_check`).
 #
 # Of the {glue:text}`one_model_paired` tables that print both rows,
 # {glue:text}`one_model_two` print two values at $r = 0$:
@@ -330,7 +330,7 @@ glue_all(
 # "w.r.t. radius" rows, found by their labels among the rows its record declares as
 # certified accuracy), the first pair's values at $r = 0$, how many columns the ALM
 # rule flags ("ALM below"), and the verdict of both ties together
-# ({func}`~rsutils.book.one_model.one_model_check`). A table whose labels do not say
+# ({func}`~rsutils.book.audit.one_model.one_model_check`). A table whose labels do not say
 # which measure a row uses, as Table II's, has no pair to check. Tables go by short
 # names here: Cohen et al.'s summarised Tables 1 and 3, and UCAN's by number, with
 # Table II's two blocks told apart by their norm.
@@ -389,7 +389,7 @@ assert two_models["differ at 0"].all()
 # $\lambda\gamma$ of UCAN's rows, and at Cohen et al.'s largest $\sigma$, it flags only
 # radii beyond {glue:text}`ceiling:.2f`, and the ℓ2 tables stop at
 # {glue:text}`bounds_l2_largest:.2f`. Its silence says nothing about them
-# ({func}`~rsutils.book.table_bounds.can_fire` says, per table, whether a bound can
+# ({func}`~rsutils.book.audit.table_bounds.can_fire` says, per table, whether a bound can
 # flag anything on its printed radii at all):
 
 # %%
@@ -406,11 +406,11 @@ pd.Series(fires, name="can fire at scale 1")
 # $\alpha^{1/n}$ and no higher; each family's radius rule
 # ({func}`~rsutils.core.radius.certified_radius`) at that $\underline{p_A}$, times
 # the largest scale a row may have used, is the most any of its certificates can
-# reach ({func}`~rsutils.book.table_bounds.certifiable_bound`). UCAN set each
+# reach ({func}`~rsutils.book.audit.table_bounds.certifiable_bound`). UCAN set each
 # family's $\lambda$ to give variance one, following {cite:t}`yang2020randomized`,
 # and bound every $\sigma_i$ by $\gamma$; each table's record states, per row, the
 # family, the standard deviation and $\gamma$ it assumes, or that the paper does not
-# state them ({func}`~rsutils.book.table_bounds.row_noise`). For uniform noise
+# state them ({func}`~rsutils.book.audit.table_bounds.row_noise`). For uniform noise
 # against ℓ1 the ceiling is $2\lambda(\alpha^{1/n} - \tfrac12)$, below $\lambda$
 # itself: {glue:text}`bounds_uniform:.2f` at unit variance. Against ℓ1 with
 # Gaussian noise it is {glue:text}`bounds_gauss_l1:.2f`, with Laplace noise
@@ -419,7 +419,7 @@ pd.Series(fires, name="can fire at scale 1")
 #
 # Per row whose scale is stated, the bound in the table's own units, the largest
 # radius the table prints, and what the bound finds
-# ({func}`~rsutils.book.table_bounds.bound_summary`): how many printed zeros it
+# ({func}`~rsutils.book.audit.table_bounds.bound_summary`): how many printed zeros it
 # forces, how many positive values lie beyond it, and how many need a near-certain
 # $\underline{p_A}$ (below):
 
@@ -519,7 +519,7 @@ assert not any(fires.values()) and l2_largest < top
 # et al. their Tables 1 and 3 and the certification log of every model, the
 # data-dependent paper a handful of absolute values in its prose (its tables are
 # missing from its text). Each of UCAN's cells is set beside them
-# ({func}`~rsutils.book.cross_paper.cross_paper_check`): the printed tables per
+# ({func}`~rsutils.book.audit.cross_paper.cross_paper_check`): the printed tables per
 # $\sigma$, each released log at the same radius, and the logs' envelope, the
 # largest over $\sigma$, which is what a "best per radius" row over Cohen et al.'s
 # models would print. An ℓ∞ radius $\varepsilon$ of Table II is the ℓ2 radius
@@ -571,7 +571,7 @@ view.rename(columns=units)
 # a gap within the logs' sampling error.
 #
 # The "Data-depend" rows against every absolute value the data-dependent paper
-# states ({func}`~rsutils.book.cross_paper.ddrs_stated`): one row per method it
+# states ({func}`~rsutils.book.audit.cross_paper.ddrs_stated`): one row per method it
 # names, in percent at each ℓ2 radius of CIFAR10, under the row UCAN print
 # (Table IV). The paper's "DS²" values are its "DS" value plus the gain it states
 # for them, the only way its text gives them.
@@ -652,9 +652,9 @@ assert (ddrs_rows.verdict == "differs").all() and (linf_gaps > 0).all()
 # UCAN's Table I turns a Gaussian ℓ2 certificate of radius $r$ into an ℓ1 certificate
 # of radius $r$ and an ℓ∞ one of radius $r/\sqrt d$, with $\sqrt d =$
 # {glue:text}`sqrt_d:.1f` on CIFAR10
-# ({func}`~rsutils.book.table_audit.table_one_factor`). If a row of Table II is the
+# ({func}`~rsutils.book.audit.table_audit.table_one_factor`). If a row of Table II is the
 # certificates of a row of Table IV measured in the other norm, Table IV's values around
-# the converted radius bound it ({func}`~rsutils.book.table_audit.conversion_check`):
+# the converted radius bound it ({func}`~rsutils.book.audit.table_audit.conversion_check`):
 # from below always, and from above too where the conversion loses nothing (an
 # isotropic ℓ2 ball and the ℓ∞ cube inside it; an anisotropic region's largest ℓ1
 # ball, whose radius is exactly the inscribed radius $\min_i\sigma_i R$). Of the
@@ -730,16 +730,16 @@ glue_all(
 # its tables, and the three papers state far more numbers in their prose than their
 # tables print: for {cite:t}`alfarra2022data`, whose text as shipped prints no table,
 # the prose is all there is. So the chapter keeps a ledger
-# ({mod}`rsutils.book.ledger`): every sentence of the three texts that states a
+# ({mod}`rsutils.book.audit.ledger`): every sentence of the three texts that states a
 # number is quoted in it verbatim, with where it stands, what it compares and in which
 # unit, and the rule that checks it, or, where nothing can check it, the reason.
 #
 # Which sentences state a number is decided by a rule, not by hand
-# ({func}`~rsutils.book.ledger.sentences.number_bearing_sentences`: a digit that is
+# ({func}`~rsutils.book.audit.ledger.sentences.number_bearing_sentences`: a digit that is
 # not a citation, a cross-reference, a year or notation), and a test of the library
 # fails when such a sentence of any of the three texts has a number that no row of the
 # ledger quotes. A statement is checked at the precision it is printed with
-# ({func}`~rsutils.book.ledger.rules.check_ledger`): "7.7" stands for anything from
+# ({func}`~rsutils.book.audit.ledger.rules.check_ledger`): "7.7" stands for anything from
 # 7.65 to 7.75, and so does each number it is computed from.
 #
 # The ledger has {glue:text}`n_statements` rows; by paper and verdict:
@@ -792,7 +792,7 @@ wrong[["id", "quote", "stated", "found", "verdict"]].reset_index(drop=True)
 # which radius, which baseline, how many points the percentage stands for, and
 # whether the sentence that states it names the same baselines. Each headline
 # statement recomputed from the cells it comes from (the ledger's rule
-# `improvement_over`, {mod}`rsutils.book.ledger.ucan`), in relative percent as the
+# `improvement_over`, {mod}`rsutils.book.audit.ledger.ucan`), in relative percent as the
 # paper defines it, with the gap in points beside it:
 
 # %%
@@ -892,7 +892,7 @@ assert "ALM" in v_top.row and f"{v_top.printed:g}" == headline[2]
 # they print. Their release holds more: {glue:text}`n_released` certification logs
 # (models certified at their own σ and at 0.50, and one ImageNet model certified on its
 # training images) and {glue:text}`n_predict` PREDICT logs
-# ({func}`~rsutils.book.released.reanalyse_released_certify`). Every one is below in the
+# ({func}`~rsutils.book.papers.released.reanalyse_released_certify`). Every one is below in the
 # tables' layout: certified accuracy at their radii, ACR, and the largest certificate
 # against the ceiling $\sigma\Phi^{-1}(\alpha^{1/n})$ that the stated $n = 100{,}000$
 # and $\alpha = 0.001$ impose, with the smallest $\alpha$ that certificate needs.
@@ -937,7 +937,7 @@ shown[limits]
 # of the level the log was run at: {glue:text}`ceiling_multiple:.2f`σ at the stated
 # $\alpha = 0.001$, {glue:text}`ceiling_multiple_01:.2f`σ at $\alpha = 0.01$. Such
 # inputs are common, so a log's certificates pile up at one of the two
-# ({func}`~rsutils.book.released_alpha.released_alpha_evidence`). Per log: how
+# ({func}`~rsutils.book.audit.released_alpha.released_alpha_evidence`). Per log: how
 # many of its certificates print exactly as each ceiling (within half a unit of the
 # third printed digit, as the logs write radii), how many lie above it, and what
 # that says:
@@ -950,7 +950,7 @@ named.rename_axis("log (trained/certified σ)")[[*ceilings, "ceilings say"]]
 
 # %% [markdown]
 # The rule of the last column
-# ({func}`~rsutils.book.released_alpha.ceiling_verdict`): "α = 0.01" when some
+# ({func}`~rsutils.book.audit.released_alpha.ceiling_verdict`): "α = 0.01" when some
 # certificate lies above the 0.001 ceiling and none above the 0.01 one; "α = 0.001"
 # when none lies above the 0.001 ceiling and some print as it (run at 0.01, the
 # inputs whose draws all agreed would sit at the higher ceiling); "undecidable" when
@@ -961,12 +961,12 @@ named.rename_axis("log (trained/certified σ)")[[*ceilings, "ceilings say"]]
 #
 # The ceilings read only the top of each log. Every certificate, down to those near
 # radius 0, also pins the count of draws behind it at a given level
-# ({func}`~rsutils.logs.printed.count_range`), and near the ceilings and near 0 the
+# ({func}`~rsutils.analysis.printed.count_range`), and near the ceilings and near 0 the
 # certificates of consecutive counts lie further apart than a printed unit: a
 # printed radius there often fits one level only. Per log, its certificates (the
 # answers that are not abstentions), those that no count gives at each level, what
 # they say by the same rule
-# ({func}`~rsutils.book.released_alpha.radii_verdict`), and the level the log
+# ({func}`~rsutils.book.audit.released_alpha.radii_verdict`), and the level the log
 # implies: the ceilings' verdict where it decides, the radii's where it does not.
 
 # %%
@@ -1064,7 +1064,7 @@ glue_all(
 # holds at the stated $n = 100{,}000$. Taking the logs that imply $\alpha = 0.01$ as
 # run at that level with that $n$, the printed radius pins each certificate's count
 # of draws closely enough to recertify it at the stated level
-# ({func}`~rsutils.book.released.recertify_released_logs`). The cells of the tables'
+# ({func}`~rsutils.book.papers.released.recertify_released_logs`). The cells of the tables'
 # layout whose certified accuracy then changes:
 
 # %%
@@ -1111,12 +1111,12 @@ glue_all(
 # rises with $k$, so the radius, printed to three significant digits, leaves only a
 # few counts $k$ possible. Each is recertified at the stated level, and the least and
 # greatest resulting accuracy bracket what the paper would have printed
-# ({func}`~rsutils.book.released.recertify_released_logs`). The change above is the
+# ({func}`~rsutils.book.papers.released.recertify_released_logs`). The change above is the
 # larger of the two distances from the accuracy as released to the ends of that
 # bracket, so it allows for every count that the printed radius leaves open.
 #
 # The PREDICT logs against Table 4
-# ({func}`~rsutils.book.released.reanalyse_released_predict`):
+# ({func}`~rsutils.book.papers.released.reanalyse_released_predict`):
 
 # %%
 predict = rel.reanalyse_released_predict(root=reference_root)
@@ -1145,7 +1145,7 @@ glue_all(n_predict=len(predict))
 # flatter them.
 #
 # The same layouts filled with this book's own certificates
-# ({func}`~rsutils.book.measured.measured_table`), read from the cache of chapters
+# ({func}`~rsutils.book.audit.measured.measured_table`), read from the cache of chapters
 # 01–06 ({meth}`~rsutils.book.experiments.Experiments.cached`): Fashion-MNIST, a small
 # CNN, {glue:text}`our_scale`. First Cohen et al.'s Tables 1 and 3, our three models
 # trained and certified at σ = 0.25, 0.5 and 1 beside theirs, each also certified with
@@ -1161,7 +1161,7 @@ data_dependent = {s: first[rep.ds_name(s)] for s in BOOK_SIGMAS}
 # These are chapters 01 and 02's logs of their first models on the replicate images,
 # read from the cache ({func}`~rsutils.book.replicated.sigma_ascent_replicates`), not
 # new ones. Each row of our table is a log
-# and the measure to read from it; {func}`~rsutils.book.measured.measured_table`
+# and the measure to read from it; {func}`~rsutils.book.audit.measured.measured_table`
 # computes the approximate certified accuracy at the published table's radii, so the
 # two sets of rows share their columns.
 
@@ -1279,7 +1279,7 @@ glue_all(
 # book's models enter the audit.
 #
 # Each qualitative claim of the three papers that our runs can test, quoted verbatim
-# ({func}`~rsutils.book.published.qualitative_claims`), with what we measured and a
+# ({func}`~rsutils.book.papers.published.qualitative_claims`), with what we measured and a
 # verdict. A verdict that one trained model per method would carry could be flipped
 # by a retraining, so every comparison rests on the replicate models the chapters
 # certify: {glue:text}`n_models` independently trained models per method, each on
@@ -1288,8 +1288,8 @@ glue_all(
 # {glue:text}`small_n` for chapter 06), read from the cache
 # ({mod}`rsutils.book.replicated`). On each model and image we take the paired
 # difference of a measure, method minus control; its 95% interval covers both the
-# images and the retraining ({func}`~rsutils.logs.replicates.replicated_comparisons`),
-# and the book's one verdict rule ({func}`~rsutils.logs.replicates.judge`) calls it
+# images and the retraining ({func}`~rsutils.analysis.replicates.replicated_comparisons`),
+# and the book's one verdict rule ({func}`~rsutils.analysis.replicates.judge`) calls it
 # "rises" or "falls" when the interval excludes 0, "equivalent within
 # ±{glue:text}`margin:.2f`" when its 90% interval lies inside that margin (two one-sided
 # tests), and "undecided" otherwise.
@@ -1336,7 +1336,7 @@ def ddrs(ascent):
 # certified accuracy at radius 0 must fall (the cost) and its *reach* must rise, the
 # certified accuracy just beyond the smaller $\sigma$'s CERTIFY ceiling
 # $\sigma\Phi^{-1}(\alpha^{1/n})$, where the smaller $\sigma$ certifies nothing
-# ({func}`~rsutils.book.measured.tradeoff_comparisons`). DDRS's claim compares the
+# ({func}`~rsutils.book.audit.measured.tradeoff_comparisons`). DDRS's claim compares the
 # ACR of Cohen-DS with that of the fixed $\sigma$ it starts from, at each $\sigma$.
 # UCAN's three claims read chapter 06's generators
 # ({func}`~rsutils.book.replicated.npg_replicates`):
@@ -1384,7 +1384,7 @@ def pattern_wise(npg, fig4):
 # A claim that one method beats another holds when every one of its comparisons
 # rises, does not hold when any falls or is equivalent within the margin (a gain
 # shown to be smaller than the margin is not the gain claimed), and is "not resolved
-# at this scale" otherwise ({func}`~rsutils.book.measured.claim_verdict`). Each
+# at this scale" otherwise ({func}`~rsutils.book.audit.measured.claim_verdict`). Each
 # claim is judged twice: on the replicate models, and on the first model alone (the
 # same images, an interval over the images only), which is what a book with one
 # model per method would have said.

@@ -50,18 +50,23 @@ from scipy.stats import norm
 
 import rsutils as rs
 from rsutils.book import Chapter, glue_all, plot_curves
-from rsutils.book import fewer_draws as fd
+from rsutils.book.chapters import fewer_draws as fd
 from rsutils.book.profiles import BOOK_SIGMAS
-from rsutils.checks.coverage import (
-    label_false_rate,
-    planned_false_rate,
-    sequential_false_rate,
-)
 from rsutils.core.confidence import min_samples_for_radius
-from rsutils.core.published_sequential import horvath_stages
 from rsutils.core.reference_precision import FAST_MODES
-from rsutils.logs import record_runs as rr
-from rsutils.logs.sequential_runs import decisions_long
+from rsutils.sequential import (
+    Decide,
+    PlannedDraws,
+    RadiusLooks,
+    decisions_long,
+)
+from rsutils.sequential.coverage import (
+    CoverageSetting,
+    false_rate,
+    radius_beyond,
+)
+from rsutils.sequential.published import PublishedTest, horvath_stages
+from rsutils.sequential.runs import live_disagreements, replay_log
 
 # %% tags=["parameters"]
 profile = "cpu"  # smoke | cpu | paper
@@ -199,7 +204,7 @@ assert ((sequence <= spending) & ~never | (spending == 0)).all()
 # %% [markdown]
 # ## (b) Is $x$ certified at radius $r$? Sequential CERTIFY
 #
-# {func}`~rsutils.core.sequential.decide` keeps CERTIFY's $n_0$ selection draws and
+# {class}`~rsutils.sequential.decisions.Decide` keeps CERTIFY's $n_0$ selection draws and
 # looks at the estimation draws after $n_1 < n_2 < \dots < n_K = n$ of them (prefixes of
 # CERTIFY's own stream). At look $k$ it computes the one-sided Clopper–Pearson bounds at
 # level $\alpha_k$; it stops *certified* when the lower bound certifies $r$, and *not
@@ -234,7 +239,7 @@ assert abs(sum(schedule.alphas) - P.certify.alpha) < 1e-12
 # next one. A *confidence sequence* removes both costs
 # {cite:p}`robbins1970statistical,howard2021timeuniform`: a test that stays valid
 # however often it looks and whenever it stops, so it need not be split over looks.
-# {class}`~rsutils.core.anytime.AnytimeSchedule` looks after every batch (the
+# {class}`~rsutils.sequential.sequence.AnytimeSchedule` looks after every batch (the
 # batches grow geometrically, {glue:text}`sequence_looks:d` looks up to $n$) and
 # certifies $r$ once the mixture martingale
 #
@@ -261,19 +266,19 @@ assert abs(sum(schedule.alphas) - P.certify.alpha) < 1e-12
 # large reduction in draws. That design needs a trained meta-learner and is not
 # re-implemented in this chapter.
 #
-# {class}`~rsutils.core.sequential.LookSchedule` also takes `randomized=True`: each
+# {class}`~rsutils.sequential.spending.LookSchedule` also takes `randomized=True`: each
 # look's lower bound is then randomised Clopper–Pearson, with one uniform $u$ per
 # input drawn from its own seeded stream before any count and stated in every
-# decision ({func}`~rsutils.core.sequential.randomization`).
+# decision ({func}`~rsutils.sequential.decisions.randomization`).
 #
 # ### Evaluation: is the true label certified?
 #
 # A certified-accuracy curve counts the test images whose *true label* is certified
 # at each radius. For that question the $n_0$ selection draws are not needed: test
-# the label directly ({func}`~rsutils.core.evaluation.decide_label`), with the same
+# the label directly (`Decide(..., true_label=True)`), with the same
 # looks and rule. It is an evaluation procedure only. A deployed classifier has no
 # label to test and must select its class, as CERTIFY and
-# {func}`~rsutils.core.sequential.decide` do; an image counts in either curve only
+# {class}`~rsutils.sequential.decisions.Decide` do; an image counts in either curve only
 # when the certified class is its label, so both curves estimate the same thing.
 #
 # ### Coverage on a classifier whose answer is known
@@ -282,7 +287,8 @@ assert abs(sum(schedule.alphas) - P.certify.alpha) < 1e-12
 # exact radius $d$ ({class}`~rsutils.checks.classifiers.LinearClassifier`). With
 # $p_A = 0.9$, asking about a radius just beyond $d$ puts $p_A$ at the threshold that
 # radius needs, the worst case, and makes every *certified* false
-# ({mod}`rsutils.checks.coverage`). Over {glue:text}`coverage_runs:,d` runs at
+# ({mod}`rsutils.sequential.coverage`, which draws these Bernoulli draws directly and
+# runs each procedure on them as on recorded draws). Over {glue:text}`coverage_runs:,d` runs at
 # $\alpha = 0.05$ the sequential procedure certified falsely in
 # {glue:text}`seq_rate:.2%` of them, within $\alpha$ plus three standard errors
 # ({glue:text}`seq_bound:.2%`), and so did every other procedure of the chapter.
@@ -300,16 +306,19 @@ spend = rs.LookSchedule.geometric(2000, 0.05, first=25)
 naive = rs.LookSchedule(spend.looks, (0.05,) * len(spend.looks))
 sequence = rs.AnytimeSchedule.geometric(2000, 0.05)
 lucky = replace(spend, randomized=True)
-runs = {"runs": COVERAGE_RUNS, "seed": seed}
+beyond = (radius_beyond(),)
+procedures = {
+    "sequential": Decide(spend, beyond),
+    "every look at full α": Decide(naive, beyond),
+    "confidence sequence": Decide(sequence, beyond),
+    "true label, sequence": Decide(sequence, beyond, true_label=True),
+    "true label, randomised": Decide(lucky, beyond, true_label=True),
+    "planned draws": PlannedDraws(2000, 0.05, 0.1, min_draws=20),
+}
+setting = CoverageSetting(seed=seed)
 coverage = {
-    "sequential": sequential_false_rate(spend, **runs),
-    "every look at full α": sequential_false_rate(
-        naive, claimed_alpha=0.05, **runs
-    ),
-    "confidence sequence": sequential_false_rate(sequence, **runs),
-    "true label, sequence": label_false_rate(sequence, **runs),
-    "true label, randomised": label_false_rate(lucky, **runs),
-    "planned draws": planned_false_rate(2000, 0.05, 0.1, **runs),
+    name: false_rate(procedure, COVERAGE_RUNS, setting, claimed_alpha=0.05)
+    for name, procedure in procedures.items()
 }
 
 # %% [markdown]
@@ -349,9 +358,9 @@ glue_all(
 # The base models of {ref}`chapter-tight-radius` and its test images. That chapter's
 # CERTIFY runs kept a record of each image's draws, the class of every noisy copy
 # CERTIFY classified for it with the chapter's seed
-# ({func}`~rsutils.logs.record_runs.certify_recorded_dataset`), and every procedure
+# ({func}`~rsutils.sequential.runs.certify_recorded_dataset`), and every procedure
 # here is replayed on that record
-# ({mod}`rsutils.core.record`): it reads the prefixes of the very stream
+# ({func}`~rsutils.sequential.runs.replay_log`): it reads the prefixes of the very stream
 # CERTIFY read, so a difference in the answers comes from the procedure, not from
 # the luck of the draws, and its cost is the draws it read. A replay *is* the
 # procedure (the library's tests check that each replay returns what the live
@@ -370,12 +379,12 @@ for s in BOOK_SIGMAS:
 # both read from the cache. First the check that the records are CERTIFY's draws:
 # CERTIFY run live, the model on the same seeded noise, gives the logged class and
 # count on the first {glue:text}`live_checks:d` images of each model
-# ({func}`~rsutils.logs.record_runs.live_disagreements`).
+# ({func}`~rsutils.sequential.runs.live_disagreements`).
 
 # %%
 live_checked = chapter.main.indices[:LIVE_CHECKS]
 for s in BOOK_SIGMAS:
-    assert not rr.live_disagreements(
+    assert not live_disagreements(
         smooths[s], chapter.main.data, standard[s], chapter.main.settings,
         live_checked,
     )  # fmt: skip
@@ -384,15 +393,15 @@ glue_all(live_checks=len(live_checked))
 # %% [markdown]
 # For a deployed classifier, which must select its class: the spending schedule and
 # the confidence sequence of section (b), each beside CERTIFY radius by radius
-# ({func}`~rsutils.book.fewer_draws.procedure_table`).
+# ({func}`~rsutils.book.chapters.fewer_draws.procedure_table`).
 
 # %%
 radii = {s: [s * k for k in R_OVER_SIGMA] for s in BOOK_SIGMAS}
 
 
-def replayed(s, schedule, **kind):
-    on = (smooths[s], records[s], radii[s])
-    log = rr.replay_decisions(*on, schedule, **kind)
+def replayed(s, test, true_label=False):
+    procedure = Decide(test, tuple(radii[s]), true_label=true_label)
+    log = replay_log(smooths[s], records[s], procedure)
     return log, decisions_long(log, radii[s])
 
 
@@ -489,8 +498,8 @@ ours.round(1)
 
 # %% [markdown]
 # The published designs for the same question, re-implemented from their papers
-# ({mod}`rsutils.core.published_sequential`) and run on the same recorded draws of
-# the true label ({func}`~rsutils.logs.record_runs.replay_published`): the staged
+# ({mod}`rsutils.sequential.published`) and run on the same recorded draws of
+# the true label, as tests of the same decision procedure: the staged
 # test of {cite:t}`horvath2022boosting`, with $\alpha$ split over stages of
 # {glue:text}`horvath_stages` fresh draws, and the two confidence sequences of
 # {cite:t}`voracek2024treatment`, one betting
@@ -499,10 +508,7 @@ ours.round(1)
 # %%
 for s in BOOK_SIGMAS:
     for name, design in fd.PUBLISHED_NAMES.items():
-        log = rr.replay_published(
-            smooths[s], records[s], radii[s], design, ALPHA
-        )
-        runs[s][name] = (log, decisions_long(log, radii[s]))
+        runs[s][name] = replayed(s, PublishedTest(design, N, ALPHA), True)
 published = table(list(fd.PUBLISHED_NAMES))
 published.round(1)
 
@@ -574,7 +580,7 @@ glue_all(
 # ({func}`~rsutils.core.confidence.least_expected_draws`; at $p = 1$ the floor
 # {eq}`eq-draw-floor`). Charging each certified image that bound, with $p$ its share
 # of label draws in the record, and every other image nothing, gives the most any
-# test could save ({func}`~rsutils.book.fewer_draws.best_possible_savings`). It is a
+# test could save ({func}`~rsutils.book.chapters.fewer_draws.best_possible_savings`). It is a
 # reasoned estimate: $p$ is estimated, and images near the threshold dominate it.
 
 # %%
@@ -679,7 +685,7 @@ plt.close(fig)
 # The tables above price one radius at a time. A certified-accuracy curve needs the
 # answer at every radius of its grid; one pass over an image's stream answers them
 # all, so an image costs its selection draws plus the most draws any radius of the
-# grid took ({func}`~rsutils.book.fewer_draws.curve_passes`). Forward passes per
+# grid took ({func}`~rsutils.book.chapters.fewer_draws.curve_passes`). Forward passes per
 # image for the curve up to $\sigma$, $2\sigma$ and $3\sigma$, and how many times
 # fewer than CERTIFY's:
 
@@ -710,7 +716,7 @@ curves.round(1)
 # above without a single further draw: its looks and boundaries do not depend on
 # $n$, so an image that stopped before $n$ draws stops at the same draw with a
 # longer stream, and one that reached $n$ costs at most the larger $n$. At the
-# papers' $n = 10^5$ ({func}`~rsutils.book.fewer_draws.savings_bound_at`), the
+# papers' $n = 10^5$ ({func}`~rsutils.book.chapters.fewer_draws.savings_bound_at`), the
 # whole curve costs at least this many times fewer passes than CERTIFY with $10^5$
 # draws:
 
@@ -761,7 +767,7 @@ glue_all(
 # %% [markdown]
 # ## (f) What radius do $n$ draws give? Planned draws
 #
-# {func}`~rsutils.core.sample_size.certify_planned`, after the input-specific sampling of
+# {class}`~rsutils.sequential.planned.PlannedDraws`, after the input-specific sampling of
 # {cite:t}`chen2022input`, lets the $n_0$ selection draws also estimate $p_A$ and takes
 # the fewest estimation draws $n(x) \le n$ whose expected radius at that estimate is
 # within {glue:text}`radius_loss:.2f` of what $n$ draws would give. Those draws then certify
@@ -776,14 +782,14 @@ glue_all(
 # estimation draw is seen.
 
 # %%
+plan = PlannedDraws(N, ALPHA, RADIUS_LOSS)
 planned = {
-    s: rr.replay_planned_log(smooths[s], records[s], ALPHA, RADIUS_LOSS)
-    for s in BOOK_SIGMAS
+    s: replay_log(smooths[s], records[s], plan) for s in BOOK_SIGMAS
 }
 
 # %% [markdown]
 # Each planned log, replayed on the recorded draws, is compared with CERTIFY's log
-# of the same model on the same images ({func}`~rsutils.book.fewer_draws.planned_summary`); one column per model:
+# of the same model on the same images ({func}`~rsutils.book.chapters.fewer_draws.planned_summary`); one column per model:
 
 # %%
 curve_radii = np.linspace(0, 4, 161)
@@ -865,27 +871,23 @@ plt.close(fig)
 # section (b) on the estimation stream, stopping at the first look whose radius
 # lies within the radius loss of what all $n$ draws would give at the look's
 # estimate of $p_A$, with $\alpha$ spent over the looks
-# ({func}`~rsutils.core.sequential_radius.certify_looks`). And a smaller radius loss
+# ({class}`~rsutils.sequential.radius_looks.RadiusLooks`). And a smaller radius loss
 # for the planned draws, which asks each image to give up less radius. All on the
 # same recorded draws; per model, passes per image and how many times fewer than
 # CERTIFY's, and the largest gap below the band:
 
 # %%
 variants = {
-    "planned, loss 0.05": (None, RADIUS_LOSS),
-    "planned, loss 0.02": (None, 0.02),
-    "planned, loss 0.01": (None, 0.01),
-    "looks at the radius": (schedule, 0.05),
+    "planned, loss 0.05": PlannedDraws(N, ALPHA, RADIUS_LOSS),
+    "planned, loss 0.02": PlannedDraws(N, ALPHA, 0.02),
+    "planned, loss 0.01": PlannedDraws(N, ALPHA, 0.01),
+    "looks at the radius": RadiusLooks(schedule, 0.05),
 }
 below = "largest gap below the band (points)"
 
 
-def radius_row(s, looks, loss):
-    on = (smooths[s], records[s])
-    if looks is None:
-        log = rr.replay_planned_log(*on, ALPHA, loss)
-    else:
-        log = rr.replay_radius_looks_log(*on, looks, loss)
+def radius_row(s, procedure):
+    log = replay_log(smooths[s], records[s], procedure)
     got = fd.planned_summary(
         standard[s], log, curve_radii, sigma=s, radius_loss=0.05
     )
@@ -895,9 +897,9 @@ def radius_row(s, looks, loss):
 
 
 rows = {
-    (s, name): radius_row(s, *how)
+    (s, name): radius_row(s, procedure)
     for s in BOOK_SIGMAS
-    for name, how in variants.items()
+    for name, procedure in variants.items()
 }
 radius_task = pd.DataFrame(rows).T.rename_axis(["σ", "procedure"])
 radius_task.round(1)
@@ -908,7 +910,7 @@ radius_task.round(1)
 # curve image by image below the band, each image CERTIFY certifies there must be
 # certified at the largest radius of the curve's grid below the band that its own
 # radius reaches, which costs at least {eq}`eq-draw-floor` draws with every draw in
-# class A ({func}`~rsutils.book.fewer_draws.radius_floor`):
+# class A ({func}`~rsutils.book.chapters.fewer_draws.radius_floor`):
 
 # %%
 floors = pd.DataFrame(
@@ -929,7 +931,7 @@ floors.round(3)
 
 # %% tags=["remove-cell"]
 task = radius_task.xs("planned, loss 0.01", level="procedure")
-loss_small = variants["planned, loss 0.01"][1]
+loss_small = variants["planned, loss 0.01"].radius_loss
 looked = radius_task.xs("looks at the radius", level="procedure")
 glue_all(
     loss_small=loss_small,
@@ -1003,7 +1005,7 @@ fp32_log = fp32_runs.certify(configs[0.25], rs.Gaussian(0.25))
 # %% [markdown]
 # The same images, seeds and draws in both modes, so any difference comes from the
 # arithmetic of the forward pass
-# ({func}`~rsutils.book.fewer_draws.mode_agreement`): the share of images with the
+# ({func}`~rsutils.book.chapters.fewer_draws.mode_agreement`): the share of images with the
 # same answer, the largest radius difference, accuracy and time per image in each
 # mode, and the speed-up.
 
@@ -1078,7 +1080,7 @@ precision.round(3)
 # %% [markdown]
 # How often the two models' classes differed on the paired draws, pooled over the
 # images, with one-sided Clopper–Pearson upper bounds at $\alpha = $
-# {glue:text}`alpha:g` ({func}`~rsutils.book.fewer_draws.disagreement_table`):
+# {glue:text}`alpha:g` ({func}`~rsutils.book.chapters.fewer_draws.disagreement_table`):
 
 # %%
 fd.disagreement_table(references, ALPHA).round(3)

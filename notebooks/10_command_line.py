@@ -108,7 +108,7 @@ run_command("cut -f 1-6 certify.tsv")
 # The log has Cohen et al.'s columns `idx label predict radius correct time` first,
 # listed above with `cut` (`predict` is -1 for an abstention, `time` in seconds), then
 # ours: the selected class, the count among `n` draws, the settings, the bound
-# `pA_lower` and the noise scale. {func}`~rsutils.logs.analysis.read_log` reads it, and
+# `pA_lower` and the noise scale. {func}`~rsutils.logs.read.read_log` reads it, and
 # Cohen et al.'s released logs, into a table ({ref}`manual-library`); here, our
 # columns:
 

@@ -33,13 +33,13 @@ import pandas as pd
 
 import rsutils as rs
 import rsutils.book.measurements as measurements
+from rsutils.analysis.replicates import replicated_comparisons
 from rsutils.book import BOOK_SIGMAS, Chapter, glue_all, run_command
 from rsutils.book.manual import describe_page_model, page_model
 from rsutils.book.profiles import EQUIVALENCE_MARGIN, PROFILES
 from rsutils.core.confidence import min_samples_for_radius
 from rsutils.core.inference import fixed_rows
-from rsutils.logs.replicates import replicated_comparisons
-from rsutils.logs.sequential_runs import read_decisions
+from rsutils.sequential.runs import read_procedure_log
 from rsutils.training.speed import training_step_seconds
 
 # %% tags=["parameters"]
@@ -82,13 +82,15 @@ ON_THREE = f"--N {n} --skip 1000 --max 3000 --quiet"
 # %% [markdown]
 # ## (b) Fewer draws for the same guarantee
 #
-# Two procedures stop before $n$ draws at the same $\alpha$. `decide` answers "is `x`
-# certified at radius $r$?". It looks at prefixes of CERTIFY's stream of draws after
-# the numbers of draws of a `LookSchedule` (32, 64, … up to $n$), and at each look
-# tests at that look's level; the levels sum to $\alpha$, so a *certified* holds with
-# probability at least $1 - \alpha$ whatever the look it stopped at.
+# The procedures of {mod}`rsutils.sequential` stop before $n$ draws at the same
+# $\alpha$. Each is one frozen object, its settings, and runs live on an input with
+# `rs.settle(procedure, smooth, x, ...)`. `Decide` answers "is `x` certified at radius
+# $r$?". With a `LookSchedule` it looks at prefixes of CERTIFY's stream of draws after
+# 32, 64, … up to $n$ draws, and at each look tests at that look's level; the levels
+# sum to $\alpha$, so a *certified* holds with probability at least $1 - \alpha$
+# whatever the look it stopped at.
 #
-# `certify_planned` answers "what radius do at most $n$ draws give?". The $n_0$
+# `PlannedDraws` answers "what radius do at most $n$ draws give?". The $n_0$
 # selection draws also estimate $p_A$, and choose how many estimation draws lose at
 # most about `radius_loss` of radius against all $n$ {cite:p}`chen2022input`; those
 # draws certify at the full $\alpha$, and the certificate records how many it used.
@@ -96,14 +98,14 @@ ON_THREE = f"--N {n} --skip 1000 --max 3000 --quiet"
 
 # %%
 schedule = rs.LookSchedule.geometric(n, 0.001)
-answer = rs.decide(smooth, x, 0.5, n0=100, schedule=schedule, seed=seed)
-planned = rs.certify_planned(
-    smooth, x, n0=100, n_max=n, alpha=0.001, radius_loss=0.05, seed=seed
-)
+decide = rs.Decide(schedule, radii=(0.5,))
+(answer,) = rs.settle(decide, smooth, x, n0=100, seed=seed)
+plan = rs.PlannedDraws(n_max=n, alpha=0.001, radius_loss=0.05)
+planned = rs.settle(plan, smooth, x, n0=100, seed=seed)
 full = smooth.certify(x, n0=100, n=n, alpha=0.001, seed=seed)
 rows = {
-    "decide, r = 0.5": [answer.certified, "", answer.forward_passes],
-    "certify_planned": [
+    "Decide, r = 0.5": [answer.certified, "", answer.forward_passes],
+    "PlannedDraws": [
         "",
         f"{planned.radius:.4f}",
         planned.n0 + planned.n,
@@ -118,16 +120,16 @@ pd.DataFrame.from_dict(rows, orient="index", columns=columns)
 # $\ln\alpha / \ln\Phi(r/\sigma)$ of draws below which no level-$\alpha$ test certifies
 # radius $r$ (here {glue:text}`floor_half:,d` draws for $r = 0.5$, σ = 0.25): inputs
 # whose radius is near CERTIFY's ceiling need nearly all $n$ draws whichever way they
-# are certified. `decide_dataset` and `certify_planned_dataset` run them over a
-# dataset into resumable logs, and {mod}`rsutils.checks.coverage` counts their false
-# certificates on a classifier whose answer is known.
+# are certified. `rs.run_procedure` runs any procedure over a dataset into a
+# resumable log, `rs.replay` runs it on recorded draws (`rs.record_draws`), and
+# `rs.false_rate` counts its false certificates on draws whose answer is known.
 #
-# On the command line, `certify --decide R [R ...]` decides at each radius, and its
-# log has `certified@R` and `draws@R` per radius; `certify --radius-loss L` writes
-# CERTIFY's log, its `n` column each input's own number of draws. The tables show
-# the logs as {func}`~rsutils.logs.sequential_runs.read_decisions` and
-# {func}`~rsutils.logs.analysis.read_log` read them, without the `time` column and
-# the settings every row shares (`n0`, `alpha`, `scale` and `seed`):
+# On the command line, `certify --procedure NAME` runs a procedure by its name, with
+# the options it takes: `decide --radii R [R ...]` writes `certified@R` and `draws@R`
+# per radius; `planned --radius-loss L` writes CERTIFY's log, its `n` column each
+# input's own number of draws. The tables show the logs as
+# {func}`~rsutils.sequential.runs.read_procedure_log` reads them, without the `time`
+# column and the settings every row shares (`n0`, `alpha`, `scale` and `seed`):
 
 # %% tags=["remove-cell"]
 glue_all(
@@ -136,20 +138,22 @@ glue_all(
 )
 
 # %%
-run_command(f"{CERTIFY} decide.tsv --decide 0.25 0.5 {ON_THREE}")
+DECIDE = "--procedure decide --radii 0.25 0.5"
+run_command(f"{CERTIFY} decide.tsv {DECIDE} {ON_THREE}")
 shared = ["time", "n0", "alpha", "scale", "seed"]
-decisions = read_decisions("decide.tsv")
+decisions = read_procedure_log("decide.tsv")
 decisions.drop(columns=decisions.columns.intersection(shared)).set_index(
     "idx"
 )
 
 # %%
-run_command(f"{CERTIFY} planned.tsv --radius-loss 0.05 {ON_THREE}")
+PLANNED = "--procedure planned --radius-loss 0.05"
+run_command(f"{CERTIFY} planned.tsv {PLANNED} {ON_THREE}")
 rs.read_log("planned.tsv").drop(columns=shared).set_index("idx")
 
 # %% [markdown]
 # `--test sequence` replaces the spending looks with a confidence sequence
-# ({class}`~rsutils.core.anytime.AnytimeSchedule`: a test after every batch at the
+# ({class}`~rsutils.sequential.sequence.AnytimeSchedule`: a test after every batch at the
 # full $\alpha$, valid whenever it stops), and `--test randomised` randomises
 # Clopper–Pearson at the spending looks, writing each input's uniform `u` in the
 # log. `--true-label` is for measuring certified accuracy on a labelled test set:
@@ -157,9 +161,9 @@ rs.read_log("planned.tsv").drop(columns=shared).set_index("idx")
 # deployed classifier could use. Both together, on the same three images:
 
 # %%
-label_run = "label.tsv --decide 0.25 0.5 --test sequence --true-label"
+label_run = f"label.tsv {DECIDE} --test sequence --true-label"
 run_command(f"{CERTIFY} {label_run} {ON_THREE}")
-labelled = read_decisions("label.tsv")
+labelled = read_procedure_log("label.tsv")
 labelled.drop(columns=labelled.columns.intersection(shared)).set_index(
     "idx"
 )
@@ -327,7 +331,7 @@ trained.pivot_table(index="sigma", columns="precision", values=accuracy)
 #
 # The certificates of the two precisions, compared as every comparison of the book is:
 # per seed and image, bf16 minus fp32, with an interval over both the images and the
-# seeds and the book's verdict rule ({func}`~rsutils.logs.replicates.judge`, margin
+# seeds and the book's verdict rule ({func}`~rsutils.analysis.replicates.judge`, margin
 # ±{glue:text}`bf16_margin:.2f`):
 
 # %%

@@ -8,12 +8,14 @@ Everything a user needs is importable from here:
   ``ExponentialLinf``, ``PowerLawLinf`` (``NoiseFamily``, ``make_noise``, ``FAMILIES``);
   ``certified_radius``, ``clopper_pearson_lower``, ``max_certifiable_pA``; the base
   model's faster numerical modes ``INFERENCE_MODES`` (``Smooth(..., inference=...)``);
-  fewer draws: sequential decisions at a radius ``decide`` (``LookSchedule``, or a
-  confidence sequence ``AnytimeSchedule``; ``Decision``) and CERTIFY with an
-  input-specific number of draws ``certify_planned``; the draws of one input recorded
-  once and every procedure replayed on them: ``record_draws`` (``DrawRecord``);
-  evaluation on a labelled test set, whether the true label is certified at a radius
-  without selection draws: ``decide_label``, ``decide_label_radii``;
+- fewer draws for the same guarantee (:mod:`rsutils.sequential`): the procedures
+  ``Decide`` (is an input certified at given radii? by a ``LookSchedule`` spending
+  alpha over looks, a confidence sequence ``AnytimeSchedule`` or a published design
+  ``PublishedTest``; answers ``Decisions`` of ``Decision``; the true label tested, the
+  evaluation of a labelled test set), ``PlannedDraws`` (CERTIFY with an input-specific
+  number of draws) and ``RadiusLooks`` (looks at the radius itself), each run live on
+  one input by ``settle``, on recorded draws by ``replay`` (``record_draws``,
+  ``DrawRecord``), over a dataset by ``run_procedure``, and checked by ``false_rate``;
 - data-dependent smoothing (Alfarra et al.): ``DataDependentSmooth``, ``SigmaAscent``,
   ``CertificateMemory`` (and their answers ``DataDependentAnswer``, ``MemoryAnswer``;
   a memory found corrupted raises ``MemoryInconsistencyError``);
@@ -25,9 +27,8 @@ Everything a user needs is importable from here:
   (``audit_certificate``, ``AuditSettings``) and the certificate memory for anisotropic regions
   (``AnisotropicMemory``);
 - datasets and logs: ``load_dataset``, ``Dataset``, ``certify_dataset``,
-  ``predict_dataset``, ``certify_dataset_ds``, ``decide_dataset``, ``decide_label_dataset``,
-  ``certify_planned_dataset`` (and the resumable loop they share, ``run_dataset``
-  with ``DatasetRun`` and ``InputGroups``), ``read_log``, ``certified_accuracy``,
+  ``predict_dataset``, ``certify_dataset_ds`` (and the resumable loop they share,
+  ``run_dataset`` with ``DatasetRun`` and ``InputGroups``), ``read_log``, ``certified_accuracy``,
   ``certified_accuracy_lower_bound``, ``average_certified_radius``, ``accuracy_table``,
   ``acr_difference`` (``ACRDifference``), ``recertify``; ``LogRepairedWarning`` (a
   resumed log's unfinished last write was cut); comparisons over retrained models:
@@ -51,7 +52,21 @@ use: one engine, a shape per kind of region), :mod:`rsutils.training`, :mod:`rsu
 :mod:`rsutils.cli`. :mod:`rsutils.book` serves the book only.
 """
 
-from rsutils.anisotropic.audit import AuditSettings, audit_certificate
+from rsutils.analysis.metrics import (
+    ACRDifference,
+    accuracy_table,
+    acr_difference,
+    average_certified_radius,
+    certified_accuracy,
+    certified_accuracy_lower_bound,
+    recertify,
+)
+from rsutils.analysis.replicates import (
+    ReplicatedDifference,
+    judge,
+    replicated_comparisons,
+    replicated_difference,
+)
 from rsutils.anisotropic.generated import GeneratedSmooth
 from rsutils.anisotropic.generators import (
     CertificationWiseGenerator,
@@ -61,11 +76,10 @@ from rsutils.anisotropic.generators import (
 )
 from rsutils.anisotropic.noise import Anisotropic, certified_region
 from rsutils.anisotropic.patterns import spatial_pattern
+from rsutils.anisotropic.soundness.audit import AuditSettings, audit_certificate
 from rsutils.anisotropic.training import NPGConfig, train_npg
-from rsutils.core.anytime import AnytimeSchedule
 from rsutils.core.confidence import clopper_pearson_lower, max_certifiable_pA
 from rsutils.core.devices import pick_device
-from rsutils.core.evaluation import decide_label, decide_label_radii
 from rsutils.core.inference import INFERENCE_MODES
 from rsutils.core.noise import (
     FAMILIES,
@@ -78,46 +92,40 @@ from rsutils.core.noise import (
     make_noise,
 )
 from rsutils.core.radius import certified_radius
-from rsutils.core.record import DrawRecord, record_draws
-from rsutils.core.sample_size import certify_planned
-from rsutils.core.sequential import Decision, LookSchedule, decide
 from rsutils.core.settings import CertifySettings
 from rsutils.core.smooth import ABSTAIN, Certificate, Smooth
 from rsutils.core.smoothed import SmoothedClassifier
+from rsutils.data import Dataset, load_dataset
 from rsutils.ddrs.data_dependent import DataDependentAnswer, DataDependentSmooth
+from rsutils.ddrs.runs import certify_dataset_ds
 from rsutils.ddrs.sigma_ascent import SigmaAscent
 from rsutils.geometry.superellipsoid import SuperEllipsoid
-from rsutils.logs.analysis import (
-    ACRDifference,
-    accuracy_table,
-    acr_difference,
-    average_certified_radius,
-    certified_accuracy,
-    certified_accuracy_lower_bound,
-    read_log,
-    recertify,
-)
 from rsutils.logs.dataset_run import DatasetRun, InputGroups, run_dataset
-from rsutils.logs.replicates import (
-    ReplicatedDifference,
-    judge,
-    replicated_comparisons,
-    replicated_difference,
-)
+from rsutils.logs.read import read_log
 from rsutils.logs.resumable import LogRepairedWarning
-from rsutils.logs.runner import certify_dataset, certify_dataset_ds, predict_dataset
-from rsutils.logs.sequential_runs import (
-    certify_planned_dataset,
-    decide_dataset,
-    decide_label_dataset,
-)
+from rsutils.logs.runner import certify_dataset, predict_dataset
 from rsutils.memory import (
     AnisotropicMemory,
     CertificateMemory,
     MemoryAnswer,
     MemoryInconsistencyError,
 )
-from rsutils.training.data import Dataset, load_dataset
+from rsutils.sequential import (
+    AnytimeSchedule,
+    Decide,
+    Decision,
+    Decisions,
+    DrawRecord,
+    LookSchedule,
+    PlannedDraws,
+    PublishedTest,
+    RadiusLooks,
+    false_rate,
+    record_draws,
+    replay,
+    run_procedure,
+    settle,
+)
 from rsutils.training.models import build_model, load_checkpoint, save_checkpoint
 from rsutils.training.train import TrainConfig, train_model
 
@@ -141,7 +149,9 @@ __all__ = [
     "Dataset",
     "DatasetRun",
     "DatasetWiseGenerator",
+    "Decide",
     "Decision",
+    "Decisions",
     "DrawRecord",
     "ExponentialLinf",
     "FixedNoise",
@@ -155,7 +165,10 @@ __all__ = [
     "MemoryInconsistencyError",
     "NPGConfig",
     "NoiseFamily",
+    "PlannedDraws",
     "PowerLawLinf",
+    "PublishedTest",
+    "RadiusLooks",
     "ReplicatedDifference",
     "SigmaAscent",
     "Smooth",
@@ -175,14 +188,8 @@ __all__ = [
     "certified_region",
     "certify_dataset",
     "certify_dataset_ds",
-    "certify_planned",
-    "certify_planned_dataset",
     "clopper_pearson_lower",
-    "decide",
-    "decide_dataset",
-    "decide_label",
-    "decide_label_dataset",
-    "decide_label_radii",
+    "false_rate",
     "judge",
     "load_checkpoint",
     "load_dataset",
@@ -194,10 +201,13 @@ __all__ = [
     "read_log",
     "recertify",
     "record_draws",
+    "replay",
     "replicated_comparisons",
     "replicated_difference",
     "run_dataset",
+    "run_procedure",
     "save_checkpoint",
+    "settle",
     "spatial_pattern",
     "train_model",
     "train_npg",

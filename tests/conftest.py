@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from rsutils.checks.classifiers import LinearClassifier
-from rsutils.training.data import Dataset
+from rsutils.data import Dataset
 from rsutils.training.models import build_model
 
 

@@ -113,7 +113,7 @@ def test_the_fresh_environment_uses_the_wheel_not_the_repository(fresh, tmp_path
         "except ImportError as error:\n"
         "    print(str(error).replace(chr(10), ' '))\n"
         "REFUSED.off()\n"
-        "from rsutils.book.published import published_table_names as n\n"
+        "from rsutils.book.papers.published import published_table_names as n\n"
         "print(len(n()))\n"
     )
     where, without_extra, tables = run(fresh, code, tmp_path).splitlines()

@@ -11,7 +11,7 @@ at ``x`` (UCAN Theorem 7).
 For a generator whose ``mu``, ``sigma`` depend on the input (certification-wise), that
 guarantee is not one about a deployed system: at a perturbed input ``x + δ`` the same
 code computes ``mu(x + δ)``, ``sigma(x + δ)``, another smoothed classifier. Whether its
-answers stay inside the claimed region is what :mod:`rsutils.anisotropic.audit` tests;
+answers stay inside the claimed region is what :mod:`rsutils.anisotropic.soundness.audit` tests;
 the anisotropic certificate memory (:mod:`rsutils.memory.superellipsoids`) is the sound
 alternative, as the ball memory is for data-dependent sigma.
 """

@@ -44,8 +44,8 @@ from rsutils.anisotropic.generators import (
 from rsutils.anisotropic.patterns import spatial_pattern
 from rsutils.core.settings import check_count
 from rsutils.core.streams import derived_seed, stream_generator
+from rsutils.data import Dataset
 from rsutils.progress import ProgressBar
-from rsutils.training.data import Dataset
 from rsutils.training.train import (
     TRAINING_THREADS,
     TrainConfig,

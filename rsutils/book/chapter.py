@@ -29,7 +29,7 @@ from rsutils.book.profiles import Profile, get_profile
 from rsutils.core.devices import pick_device
 from rsutils.core.environment import describe_environment
 from rsutils.core.sound_sampling import DEFAULT_SAMPLER, describe_sampler
-from rsutils.training.data import Dataset, load_dataset
+from rsutils.data import Dataset, load_dataset
 from rsutils.training.train import TrainConfig
 
 __all__ = ["STANDARD_ROWS", "Chapter", "environment_rows", "run_at_table", "sampler_rows"]

@@ -14,7 +14,7 @@ device), so a chapter asks for a log with the model and the noise only.
 from __future__ import annotations
 
 import io
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -24,7 +24,9 @@ import pandas as pd
 import torch
 from torch import nn
 
-from rsutils.anisotropic.audit import (
+from rsutils.anisotropic.generated import GeneratedSmooth
+from rsutils.anisotropic.generators import NoiseGenerator, WithoutOffset, load_generator
+from rsutils.anisotropic.soundness.audit import (
     AuditRecord,
     AuditSettings,
     audit_log,
@@ -32,10 +34,8 @@ from rsutils.anisotropic.audit import (
     record_from_dict,
     record_to_dict,
 )
-from rsutils.anisotropic.audit.checks import check_non_negative
-from rsutils.anisotropic.generated import GeneratedSmooth
-from rsutils.anisotropic.generators import NoiseGenerator, WithoutOffset, load_generator
-from rsutils.anisotropic.sound import ConstantScale
+from rsutils.anisotropic.soundness.audit.checks import check_non_negative
+from rsutils.anisotropic.soundness.sound import ConstantScale
 from rsutils.anisotropic.training import HISTORY_COLUMNS, NPGConfig, train_npg_with_history
 from rsutils.cache import atomic_write_bytes, cached_path, config_key
 from rsutils.checks.probes import points_inside
@@ -44,26 +44,27 @@ from rsutils.core.environment import describe_environment
 from rsutils.core.inference import inference_model
 from rsutils.core.noise import Gaussian, NoiseFamily
 from rsutils.core.reference_precision import FAST_MODES, ReferenceSmooth
-from rsutils.core.sequential import Schedule
 from rsutils.core.settings import CertifySettings
 from rsutils.core.smooth import ABSTAIN, Smooth
 from rsutils.core.streams import derived_seed, stream_generator
+from rsutils.data import Dataset, load_dataset
 from rsutils.ddrs.data_dependent import DataDependentSmooth
+from rsutils.ddrs.runs import certify_dataset_ds
 from rsutils.ddrs.sigma_ascent import SigmaAscent
 from rsutils.ddrs.sigma_store import SigmaStore
 from rsutils.ddrs.step_budget import ascent_paths
-from rsutils.logs.analysis import read_log
-from rsutils.logs.record_runs import certify_recorded_dataset, read_record_log, record_dataset
+from rsutils.logs.read import read_log
 from rsutils.logs.reference_runs import certify_reference_dataset
-from rsutils.logs.runner import certify_dataset, certify_dataset_ds, predict_dataset
-from rsutils.logs.sequential_runs import (
-    certify_planned_dataset,
-    decide_dataset,
-    read_decisions,
-    schedule_identity,
-)
+from rsutils.logs.runner import certify_dataset, predict_dataset
 from rsutils.memory import CertificateMemory, copy_memory
-from rsutils.training.data import Dataset, load_dataset
+from rsutils.sequential.procedure import Procedure, procedure_identity
+from rsutils.sequential.runs import (
+    certify_recorded_dataset,
+    read_procedure_log,
+    read_record_log,
+    record_dataset,
+    run_procedure,
+)
 from rsutils.training.models import load_checkpoint, save_checkpoint
 from rsutils.training.train import TRAINING_THREADS, TrainConfig, train_model
 
@@ -233,7 +234,7 @@ class Experiments:
         Logs of anisotropic noise have ``radius`` (``min(sigma)·R``),
         ``region_radius`` (R) and ``alm``. The model runs once per input: the class of
         every draw is kept in :meth:`record`'s log and CERTIFY is replayed on it
-        (:func:`~rsutils.logs.record_runs.certify_recorded_dataset`), so procedures
+        (:func:`~rsutils.sequential.runs.certify_recorded_dataset`), so procedures
         compared with CERTIFY later read the record instead of running the model.
         """
         noise_key, folder = _noise_key(noise, norm)
@@ -286,8 +287,8 @@ class Experiments:
         ``λ = config.scale``; ``without_mu`` drops ``mu`` (the ablation of
         :class:`~rsutils.anisotropic.generators.WithoutOffset`); ``constant_sigma = c``
         replaces ``sigma`` by ``c`` everywhere
-        (:class:`~rsutils.anisotropic.sound.ConstantScale`), the noise whose certificates
-        :func:`~rsutils.anisotropic.sound.sound_log` turns into radii of the deployed
+        (:class:`~rsutils.anisotropic.soundness.sound.ConstantScale`), the noise whose certificates
+        :func:`~rsutils.anisotropic.soundness.sound.sound_log` turns into radii of the deployed
         classifier. The cache key holds ``constant_sigma`` only when it is set, so the
         keys of the other runs are those they always had.
         """
@@ -320,7 +321,7 @@ class Experiments:
         """The soundness audit of the certificates of :meth:`certify_generated` (cached).
 
         Audits the first ``limit`` correct certificates with a region, with ``settings``
-        (:func:`~rsutils.anisotropic.audit.runs.audit_log`; ``freeze`` audits ``g_x``),
+        (:func:`~rsutils.anisotropic.soundness.audit.runs.audit_log`; ``freeze`` audits ``g_x``),
         at the noise's λ of the certificates, ``config.scale``. The audit attacks and
         counts with the base model in the mode ``inference`` names, the classifier the
         certificates are about. The cache key holds the certificates' key and
@@ -362,33 +363,25 @@ class Experiments:
             smooth, self.data, self.indices, path, self.settings, **self._run(config)
         )
 
-    def decide(
-        self,
-        config: TrainConfig,
-        noise: NoiseFamily,
-        radii: Sequence[float],
-        schedule: Schedule,
-    ) -> pd.DataFrame:
-        """Sequential decisions at ``radii`` with the model of ``config`` and isotropic
-        ``noise``, the settings' ``n0`` and ``seed`` and ``schedule``'s test (a spending
-        schedule or a confidence sequence;
-        :func:`~rsutils.logs.sequential_runs.decide_dataset`)."""
+    def run(self, config: TrainConfig, noise: NoiseFamily, procedure: Procedure) -> pd.DataFrame:
+        """A fewer-draws ``procedure`` live on these images with the model of ``config``
+        and isotropic ``noise``, the settings' ``n0``, ``seed`` and batch size
+        (:func:`~rsutils.sequential.runs.run_procedure`); cached under the procedure's
+        name and identity, so any procedure is cached the same way."""
         noise_key, _ = _noise_key(noise, None)
-        extra = schedule_identity(schedule)
-        extra |= {"radii": [float(r) for r in radii], **noise_key, **self._mode()}
-        path = self._log_path("decide", config, extra, "certify")
+        extra = {**procedure_identity(procedure), **noise_key, **self._mode()}
+        path = self._log_path("procedure", config, extra, "certify")
         if self.cached_only:
-            return self._read_cached(path, read_decisions)
-        smooth = Smooth(self.model(config), self.data.num_classes, noise, inference=self.inference)
-        return decide_dataset(
-            smooth, self.data, self.indices, path, self.settings, schedule, radii,
-            **self._run(config),
+            return self._read_cached(path, read_procedure_log)
+        return run_procedure(
+            self.smooth(config, noise), self.data, self.indices, path, procedure,
+            self.settings, **self._run(config),
         )  # fmt: skip
 
     def record(self, config: TrainConfig, noise: NoiseFamily) -> pd.DataFrame:
         """The class of every draw CERTIFY (:meth:`certify`, same settings) classifies,
-        per image (:func:`~rsutils.logs.record_runs.record_dataset`), for replaying
-        procedures on CERTIFY's own draws (:func:`~rsutils.logs.record_runs.read_records`).
+        per image (:func:`~rsutils.sequential.runs.record_dataset`), for replaying
+        procedures on CERTIFY's own draws (:func:`~rsutils.sequential.runs.replay_log`).
         :meth:`certify` keeps it as it runs, so after it this reads the cache."""
         noise_key, _ = _noise_key(noise, None)
         path = self._log_path("record", config, {**noise_key, **self._mode()}, "certify")
@@ -404,22 +397,6 @@ class Experiments:
         these experiments' inference mode (what :meth:`record`'s replays need)."""
         model = self.model(config)
         return Smooth(model, self.data.num_classes, noise, inference=self.inference)
-
-    def certify_planned(
-        self, config: TrainConfig, noise: NoiseFamily, radius_loss: float
-    ) -> pd.DataFrame:
-        """CERTIFY with an input-specific number of draws, at most the settings' ``n``
-        (:func:`~rsutils.logs.sequential_runs.certify_planned_dataset`)."""
-        noise_key, _ = _noise_key(noise, None)
-        extra = {**noise_key, "radius_loss": float(radius_loss), **self._mode()}
-        path = self._log_path("certify-planned", config, extra, "certify")
-        if self.cached_only:
-            return self._read_cached(path)
-        smooth = Smooth(self.model(config), self.data.num_classes, noise, inference=self.inference)
-        return certify_planned_dataset(
-            smooth, self.data, self.indices, path, self.settings, radius_loss,
-            **self._run(config),
-        )  # fmt: skip
 
     def certify_ds(self, config: TrainConfig, ascent: SigmaAscent) -> pd.DataFrame:
         """Data-dependent certification (sigma ascent, CERTIFY, memory).

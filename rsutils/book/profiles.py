@@ -32,7 +32,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, replace
 
 from rsutils.anisotropic.training import NPGConfig
-from rsutils.book.npg_recipe import KIND_NAMES, RECIPE_GRID, RecipeRun
+from rsutils.book.recipe_grid import KIND_NAMES, RECIPE_GRID, RecipeRun
 from rsutils.core.settings import CertifySettings
 from rsutils.core.streams import replicate_seeds
 from rsutils.ddrs.sigma_ascent import SigmaAscent
@@ -258,7 +258,7 @@ class GeneratorScale:
 class AuditScale:
     """Chapter 06's soundness audit of certification-wise certificates: how many it
     audits, and its scale in the names of
-    :class:`~rsutils.anisotropic.audit.settings.AuditSettings`' fields."""
+    :class:`~rsutils.anisotropic.soundness.audit.settings.AuditSettings`' fields."""
 
     #: Correct certificates with a region whose regions the audit searches.
     images: int
@@ -440,7 +440,7 @@ class Profile:
         return methods
 
     def recipe_runs(self, base: TrainConfig, seed: int = 0) -> list[RecipeRun]:
-        """Chapter 06's recipe grid (:data:`~rsutils.book.npg_recipe.RECIPE_GRID`) for
+        """Chapter 06's recipe grid (:data:`~rsutils.book.recipe_grid.RECIPE_GRID`) for
         each of ``generators.recipe_kinds``, around the chapter's recipe (the minimum
         as variance term) with ``generators.recipe_steps`` steps."""
         steps = self.generators.recipe_steps or self.generators.steps

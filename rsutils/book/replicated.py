@@ -5,7 +5,7 @@ the verdict table judges exactly the models and images the chapters show. Each f
 returns one ``{name: log}`` dictionary per replicate model
 (:meth:`~rsutils.book.chapter.Chapter.replicate_runs`: the first replicate is the
 chapter's own model, on the replicate images), the shape
-:func:`~rsutils.logs.replicates.replicated_comparisons` and
+:func:`~rsutils.analysis.replicates.replicated_comparisons` and
 :mod:`rsutils.book.replicates` take.
 """
 

@@ -6,7 +6,7 @@ A comparison in the book rests on several replicate models per setting (see
 one replicate on the same test images. These helpers show what the replicates measure
 (levels, curves and their spread over the models, and how many certificates sit at the
 CERTIFY ceiling); the intervals of a *difference* between two methods, over the images and
-the retraining, come from :func:`~rsutils.logs.replicates.replicated_comparisons`.
+the retraining, come from :func:`~rsutils.analysis.replicates.replicated_comparisons`.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from rsutils.logs.analysis import average_certified_radius, certified_accuracy
-from rsutils.logs.ceilings import ceiling_radii, ceiling_share
+from rsutils.analysis.ceilings import ceiling_radii, ceiling_share
+from rsutils.analysis.metrics import average_certified_radius, certified_accuracy
 
 __all__ = ["ceiling_columns", "replicate_curves", "replicate_levels"]
 
@@ -49,7 +49,7 @@ def replicate_levels(
     default ``{"radius": "radius"}``): the certified accuracy at each radius and the ACR,
     averaged over the replicate models; ``ACR min`` and ``ACR max`` over the models; and
     ``at ceiling``, the share of correct certificates whose draws all agreed
-    (:func:`~rsutils.logs.ceilings.ceiling_share`), averaged over the models.
+    (:func:`~rsutils.analysis.ceilings.ceiling_share`), averaged over the models.
     """
     _check(replicates)
     measures = measures or {"radius": "radius"}
@@ -80,7 +80,7 @@ def replicate_curves(
     Returns ``(curves, bands, ceilings)``: the mean curve over the replicate models, the
     band from the lowest to the highest replicate curve at each radius, and the median
     over all certified inputs of every replicate of the input's CERTIFY ceiling
-    (:func:`~rsutils.logs.ceilings.ceiling_radii`), beyond which no certificate of the
+    (:func:`~rsutils.analysis.ceilings.ceiling_radii`), beyond which no certificate of the
     method can reach at the logs' ``n``.
     """
     _check(replicates)

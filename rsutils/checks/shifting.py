@@ -1,6 +1,6 @@
 """Noise parameters under which the deployed classifier is known in closed form.
 
-The soundness audit's exact case (:mod:`rsutils.anisotropic.audit`): 2-D inputs, the
+The soundness audit's exact case (:mod:`rsutils.anisotropic.soundness.audit`): 2-D inputs, the
 linear classifier ``f(z) = 1[z₁ > 0]`` (:func:`shifting_classifier`) and the noise
 parameters ``mu(z) = (−z₂, 0)``, ``sigma(z) = (1, 10 + z₂²/10)``
 (:class:`ShiftingParams`), with Gaussian noise of scale ``λ``.

@@ -1,16 +1,13 @@
 """``python -m rsutils certify``: CERTIFY every skip-th input into a TSV log.
 
-The command runs one of four procedures, chosen by its options: CERTIFY
-(:func:`~rsutils.logs.runner.certify_dataset`), data-dependent CERTIFY with
-``--ascent-steps`` (:func:`~rsutils.logs.runner.certify_dataset_ds`, through a
-certificate memory), CERTIFY with an input-specific number of draws with
-``--radius-loss`` (:func:`~rsutils.logs.sequential_runs.certify_planned_dataset`; with
-``--looks``, sequential looks at the radius instead,
-:func:`~rsutils.logs.sequential_runs.certify_looks_dataset`) and
-sequential decisions with ``--decide``
-(:func:`~rsutils.logs.sequential_runs.decide_dataset`; with ``--true-label``, the
-evaluation of each input's true label without selection draws,
-:func:`~rsutils.logs.sequential_runs.decide_label_dataset`). With a bfloat16
+The command runs CERTIFY (:func:`~rsutils.logs.runner.certify_dataset`), data-dependent
+CERTIFY with ``--ascent-steps`` (:func:`~rsutils.ddrs.runs.certify_dataset_ds`,
+through a certificate memory), or, with ``--procedure NAME``, any fewer-draws procedure
+of :data:`~rsutils.sequential.procedure.PROCEDURES` by its name
+(:func:`~rsutils.sequential.runs.run_procedure`): ``planned`` and ``radius-looks``
+(``--radius-loss L``), and ``decide`` (``--radii R [R ...]``, ``--test NAME`` from
+:data:`~rsutils.sequential.procedure.TESTS`, ``--true-label``). Each procedure states
+the options it takes (its ``options``), so the command refuses the others. With a bfloat16
 ``--inference`` and ``--reference-draws M`` it certifies the float32 model from the
 bfloat16 counts and ``M`` paired draws
 (:func:`~rsutils.logs.reference_runs.certify_reference_dataset`). The noise is a family, made
@@ -22,11 +19,12 @@ anything is loaded or written.
 from __future__ import annotations
 
 import argparse
+import inspect
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from functools import partial
 from pathlib import Path
+from typing import Any
 
 from rsutils.cli.arguments import (
     HelpFormatter,
@@ -44,24 +42,19 @@ from rsutils.cli.common import (
     run_log,
     settings_from_args,
 )
-from rsutils.core.anytime import AnytimeSchedule
 from rsutils.core.noise import FAMILIES
 from rsutils.core.reference_precision import FAST_MODES, ReferenceSmooth
-from rsutils.core.sequential import LookSchedule, Schedule
 from rsutils.core.settings import CertifySettings
 from rsutils.ddrs.data_dependent import DataDependentSmooth
+from rsutils.ddrs.runs import certify_dataset_ds
 from rsutils.ddrs.sigma_ascent import SigmaAscent
 from rsutils.geometry.norms import NORM_ORDERS
 from rsutils.logs.distributed import distributed_rank
 from rsutils.logs.reference_runs import certify_reference_dataset
-from rsutils.logs.runner import certify_dataset, certify_dataset_ds
-from rsutils.logs.sequential_runs import (
-    certify_looks_dataset,
-    certify_planned_dataset,
-    decide_dataset,
-    decide_label_dataset,
-)
+from rsutils.logs.runner import certify_dataset
 from rsutils.memory.balls import CertificateMemory
+from rsutils.sequential.procedure import PROCEDURES, TESTS, Procedure
+from rsutils.sequential.runs import run_procedure
 
 __all__ = ["CertifyMode", "add_parser", "certify_mode", "run"]
 
@@ -84,44 +77,65 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         default=None,
         help="threat norm of the radius (default: the noise family's own)",
     )
+    _add_procedure_arguments(certify)
+    _add_ascent_arguments(certify)
+    _add_reference_arguments(certify)
+    certify.set_defaults(run=run)
+
+
+#: The options of the fewer-draws procedures, by the name a procedure's ``options`` use.
+PROCEDURE_OPTIONS = {
+    "radii": "--radii",
+    "test": "--test",
+    "true_label": "--true-label",
+    "radius_loss": "--radius-loss",
+}
+
+
+def _add_procedure_arguments(certify: argparse.ArgumentParser) -> None:
+    """A fewer-draws procedure by name, and the options procedures take."""
+    certify.add_argument(
+        "--procedure",
+        choices=sorted(PROCEDURES),
+        default="certify",
+        metavar="NAME",
+        help="the procedure, one of %(choices)s: certify (CERTIFY, the default), "
+        "planned (each input's own number of draws, at most --N), radius-looks (looks at "
+        "the radius after 100, 200, 400, ... and --N draws), decide (sequential decisions "
+        "at --radii)",
+    )
     certify.add_argument(
         "--radius-loss",
         type=non_negative_float,
         default=None,
         metavar="L",
-        help="each input's own number of draws (at most --N), losing about L of radius",
+        help="planned, radius-looks: stop when more draws would add at most about L of radius",
     )
     certify.add_argument(
-        "--looks",
-        action="store_true",
-        help="with --radius-loss: look at the radius after 100, 200, 400, ... and --N draws "
-        "(alpha spent over the looks, half at --N) instead of planning from the --N0 draws",
-    )
-    certify.add_argument(
-        "--decide",
+        "--radii",
         type=non_negative_float,
         nargs="+",
         default=None,
         metavar="R",
-        help="sequential decisions 'certified at radius R?' (looks up to --N draws)",
+        help="decide: the radii R asked, 'certified at radius R?' (looks up to --N draws)",
     )
     certify.add_argument(
         "--test",
-        choices=TESTS,
-        default="spending",
-        help="with --decide: 'spending' splits alpha over doubling looks (default), "
-        "'sequence' tests a confidence sequence after every batch at the full alpha, "
-        "'randomised' randomises Clopper-Pearson at the spending looks (u in the log)",
+        choices=sorted(TESTS),
+        default=None,
+        metavar="NAME",
+        help="decide, one of %(choices)s: 'spending' splits alpha over doubling looks "
+        "(default), 'randomised' randomises Clopper-Pearson at them (u in the log), "
+        "'sequence' tests a confidence sequence after every batch at the full alpha; the "
+        "others are published designs",
     )
     certify.add_argument(
         "--true-label",
         action="store_true",
-        help="with --decide: evaluation only, is each input's true label certified at R? "
+        default=None,
+        help="decide: evaluation only, is each input's true label certified at R? "
         "(no --N0 selection draws; measures certified accuracy, certifies nothing deployed)",
     )
-    _add_ascent_arguments(certify)
-    _add_reference_arguments(certify)
-    certify.set_defaults(run=run)
 
 
 def _add_reference_arguments(certify: argparse.ArgumentParser) -> None:
@@ -182,12 +196,12 @@ def _add_ascent_arguments(certify: argparse.ArgumentParser) -> None:
 @dataclass(frozen=True)
 class CertifyMode:
     """The procedure a certify command runs: ``"certify"``, ``"data-dependent"`` (with
-    its sigma ascent), ``"planned"`` (``--radius-loss``), ``"looks"`` (with ``--looks``),
-    ``"decide"``, ``"decide-label"`` (``--decide`` with ``--true-label``) or
-    ``"reference"`` (``--reference-draws``)."""
+    its sigma ascent), ``"reference"`` (``--reference-draws``) or the name of a
+    fewer-draws ``procedure`` of :data:`~rsutils.sequential.procedure.PROCEDURES`."""
 
     name: str
     ascent: SigmaAscent | None = None
+    procedure: Procedure | None = None
 
 
 def certify_mode(args: argparse.Namespace) -> CertifyMode:
@@ -196,37 +210,51 @@ def certify_mode(args: argparse.Namespace) -> CertifyMode:
     Every conflict between the modes and the noise options is refused here, with the
     option to drop, before any file is read or written: sigma ascent certifies with
     all ``--N`` draws of one isotropic family, in one process, and chooses the noise
-    itself (so no ``--generator``, maps, ``--radius-loss``, ``--decide``, torchrun, or
-    ``--norm`` other than its own); ``--radius-loss`` and ``--decide`` exclude each
-    other and take isotropic noise; ``--true-label`` and ``--test`` need ``--decide``; a
-    generator and maps both make ``mu`` and ``sigma``.
+    itself (so no ``--generator``, maps, ``--procedure``, torchrun, or ``--norm`` other
+    than its own); a fewer-draws procedure takes isotropic noise and the options it
+    names (its ``options``), the required ones given; a generator and maps both make
+    ``mu`` and ``sigma``.
     """
     check_noise_sources(args)
+    given = [name for name in PROCEDURE_OPTIONS if getattr(args, name) not in (None, False)]
     if args.reference_draws is not None:
-        return _checked_reference(args)
+        return _checked_reference(args, given)
     if args.fast_share is not None:
         raise ValueError("--fast-share splits the alpha of --reference-draws; add it")
-    if args.true_label and args.decide is None:
-        raise ValueError("--true-label evaluates the radii of --decide; add --decide R [R ...]")
-    if args.looks and args.radius_loss is None:
-        raise ValueError("--looks stops the draws of --radius-loss; add --radius-loss L")
-    if args.test != "spending" and args.decide is None:
-        raise ValueError(f"--test {args.test} is a test of --decide; add --decide R [R ...]")
     if args.ascent_steps is not None:
-        return CertifyMode("data-dependent", _checked_ascent(args))
-    if args.radius_loss is not None and args.decide is not None:
-        raise ValueError("--radius-loss and --decide answer different questions; pick one")
-    fewer_draws = args.radius_loss is not None or args.decide is not None
-    if fewer_draws and (args.generator is not None or args.sigma_map):
-        raise ValueError("--radius-loss and --decide take isotropic noise; drop the maps")
-    if args.radius_loss is not None:
-        return CertifyMode("looks" if args.looks else "planned")
-    if args.decide is None:
+        return CertifyMode("data-dependent", _checked_ascent(args, given))
+    procedure = PROCEDURES[args.procedure]
+    _check_procedure_options(args.procedure, procedure, given)
+    if args.procedure == "certify":
         return CertifyMode("certify")
-    return CertifyMode("decide-label" if args.true_label else "decide")
+    if args.generator is not None or args.sigma_map:
+        raise ValueError(f"--procedure {args.procedure} takes isotropic noise; drop the maps")
+    options = {name: getattr(args, name) for name in procedure.options}
+    built = procedure.from_options(args.N, args.alpha, **options)
+    return CertifyMode(args.procedure, procedure=built)
 
 
-def _checked_reference(args: argparse.Namespace) -> CertifyMode:
+def _check_procedure_options(name: str, procedure: Any, given: list[str]) -> None:
+    """Refuse the options ``procedure`` does not take, and ask for those it needs."""
+    foreign = [option for option in given if option not in procedure.options]
+    if foreign:
+        flag = PROCEDURE_OPTIONS[foreign[0]]
+        owners = [n for n, p in sorted(PROCEDURES.items()) if foreign[0] in p.options]
+        raise ValueError(
+            f"{flag} is an option of --procedure {' or '.join(owners)}, not of {name}; "
+            f"add --procedure {owners[0]} or drop {flag}"
+        )
+    required = [
+        option
+        for option, parameter in inspect.signature(procedure.from_options).parameters.items()
+        if parameter.kind is parameter.KEYWORD_ONLY and parameter.default is parameter.empty
+    ]
+    missing = [PROCEDURE_OPTIONS[option] for option in required if option not in given]
+    if missing:
+        raise ValueError(f"--procedure {name} needs {', '.join(missing)}; add it")
+
+
+def _checked_reference(args: argparse.Namespace, given: list[str]) -> CertifyMode:
     """The float32-from-bfloat16 mode, refused with the options it cannot go with."""
     if args.inference not in FAST_MODES:
         raise ValueError(
@@ -235,8 +263,8 @@ def _checked_reference(args: argparse.Namespace) -> CertifyMode:
         )
     others = {
         "--ascent-steps": args.ascent_steps is not None,
-        "--radius-loss": args.radius_loss is not None,
-        "--decide": args.decide is not None,
+        "--procedure": args.procedure != "certify",
+        **{PROCEDURE_OPTIONS[option]: True for option in given},
         "--generator": args.generator is not None,
         "--sigma-map": bool(args.sigma_map),
     }
@@ -246,12 +274,14 @@ def _checked_reference(args: argparse.Namespace) -> CertifyMode:
     return CertifyMode("reference")
 
 
-def _checked_ascent(args: argparse.Namespace) -> SigmaAscent:
+def _checked_ascent(args: argparse.Namespace, given: list[str]) -> SigmaAscent:
     """The sigma ascent of ``--ascent-*``, refused with the options it cannot go with."""
     if args.generator is not None:
         raise ValueError("--generator and --ascent-steps both choose the noise; pick one")
-    if args.radius_loss is not None or args.decide is not None:
-        raise ValueError("sigma ascent certifies with all --N draws; drop --radius-loss/--decide")
+    if args.procedure != "certify" or given:
+        flags = ["--procedure"] * (args.procedure != "certify")
+        flags += [PROCEDURE_OPTIONS[option] for option in given]
+        raise ValueError(f"sigma ascent certifies with all --N draws; drop {', '.join(flags)}")
     if distributed_rank() is not None:
         raise ValueError(
             "data-dependent certification answers through one certificate memory, in "
@@ -295,31 +325,19 @@ def run(args: argparse.Namespace) -> None:
     run_log(args, _runner(args, mode, settings), loaded, settings)
 
 
-#: The tests ``--decide`` can run (``--test``).
-TESTS = ("spending", "sequence", "randomised")
-
-
-def decision_schedule(test: str, n: int, alpha: float) -> Schedule:
-    """The looks of ``--decide`` for ``--test``, with at most ``n`` draws at level ``alpha``."""
-    if test == "sequence":
-        return AnytimeSchedule.geometric(n, alpha)
-    return LookSchedule.geometric(n, alpha, randomized=test == "randomised")
-
-
 def _runner(
     args: argparse.Namespace, mode: CertifyMode, settings: CertifySettings
 ) -> Callable[..., object]:
-    """The dataset runner of ``mode``, its own options bound."""
-    if mode.name == "planned":
-        return partial(certify_planned_dataset, radius_loss=args.radius_loss)
-    if mode.name == "looks":
-        schedule = LookSchedule.geometric(settings.n, settings.alpha, first=100)
-        return partial(certify_looks_dataset, schedule=schedule, radius_loss=args.radius_loss)
-    if mode.name in ("decide", "decide-label"):
-        schedule = decision_schedule(args.test, settings.n, settings.alpha)
-        runner = decide_dataset if mode.name == "decide" else decide_label_dataset
-        return partial(runner, schedule=schedule, radii=args.decide)
-    return certify_dataset
+    """The dataset runner of ``mode``: CERTIFY's, or the procedure's."""
+    procedure = mode.procedure
+    if procedure is None:
+        return certify_dataset
+
+    def run(*where: Any, **options: Any) -> object:
+        smooth, data, indices, path, settings = where
+        return run_procedure(smooth, data, indices, path, procedure, settings, **options)
+
+    return run
 
 
 def _certify_data_dependent(

@@ -37,9 +37,9 @@ from rsutils.core.inference import INFERENCE_MODES
 from rsutils.core.noise import NoiseFamily, make_noise
 from rsutils.core.settings import CertifySettings
 from rsutils.core.smooth import Smooth
+from rsutils.data import Dataset, load_dataset
 from rsutils.logs.dataset_run import select_indices
 from rsutils.logs.distributed import distributed_rank, run_sharded
-from rsutils.training.data import Dataset, load_dataset
 from rsutils.training.models import load_checkpoint
 
 __all__ = [

@@ -10,15 +10,17 @@ input's sigma comes from K steps of sigma ascent started at ``sigma``, and the a
 go through a certificate memory (``--memory``, by default ``<outfile>.memory.sqlite``)
 that keeps them consistent across runs and processes.
 
-``certify --radius-loss L`` gives each input its own number of estimation draws, at
-most ``--N``: as many as lose at most about L of radius by the selection draws' estimate
-of pA (the log's ``n`` column), certified at the full ``--alpha``. ``certify --decide R
-[R ...]`` answers "certified at radius R?" sequentially instead, with looks at 32, 64,
-... up to ``--N`` draws whose levels sum to ``--alpha``; its log has ``certified@R``
-and ``draws@R`` per radius (``rsutils.logs.sequential_runs``). With ``--true-label``
-it evaluates instead whether each input's true label is certified at R, without the
-``--N0`` selection draws: a measure of certified accuracy on a labelled test set, not a
-certificate for a deployed classifier (which has no label); the log's ``n0`` is 0.
+``certify --procedure NAME`` runs a fewer-draws procedure of ``rsutils.sequential`` by
+name. ``planned --radius-loss L`` gives each input its own number of estimation draws,
+at most ``--N``: as many as lose at most about L of radius by the selection draws'
+estimate of pA (the log's ``n`` column), certified at the full ``--alpha``.
+``decide --radii R [R ...]`` answers "certified at radius R?" sequentially instead, with
+looks at 32, 64, ... up to ``--N`` draws whose levels sum to ``--alpha`` (or the test of
+``--test``); its log has ``certified@R`` and ``draws@R`` per radius. With
+``--true-label`` it evaluates instead whether each input's true label is certified at
+R, without the ``--N0`` selection draws: a measure of certified accuracy on a labelled
+test set, not a certificate for a deployed classifier (which has no label); the log's
+``n0`` is 0.
 
 ``--generator CKPT`` takes mu and sigma from the noise parameter generator saved in a
 checkpoint (UCAN): the noise at input x is ``mu(x) + sigma(x) ⊙ eps``, with ``eps`` of the

@@ -17,8 +17,8 @@ from rsutils.cli.arguments import (
 from rsutils.cli.common import DATASETS
 from rsutils.core.devices import pick_device
 from rsutils.core.environment import describe_environment
+from rsutils.data import load_dataset
 from rsutils.ddrs.sigma_ascent import SigmaAscent
-from rsutils.training.data import load_dataset
 from rsutils.training.models import ARCHITECTURES, save_checkpoint
 from rsutils.training.train import TRAINING_THREADS
 

@@ -154,7 +154,7 @@ class PrefixCounter:
     ``num = total`` (the stream is cut into the same blocks). With ``keep_labels`` it
     also keeps the class of every draw, in stream order (:meth:`labels`), so that a
     procedure can later be replayed on exactly these draws
-    (:mod:`rsutils.core.record`).
+    (:mod:`rsutils.sequential.record`).
 
     With ``prefetch`` (off by default, see the module's text) and ``x`` on a CPU, an
     :meth:`advance` of two batches or more draws each next batch's noise in a worker

@@ -291,8 +291,8 @@ class Smooth:
 
         The counts after ``advance(total)`` equal ``sample_counts(x, total, ...)``
         with the same ``seed``, ``index`` and ``phase``; sequential procedures
-        (:mod:`rsutils.core.sequential`) look at them after fewer draws. With
-        ``keep_labels`` it keeps every draw's class (:mod:`rsutils.core.record`).
+        (:mod:`rsutils.sequential`) look at them after fewer draws. With
+        ``keep_labels`` it keeps every draw's class (:mod:`rsutils.sequential.record`).
         """
         check_count("total", total)
         check_count("batch_size", batch_size)

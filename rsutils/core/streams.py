@@ -64,13 +64,13 @@ class StreamKey:
 #: - ``predict`` (2): PREDICT's draws;
 #: - ``sigma`` (3): the draws of the sigma ascent of :mod:`rsutils.ddrs.sigma_ascent`;
 #: - ``randomize`` (4): the one uniform ``u`` of a randomised Clopper–Pearson test
-#:   (:class:`~rsutils.core.sequential.LookSchedule` with ``randomized``), drawn
+#:   (:class:`~rsutils.sequential.spending.LookSchedule` with ``randomized``), drawn
 #:   independently of the input's draws and stated in its decisions;
 #: - ``reference`` (5): the paired draws of :mod:`rsutils.core.reference_precision`, on
 #:   which the fast (bfloat16) and the reference (float32) base model both classify the
 #:   same noise, apart from CERTIFY's draws so that a fast-mode log keeps its counts.
 #:
-#: The soundness audit of one certificate (:mod:`rsutils.anisotropic.audit`), numbered
+#: The soundness audit of one certificate (:mod:`rsutils.anisotropic.soundness.audit`), numbered
 #: from 1000 so that a point is verified on draws independent of those that certified
 #: its input, and certification can gain streams without moving them:
 #:
@@ -101,26 +101,29 @@ class StreamKey:
 #:   case of :mod:`rsutils.checks.worst_case`, part 0 its random directions and part
 #:   ``k + 1`` the noise that tests direction ``k``;
 #: - ``pairs`` (3001, index 0): the pairs of
-#:   :func:`~rsutils.anisotropic.leakage.different_class_pairs`;
+#:   :func:`~rsutils.anisotropic.soundness.leakage.different_class_pairs`;
 #: - ``swap`` (3002, index the pair): the votes of
-#:   :func:`~rsutils.anisotropic.leakage.mu_swap_votes`;
+#:   :func:`~rsutils.anisotropic.soundness.leakage.mu_swap_votes`;
 #: - ``bootstrap`` (3003, index 0): the resamples of
-#:   :func:`~rsutils.logs.analysis.acr_difference`'s bootstrap, and of
-#:   :func:`~rsutils.logs.replicates.replicated_difference`'s;
+#:   :func:`~rsutils.analysis.metrics.acr_difference`'s bootstrap, and of
+#:   :func:`~rsutils.analysis.replicates.replicated_difference`'s;
 #: - ``label-probe`` (3010, index the input, sub-key ``probe``): the votes of
-#:   :func:`~rsutils.anisotropic.leakage.label_channel_votes`, probe 0 the input's own
+#:   :func:`~rsutils.anisotropic.soundness.leakage.label_channel_votes`, probe 0 the input's own
 #:   offset, 1 a same-class donor's, 2 the offset alone, 3 the background alone;
 #: - ``donors`` (3011, index the input): the same-class donor of
-#:   :func:`~rsutils.anisotropic.leakage.same_class_donors`;
+#:   :func:`~rsutils.anisotropic.soundness.leakage.same_class_donors`;
 #: - ``vote-bootstrap`` (3012, index the row): the resamples of
-#:   :func:`~rsutils.anisotropic.leakage.vote_share_table`'s bootstrap;
+#:   :func:`~rsutils.anisotropic.soundness.leakage.vote_share_table`'s bootstrap;
 #: - ``uniform-images`` (3013, index the image): the random inputs of
 #:   :func:`~rsutils.anisotropic.released.uniform_images`;
 #: - ``lipschitz`` (3014, index 0): the random pairs and starting points of
-#:   :func:`~rsutils.anisotropic.lipschitz.empirical_mu_ratios`;
+#:   :func:`~rsutils.anisotropic.soundness.lipschitz.empirical_mu_ratios`;
 #: - ``bernoulli`` (3020, index the case): the Bernoulli draws (and the randomisation
-#:   ``u``) of the coverage checks of :mod:`rsutils.core.confidence_sequence` and
-#:   :mod:`rsutils.core.published_sequential` (cases from 300);
+#:   ``u``) of the coverage checks of :mod:`rsutils.sequential.confidence_sequence` and
+#:   :mod:`rsutils.sequential.published` (cases from 300);
+#: - ``coverage`` (3021, index the run, sub-key ``phase``): the recorded draws of
+#:   :func:`~rsutils.sequential.coverage.false_rate`, phase 0 the selection draws and
+#:   1 the estimation draws;
 #: - ``example`` (4000, index the example, sub-key ``chapter``): a chapter's own worked
 #:   examples (a random classifier, probe inputs, a Monte Carlo volume), numbered within
 #:   the chapter.
@@ -152,6 +155,7 @@ STREAMS: Mapping[str, StreamKey] = MappingProxyType(
         "uniform-images": StreamKey(3013),
         "lipschitz": StreamKey(3014),
         "bernoulli": StreamKey(3020),
+        "coverage": StreamKey(3021, ("phase",)),
         "example": StreamKey(4000, ("chapter",)),
     }
 )

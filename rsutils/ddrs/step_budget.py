@@ -30,9 +30,9 @@ import numpy as np
 import pandas as pd
 import torch
 
+from rsutils.data import Dataset
 from rsutils.ddrs.data_dependent import DataDependentSmooth
 from rsutils.ddrs.sigma_ascent import SURROGATES, SigmaAscent
-from rsutils.training.data import Dataset
 
 __all__ = [
     "RISE_Z",

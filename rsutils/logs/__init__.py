@@ -1,3 +1,3 @@
-"""Certification logs: running CERTIFY or PREDICT over a dataset into resumable TSV
-logs (Cohen et al.'s format), reading them, and turning them into the papers' curves
-and tables."""
+"""Running CERTIFY or PREDICT over a dataset into resumable TSV logs (Cohen et al.'s
+format), sharded across processes, and reading them back (:mod:`rsutils.logs.read`).
+What the logs say is :mod:`rsutils.analysis`'s."""

@@ -1,7 +1,7 @@
 """The skeleton every dataset run shares: one resumable loop over the inputs a log lacks.
 
 A dataset run (CERTIFY, PREDICT, data-dependent CERTIFY, sequential decisions, planned
-draws: :mod:`rsutils.logs.runner`, :mod:`rsutils.logs.sequential_runs`) writes one row
+draws: :mod:`rsutils.logs.runner`, :mod:`rsutils.sequential.runs`) writes one row
 per input into a :class:`~rsutils.logs.resumable.ResumableLog`. Each runner describes
 itself as a :class:`DatasetRun` (its columns, its settings and the function that makes
 an input's row) and :func:`run_dataset` does the rest:
@@ -43,10 +43,10 @@ import pandas as pd
 from rsutils.core.environment import describe_environment
 from rsutils.core.settings import check_count
 from rsutils.core.smoothed import SmoothedClassifier, check_algorithm
-from rsutils.logs.analysis import read_log
+from rsutils.data import Dataset
+from rsutils.logs.read import read_log
 from rsutils.logs.resumable import ResumableLog
 from rsutils.progress import ProgressBar
-from rsutils.training.data import Dataset
 
 __all__ = [
     "DatasetRun",

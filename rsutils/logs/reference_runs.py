@@ -21,9 +21,9 @@ import pandas as pd
 
 from rsutils.core.reference_precision import ReferenceSmooth
 from rsutils.core.settings import CertifySettings
+from rsutils.data import Dataset
 from rsutils.logs.dataset_run import DatasetRun, answer_columns, run_dataset
 from rsutils.logs.runner import CERTIFY_COLUMNS
-from rsutils.training.data import Dataset
 
 __all__ = ["REFERENCE_COLUMNS", "certify_reference_dataset"]
 

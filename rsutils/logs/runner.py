@@ -19,35 +19,23 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import pandas as pd
-import torch
 
-from rsutils.core.settings import CertifySettings, check_count
+from rsutils.core.settings import CertifySettings
 from rsutils.core.smooth import Certificate
 from rsutils.core.smoothed import SmoothedClassifier
-from rsutils.ddrs.data_dependent import DataDependentSmooth
-from rsutils.ddrs.sigma_ascent import SigmaAscent
-from rsutils.logs.dataset_run import (
-    DatasetRun,
-    InputGroups,
-    answer_columns,
-    run_dataset,
-    select_indices,
-)
+from rsutils.data import Dataset
+from rsutils.logs.dataset_run import DatasetRun, answer_columns, run_dataset, select_indices
 from rsutils.logs.resumable import ResumableLog
-from rsutils.training.data import Dataset
 
 __all__ = [
     "ANISOTROPIC_COLUMNS",
-    "ASCENT_DRAW_COST",
     "CERTIFY_COLUMNS",
-    "DS_COLUMNS",
     "PREDICT_COLUMNS",
     "ResumableLog",
+    "certify_args",
     "certify_columns",
     "certify_dataset",
-    "certify_dataset_ds",
     "certify_row",
-    "ds_work",
     "predict_dataset",
     "select_indices",
 ]
@@ -58,10 +46,6 @@ CERTIFY_COLUMNS = (
 )
 #: The columns of a PREDICT log, Cohen et al.'s first, then the settings.
 PREDICT_COLUMNS = "idx label predict correct time n alpha scale seed".split()
-#: Columns of data-dependent certification logs. There ``scale`` is each input's own
-#: sigma*, ``predict`` and ``radius`` are the memory's answer, ``mc_predict`` and
-#: ``mc_radius`` are CERTIFY's, and ``memory`` says what the memory did.
-DS_COLUMNS = [*CERTIFY_COLUMNS, "mc_predict", "mc_radius", "memory"]
 #: Columns of certification logs with anisotropic noise. There ``radius`` is the ℓp
 #: radius ``min(sigma)·R``, ``region_radius`` the R of the region
 #: ``‖δ ⊘ sigma‖_p < R`` and ``alm`` UCAN's ALM ``(∏ sigma_i)^(1/d)·R``.
@@ -104,7 +88,7 @@ def certify_dataset(
     scale = _one_scale(smooth, "certify_dataset")
 
     def row(i: int) -> dict[str, Any]:
-        cert = smooth.certify(data.images[i], *_certify_args(settings), index=i)
+        cert = smooth.certify(data.images[i], *certify_args(settings), index=i)
         return certify_row(cert, int(data.labels[i]), scale)
 
     run = DatasetRun(
@@ -143,101 +127,7 @@ def predict_dataset(
     return run_dataset(smooth, data, indices, path, run, config=config, progress=progress)
 
 
-def certify_dataset_ds(
-    smooth: DataDependentSmooth,
-    data: Dataset,
-    indices: Iterable[int],
-    path: str | os.PathLike[str],
-    settings: CertifySettings,
-    *,
-    ascent_batch: int = 100,
-    key_prefix: str = "",
-    config: Mapping[str, Any] | None = None,
-    progress: bool = True,
-) -> pd.DataFrame:
-    """Data-dependent certification (DDRS "Cohen-DS") into a resumable log.
-
-    For each input: sigma ascent from ``smooth.ascent.sigma0`` (inputs in groups of
-    ``ascent_batch``, each with its own noise stream, so the result does not depend on
-    the grouping), CERTIFY with the noise at the scale found, then admission to the
-    smooth's memory (its answer is the logged ``predict``/``radius``; the memory is
-    keyed by ``key_prefix`` and the index, so a resumed run gets the same answers).
-    Without a memory the log holds CERTIFY's answers, which are not sound
-    certificates of the data-dependent classifier (see :mod:`rsutils.memory`).
-    The progress bar counts forward passes (:func:`ds_work`).
-    """
-    check_count("ascent_batch", ascent_batch)
-    memory = smooth.memory
-    recorded = {
-        **settings.identity("certify"),
-        "memory": None if memory is None else getattr(memory.path, "name", "(in RAM)"),
-        "key_prefix": key_prefix,
-    }
-    rows = _AscentThenCertify(smooth, data, settings, key_prefix)
-    ascent_work, certify_work = ds_work(smooth.ascent, settings)
-    run = DatasetRun(
-        "certify-ds",
-        "certify",
-        DS_COLUMNS,
-        recorded,
-        rows.row,
-        groups=InputGroups(ascent_batch, rows.ascend, cost=ascent_work),
-        row_cost=certify_work,
-        unit="draw",
-    )
-    return run_dataset(smooth, data, indices, path, run, config=config, progress=progress)
-
-
-#: A draw of sigma ascent costs a forward and a backward pass to the input (no weight
-#: gradients): about two forwards (1.7 measured for the small CNN on CPU, 800 draws).
-ASCENT_DRAW_COST = 2
-
-
-def ds_work(ascent: SigmaAscent, settings: CertifySettings) -> tuple[int, int]:
-    """The work of one input of :func:`certify_dataset_ds`, in forward passes of one draw.
-
-    ``(sigma ascent, CERTIFY)``: the progress bar advances by the first when a group's
-    ascent ends and by the second with each row, so that it moves during the ascent
-    and its ETA weighs both phases.
-    """
-    ascent_draws = (ascent.iterations + 1) * ascent.draws * ASCENT_DRAW_COST
-    return ascent_draws, settings.n0 + settings.n
-
-
-class _AscentThenCertify:
-    """The rows of a data-dependent log: sigma ascent for a group of inputs together
-    (:meth:`ascend`), then each input's row at the scale found (:meth:`row`)."""
-
-    def __init__(
-        self, smooth: DataDependentSmooth, data: Dataset, settings: CertifySettings, key_prefix: str
-    ) -> None:
-        self.smooth, self.data, self.settings, self.key_prefix = smooth, data, settings, key_prefix
-        self.scales: dict[int, float] = {}
-
-    def ascend(self, group: list[int]) -> None:
-        images = torch.stack([self.data.images[i] for i in group])
-        scales = self.smooth.scales(images, self.settings.seed, group)
-        self.scales.update(zip(group, scales, strict=True))
-
-    def row(self, i: int) -> dict[str, Any]:
-        """One row of a data-dependent log (without ``idx`` and ``time``)."""
-        scale, key = self.scales.pop(i), f"{self.key_prefix}{i}"
-        x = self.data.images[i]
-        args = _certify_args(self.settings)
-        answer = self.smooth.certify(x, *args, index=i, scale=scale, key=key)
-        cert = answer.certificate
-        return {
-            **cert.as_dict(),
-            **answer_columns(answer.prediction, int(self.data.labels[i])),
-            "radius": answer.radius,
-            "scale": scale,
-            "mc_predict": cert.prediction,
-            "mc_radius": cert.radius,
-            "memory": answer.action,
-        }
-
-
-def _certify_args(settings: CertifySettings) -> tuple[int, int, float, int, int]:
+def certify_args(settings: CertifySettings) -> tuple[int, int, float, int, int]:
     """``(n0, n, alpha, batch_size, seed)``: CERTIFY's positional arguments."""
     return settings.n0, settings.n, settings.alpha, settings.batch_size, settings.seed
 

@@ -1,2 +1,2 @@
-"""Base classifiers and how they are trained: datasets, models and checkpoints, the
+"""Base classifiers and how they are trained: models and checkpoints, the
 training objectives (noise augmentation, SmoothAdv, MACER) and the training loop."""

@@ -13,8 +13,8 @@ import torch
 
 from rsutils.core.settings import check_count
 from rsutils.core.streams import derived_seed, stream_generator
+from rsutils.data import Dataset
 from rsutils.ddrs.sigma_store import SigmaStore
-from rsutils.training.data import Dataset
 from rsutils.training.models import build_model
 from rsutils.training.train import (
     TRAINING_THREADS,

@@ -23,10 +23,10 @@ from rsutils.core.devices import model_device
 from rsutils.core.noise import make_noise
 from rsutils.core.settings import check_count
 from rsutils.core.streams import derived_seed, stream_generator
+from rsutils.data import Dataset
 from rsutils.ddrs.sigma_ascent import SigmaAscent, optimize_sigma
 from rsutils.ddrs.sigma_store import SigmaStore
 from rsutils.progress import ProgressBar
-from rsutils.training.data import Dataset
 from rsutils.training.models import build_model
 from rsutils.training.objectives import OBJECTIVES, ObjectiveSettings
 

@@ -12,8 +12,8 @@ from rsutils import Anisotropic, Gaussian, Smooth, read_log
 from rsutils.anisotropic.generated import GeneratedSmooth
 from rsutils.anisotropic.generators import CertificationWiseGenerator, load_generator
 from rsutils.core.settings import CertifySettings
+from rsutils.data import load_dataset
 from rsutils.logs.runner import ANISOTROPIC_COLUMNS, certify_dataset
-from rsutils.training.data import load_dataset
 from rsutils.training.models import build_model, load_checkpoint, save_checkpoint
 
 

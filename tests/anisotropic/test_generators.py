@@ -16,7 +16,7 @@ from rsutils.anisotropic.generators import (
 )
 from rsutils.anisotropic.patterns import UCAN_CODE_PATTERN, spatial_pattern
 from rsutils.anisotropic.training import NPGConfig, make_generator, npg_loss, train_npg
-from rsutils.training.data import Dataset
+from rsutils.data import Dataset
 from rsutils.training.train import TrainConfig
 
 SHAPE = (1, 8, 8)

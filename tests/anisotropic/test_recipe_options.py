@@ -28,7 +28,7 @@ from rsutils.anisotropic.training import (
 )
 from rsutils.cache import config_key
 from rsutils.core.streams import stream_generator
-from rsutils.training.data import Dataset
+from rsutils.data import Dataset
 from rsutils.training.train import TrainConfig
 
 

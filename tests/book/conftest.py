@@ -1,7 +1,7 @@
 """A fake copy of Cohen et al.'s release, for rules that read their logs.
 
 ``fake_release`` writes every certification and PREDICT log the release holds (in the
-layout of :mod:`rsutils.book.released`) into a temporary folder, each with contents
+layout of :mod:`rsutils.book.papers.released`) into a temporary folder, each with contents
 the test can replace before a rule reads them (``fake_release.curve`` and
 ``fake_release.predictions`` build logs: test modules cannot import this one).
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from rsutils.book.released import COHEN2019_CERTIFY_LOGS, COHEN2019_PREDICT_NS
+from rsutils.book.papers.released import COHEN2019_CERTIFY_LOGS, COHEN2019_PREDICT_NS
 
 ARCHITECTURES = {"imagenet": "resnet50", "cifar10": "resnet110"}
 

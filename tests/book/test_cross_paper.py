@@ -9,14 +9,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rsutils.book.cross_paper import (
+from rsutils.book.audit.cross_paper import (
     cross_paper_check,
     cross_paper_evidence,
     ddrs_stated,
     released_accuracy,
     within_rounding,
 )
-from rsutils.book.published import PublishedTable
+from rsutils.book.papers.published import PublishedTable
 
 CA = "certified_accuracy"
 

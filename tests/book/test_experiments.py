@@ -20,8 +20,7 @@ from rsutils import (
 )
 from rsutils.book.experiments import Experiments, NotCachedError, trained_model
 from rsutils.cache import cache_dir, config_key
-from rsutils.core.anytime import AnytimeSchedule
-from rsutils.core.sequential import LookSchedule
+from rsutils.sequential import AnytimeSchedule, Decide, LookSchedule, PlannedDraws
 
 CONFIG = TrainConfig(epochs=1, batch_size=32)
 
@@ -164,37 +163,39 @@ def test_a_faster_mode_has_its_own_logs_and_fp32_keeps_its_keys(experiments) -> 
     )
 
 
-def test_the_fewer_draw_runs_are_cached_and_read_back(experiments, monkeypatch) -> None:
-    schedule = LookSchedule.geometric(200, 0.01, first=20)
-    decided = experiments.decide(CONFIG, Gaussian(0.25), [0.0, 0.2], schedule)
-    planned = experiments.certify_planned(CONFIG, Gaussian(0.25), 0.05)
-    assert list(decided["idx"]) == [0, 3, 7] and (planned["n"] <= 200).all()
-    monkeypatch.setattr("rsutils.book.experiments.decide_dataset", None)  # must not run again
-    monkeypatch.setattr("rsutils.book.experiments.certify_planned_dataset", None)
+def test_any_procedure_is_cached_and_read_back(experiments, monkeypatch) -> None:
+    """Decisions and planned draws go through the one cached run, keyed by each
+    procedure's name and identity, and are read back without running."""
+    decide = Decide(LookSchedule.geometric(200, 0.01, first=20), (0.0, 0.2))
+    planned = PlannedDraws(200, 0.01, 0.05)
+    decided = experiments.run(CONFIG, Gaussian(0.25), decide)
+    plan = experiments.run(CONFIG, Gaussian(0.25), planned)
+    assert list(decided["idx"]) == [0, 3, 7] and (plan["n"] <= 200).all()
+    monkeypatch.setattr("rsutils.book.experiments.run_procedure", None)  # must not run again
     cached = experiments.cached()
-    assert cached.decide(CONFIG, Gaussian(0.25), [0.0, 0.2], schedule).equals(decided)
-    assert cached.certify_planned(CONFIG, Gaussian(0.25), 0.05).equals(planned)
+    assert cached.run(CONFIG, Gaussian(0.25), decide).equals(decided)
+    assert cached.run(CONFIG, Gaussian(0.25), planned).equals(plan)
     with pytest.raises(NotCachedError):
-        cached.decide(CONFIG, Gaussian(0.25), [0.1], schedule)
+        cached.run(CONFIG, Gaussian(0.25), Decide(decide.test, (0.1,)))
 
 
 def test_a_confidence_sequence_has_its_own_cached_decisions(experiments, monkeypatch) -> None:
     """A confidence sequence's decisions are cached apart from a spending schedule's on
     the same looks (the key names the test), and read back."""
-    spending = LookSchedule.geometric(200, 0.01, first=20)
-    sequence = AnytimeSchedule.geometric(200, 0.01, first=20)
-    decided = experiments.decide(CONFIG, Gaussian(0.25), [0.0, 0.2], sequence)
-    experiments.decide(CONFIG, Gaussian(0.25), [0.0, 0.2], spending)
-    assert len(list((cache_dir() / "decide").glob("*.tsv"))) == 2
-    monkeypatch.setattr("rsutils.book.experiments.decide_dataset", None)  # must not run again
-    again = experiments.cached().decide(CONFIG, Gaussian(0.25), [0.0, 0.2], sequence)
+    spending = Decide(LookSchedule.geometric(200, 0.01, first=20), (0.0, 0.2))
+    sequence = Decide(AnytimeSchedule.geometric(200, 0.01, first=20), (0.0, 0.2))
+    decided = experiments.run(CONFIG, Gaussian(0.25), sequence)
+    experiments.run(CONFIG, Gaussian(0.25), spending)
+    assert len(list((cache_dir() / "procedure").glob("*.tsv"))) == 2
+    monkeypatch.setattr("rsutils.book.experiments.run_procedure", None)  # must not run again
+    again = experiments.cached().run(CONFIG, Gaussian(0.25), sequence)
     assert again.equals(decided)
 
 
 def test_the_record_is_cached_and_replays_certify(experiments, monkeypatch) -> None:
     """The recorded draws of CERTIFY's runs: cached, read back without the model, and
     CERTIFY replayed on them is the cached CERTIFY log."""
-    from rsutils.logs.record_runs import replay_certify_log
+    from rsutils.sequential import Certify, replay_log
 
     standard = experiments.certify(CONFIG, Gaussian(0.25))
     _refuse(monkeypatch)  # certify kept the record: it is read, not drawn again
@@ -205,7 +206,8 @@ def test_the_record_is_cached_and_replays_certify(experiments, monkeypatch) -> N
     cached = experiments.cached()
     assert cached.record(CONFIG, Gaussian(0.25)).equals(record)
     smooth = experiments.smooth(CONFIG, Gaussian(0.25))
-    replayed = replay_certify_log(smooth, record, experiments.settings.alpha)
+    settings = experiments.settings
+    replayed = replay_log(smooth, record, Certify(settings.n, settings.alpha))
     assert replayed["count"].tolist() == standard["count"].tolist()
     assert replayed["predict"].tolist() == standard["predict"].tolist()
 

@@ -1,4 +1,4 @@
-"""The fewer-draws chapter's comparisons (rsutils.book.fewer_draws) on hand-made logs."""
+"""The fewer-draws chapter's comparisons (rsutils.book.chapters.fewer_draws) on hand-made logs."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from scipy.stats import beta, norm
 
-from rsutils.book.fewer_draws import (
+from rsutils.book.chapters.fewer_draws import (
     decision_table,
     disagreement_table,
     mode_agreement,
@@ -129,7 +129,7 @@ def _decisions(draws: dict[float, list[int]], n0: int = 0) -> pd.DataFrame:
 
 
 def test_a_curve_costs_each_image_its_most_expensive_radius() -> None:
-    from rsutils.book.fewer_draws import curve_passes
+    from rsutils.book.chapters.fewer_draws import curve_passes
 
     log = _decisions({0.0: [10, 50], 0.25: [40, 20], 0.5: [5, 900]}, n0=100)
     assert curve_passes(log, [0.0, 0.25]) == (140 + 150) / 2
@@ -137,7 +137,7 @@ def test_a_curve_costs_each_image_its_most_expensive_radius() -> None:
 
 
 def test_the_savings_bound_charges_undecided_images_the_larger_n() -> None:
-    from rsutils.book.fewer_draws import savings_bound_at
+    from rsutils.book.chapters.fewer_draws import savings_bound_at
 
     log = _decisions({0.0: [10, 1000], 0.5: [40, 30]})
     # image 0 stops at 40 whatever n is; image 1 reached n = 1000 and is charged 10,000
@@ -145,10 +145,10 @@ def test_the_savings_bound_charges_undecided_images_the_larger_n() -> None:
 
 
 def test_draws_at_p_one_never_go_below_the_floor() -> None:
-    from rsutils.book.fewer_draws import draws_at_p_one
-    from rsutils.core.anytime import AnytimeSchedule
-    from rsutils.core.confidence_sequence import cs_min_draws_all_successes
-    from rsutils.core.sequential import LookSchedule
+    from rsutils.book.chapters.fewer_draws import draws_at_p_one
+    from rsutils.sequential.confidence_sequence import cs_min_draws_all_successes
+    from rsutils.sequential.sequence import AnytimeSchedule
+    from rsutils.sequential.spending import LookSchedule
 
     schedule = LookSchedule.geometric(10_000, 0.001)
     anytime = AnytimeSchedule.geometric(10_000, 0.001)
@@ -162,7 +162,7 @@ def test_draws_at_p_one_never_go_below_the_floor() -> None:
 
 
 def test_procedure_table_sets_each_procedure_beside_certify() -> None:
-    from rsutils.book.fewer_draws import procedure_table
+    from rsutils.book.chapters.fewer_draws import procedure_table
 
     standard = _certify_log([0.3, 0.1, 0.0, 0.5], [1000, 990, 400, 1000])
     long = pd.DataFrame(
@@ -184,9 +184,9 @@ def test_procedure_table_sets_each_procedure_beside_certify() -> None:
 def test_the_best_possible_saving_charges_walds_bound_to_certified_images() -> None:
     import numpy as np
 
-    from rsutils.book.fewer_draws import best_possible_savings
+    from rsutils.book.chapters.fewer_draws import best_possible_savings
     from rsutils.core.confidence import least_expected_draws
-    from rsutils.logs.record_runs import pack_labels
+    from rsutils.sequential.record import pack_labels
 
     standard = _certify_log([0.3, 0.0], [1000, 400])
     estimation = [np.ones(1000, int), np.r_[np.ones(400, int), np.zeros(600, int)]]
@@ -205,7 +205,7 @@ def test_the_best_possible_saving_charges_walds_bound_to_certified_images() -> N
 
 
 def test_the_uncertified_share_counts_passes_on_images_certify_leaves_out() -> None:
-    from rsutils.book.fewer_draws import uncertified_share
+    from rsutils.book.chapters.fewer_draws import uncertified_share
 
     standard = _certify_log([0.3, 0.1, 0.0, 0.5], [1000, 990, 400, 1000])
     long = pd.DataFrame(

@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from rsutils.book.ledger import (
+from rsutils.book.audit.ledger import (
     COLUMNS,
     LEDGER_PAPERS,
     LEDGER_SEEDS,

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 from scipy.stats import norm
 
-from rsutils.book.ledger import COLUMNS, LedgerContext, check_ledger, ledger
-from rsutils.book.ledger.cohen import (
+from rsutils.book.audit.ledger import COLUMNS, LedgerContext, check_ledger, ledger
+from rsutils.book.audit.ledger.cohen import (
     ReleasedValue,
     agrees_with_log,
     released_best,

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 from scipy.stats import norm
 
-from rsutils.book.ledger import COLUMNS, LedgerContext, check_ledger, ledger
-from rsutils.book.ledger.ddrs import count_fits, difference_range
+from rsutils.book.audit.ledger import COLUMNS, LedgerContext, check_ledger, ledger
+from rsutils.book.audit.ledger.ddrs import count_fits, difference_range
 
 CIFAR_ROWS = "CIFAR-10 0.25|CIFAR-10 0.50|CIFAR-10 1.00"
 

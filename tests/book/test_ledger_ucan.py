@@ -1,4 +1,4 @@
-"""UCAN's ledger rules (rsutils.book.ledger.ucan) and the verdicts of its ledger."""
+"""UCAN's ledger rules (rsutils.book.audit.ledger.ucan) and the verdicts of its ledger."""
 
 import math
 from pathlib import Path
@@ -8,11 +8,11 @@ import pandas as pd
 import pytest
 from scipy.stats import norm
 
-from rsutils.book.ledger import COLUMNS, LEDGER_SEEDS, LedgerContext, check_ledger, ledger
-from rsutils.book.ledger import ucan as ucan_rules
-from rsutils.book.ledger.ucan import named_gpus, ucan2025_captions
-from rsutils.book.published import PublishedTable
-from rsutils.book.released import COHEN2019_CERTIFY_LOGS
+from rsutils.book.audit.ledger import COLUMNS, LEDGER_SEEDS, LedgerContext, check_ledger, ledger
+from rsutils.book.audit.ledger import ucan as ucan_rules
+from rsutils.book.audit.ledger.ucan import named_gpus, ucan2025_captions
+from rsutils.book.papers.published import PublishedTable
+from rsutils.book.papers.released import COHEN2019_CERTIFY_LOGS
 
 HEADERS = ["0.5", "1.0", "1.5", "2.0"]
 

@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 from scipy.stats import norm
 
-from rsutils.book.measured import (
+from rsutils.analysis.replicates import replicated_comparisons
+from rsutils.book.audit.measured import (
     about,
     all_of,
     alm_beyond_radius,
@@ -21,10 +22,9 @@ from rsutils.book.measured import (
     tradeoff_verdict,
     verdict_counts,
 )
-from rsutils.book.published import check_schema, published_table
-from rsutils.book.table_audit import alm_radius_check, improvement_check, non_increasing_check
+from rsutils.book.audit.table_audit import alm_radius_check, improvement_check, non_increasing_check
+from rsutils.book.papers.published import check_schema, published_table
 from rsutils.core.confidence import max_certifiable_pA
-from rsutils.logs.replicates import replicated_comparisons
 
 
 def log(radii: list[float], correct: list[int], alm: list[float] | None = None) -> pd.DataFrame:

@@ -1,8 +1,8 @@
 """The committed measurement tables read back in the shapes the chapters use."""
 
+from rsutils.analysis.replicates import replicated_comparisons
 from rsutils.book import BOOK_SIGMAS, measurements
 from rsutils.book.profiles import EQUIVALENCE_MARGIN
-from rsutils.logs.replicates import replicated_comparisons
 
 
 def test_the_thread_spread_has_both_thread_counts_per_run() -> None:

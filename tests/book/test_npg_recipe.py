@@ -5,14 +5,9 @@ from dataclasses import asdict
 import pandas as pd
 import pytest
 
-from rsutils.book.npg_recipe import (
-    CODE_ACCUMULATE,
-    RECIPE_GRID,
-    RecipeGrid,
-    effective_gamma,
-    saturation,
-)
+from rsutils.book.chapters.npg_recipe import saturation
 from rsutils.book.profiles import NPG_GROUPS, PROFILES
+from rsutils.book.recipe_grid import CODE_ACCUMULATE, RECIPE_GRID, RecipeGrid, effective_gamma
 
 
 def differences(a, b) -> set[str]:
@@ -107,7 +102,7 @@ def test_saturation_is_the_end_of_the_at_bound_history() -> None:
 def test_the_table_names_the_runs_that_saturate_and_the_figure_has_a_panel_each() -> None:
     import matplotlib.pyplot as plt
 
-    from rsutils.book.npg_recipe import plot_histories, recipe_table, run_names
+    from rsutils.book.chapters.npg_recipe import plot_histories, recipe_table, run_names
 
     P = PROFILES["cpu"]
     runs = P.recipe_runs(P.base_models()[0.5])

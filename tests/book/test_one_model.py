@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rsutils.book.one_model import alm_radius_pairs, one_model_check, zero_radius_check
-from rsutils.book.published import PublishedTable, published_table, published_table_names
+from rsutils.book.audit.one_model import alm_radius_pairs, one_model_check, zero_radius_check
+from rsutils.book.papers.published import PublishedTable, published_table, published_table_names
 
 CA, IMP = "certified_accuracy", "improvement"
 ALM, RADIUS = "Ours (certified accuracy w.r.t. ALM)", "Ours (certified accuracy w.r.t. radius)"

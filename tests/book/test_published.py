@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rsutils.book.published import (
+from rsutils.book.papers.published import (
     check_schema,
     published_table,
     published_table_names,
@@ -93,7 +93,7 @@ def test_radii_and_rows_of_a_kind() -> None:
 
 @needs_seeds
 def test_every_qualitative_claim_is_quoted_verbatim_from_its_paper() -> None:
-    from rsutils.book.published import qualitative_claims
+    from rsutils.book.papers.published import qualitative_claims
 
     claims = qualitative_claims()
     assert claims["id"].is_unique and len(claims) >= 6

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from rsutils import read_log
-from rsutils.book.released import (
+from rsutils.book.papers.released import (
     cohen2019_certify_log,
     reanalyse_certify_table,
     reanalyse_predict_table,

@@ -11,14 +11,14 @@ import pytest
 from scipy.stats import beta, norm
 
 from rsutils import ABSTAIN
-from rsutils.book.released_alpha import (
+from rsutils.analysis.printed import count_range
+from rsutils.book.audit.released_alpha import (
     alpha_evidence,
     ceiling_verdict,
     log_label,
     radii_verdict,
     released_alpha_evidence,
 )
-from rsutils.logs.printed import count_range
 
 N = 100_000
 

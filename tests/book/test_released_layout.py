@@ -10,7 +10,7 @@ import pytest
 from scipy.stats import norm
 
 from rsutils import ABSTAIN
-from rsutils.book.released import (
+from rsutils.book.papers.released import (
     COHEN2019_CERTIFY_LOGS,
     COHEN2019_PREDICT_NS,
     reanalyse_released_certify,

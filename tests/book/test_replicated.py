@@ -8,7 +8,7 @@ import torch
 from rsutils.anisotropic.noise import Anisotropic
 from rsutils.book import replicated
 from rsutils.book.profiles import PROFILES
-from rsutils.training.data import Dataset
+from rsutils.data import Dataset
 
 
 class FakeRuns:

@@ -6,8 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rsutils.book.published import PublishedTable, published_table, published_table_names
-from rsutils.book.table_audit import (
+from rsutils.book.audit.table_audit import (
     alm_radius_check,
     conversion_check,
     duplicate_rows,
@@ -15,6 +14,7 @@ from rsutils.book.table_audit import (
     non_increasing_check,
     table_one_factor,
 )
+from rsutils.book.papers.published import PublishedTable, published_table, published_table_names
 
 CA, IMP = "certified_accuracy", "improvement"
 
@@ -113,7 +113,7 @@ def test_printed_improvements_elsewhere_match_up_to_rounding(name: str) -> None:
 def test_accuracy_beyond_the_ceiling_of_n_and_alpha_is_flagged() -> None:
     from scipy.stats import norm
 
-    from rsutils.book.table_audit import ceiling_check
+    from rsutils.book.audit.table_audit import ceiling_check
 
     table = PublishedTable(
         "t",

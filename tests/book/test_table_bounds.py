@@ -9,8 +9,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from rsutils.book.published import PublishedTable, published_table, published_table_names
-from rsutils.book.table_bounds import (
+from rsutils.book.audit.table_bounds import (
     bound_cells,
     bound_summary,
     can_fire,
@@ -20,6 +19,7 @@ from rsutils.book.table_bounds import (
     row_noise,
     scale_for_std,
 )
+from rsutils.book.papers.published import PublishedTable, published_table, published_table_names
 from rsutils.core.confidence import (
     clopper_pearson_lower,
     min_alpha_for_radius,

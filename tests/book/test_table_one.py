@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from rsutils.book.table_one import COLUMNS, table_one, table_one_markdown
+from rsutils.book.chapters.table_one import COLUMNS, table_one, table_one_markdown
 
 
 def header(markdown: str) -> list[str]:

@@ -189,12 +189,20 @@ def test_a_foreign_sqlite_file_is_left_untouched(
         (["--ascent-clamp", "1.5"], r"argument --ascent-clamp: must be a number strictly"),
         (["--norm", "l3"], r"argument --norm: invalid choice: 'l3'"),
         (["--radius-loss", "-0.1"], r"argument --radius-loss: must be a finite number >= 0"),
-        (["--decide", "0.1", "inf"], r"argument --decide: must be a finite number >= 0"),
-        (["--decide", "0.1", "--radius-loss", "0.1"], r"different questions; pick one"),
-        (["--decide", "0.1", "--ascent-steps", "1"], r"drop --radius-loss/--decide"),
-        (["--true-label"], r"--true-label evaluates the radii of --decide; add --decide"),
-        (["--looks"], r"--looks stops the draws of --radius-loss; add --radius-loss L"),
-        (["--test", "sequence"], r"--test sequence is a test of --decide; add --decide"),
+        (["--radii", "0.1", "inf"], r"argument --radii: must be a finite number >= 0"),
+        (["--procedure", "nope"], r"argument --procedure: invalid choice: 'nope'"),
+        (
+            ["--procedure", "decide", "--radii", "0.1", "--radius-loss", "0.1"],
+            r"--radius-loss is an option of --procedure planned or radius-looks, not of decide",
+        ),
+        (["--radii", "0.1", "--ascent-steps", "1"], r"drop --radii"),
+        (["--procedure", "planned", "--ascent-steps", "1"], r"drop --procedure"),
+        (["--true-label"], r"--true-label is an option of --procedure decide, not of certify"),
+        (["--radius-loss", "0.1"], r"add --procedure planned or drop --radius-loss"),
+        (["--test", "sequence"], r"--test is an option of --procedure decide"),
+        (["--procedure", "decide"], r"--procedure decide needs --radii; add it"),
+        (["--procedure", "planned"], r"--procedure planned needs --radius-loss; add it"),
+        (["--procedure", "decide", "--radii", "0.1", "0.1"], r"the radii must differ"),
     ],
     ids=lambda v: " ".join(v) if isinstance(v, list) else None,
 )
@@ -359,15 +367,18 @@ def test_the_fewer_draw_options_write_their_logs(
 ) -> None:
     import pandas as pd
 
-    argv = certify(fake_fashion_mnist, checkpoint, out, "--radius-loss", "0.05")
+    planned = ("--procedure", "planned", "--radius-loss", "0.05")
+    argv = certify(fake_fashion_mnist, checkpoint, out, *planned)
     assert run(argv, capsys)[0] == 0
     planned = pd.read_csv(out / "log.tsv", sep="\t")
     assert len(planned) == 2 and (planned["n"] <= 50).all()
-    looks = [*argv[:4], str(out / "looks.tsv"), *argv[5:], "--looks"]
+    looks = [*argv[:4], str(out / "looks.tsv"), *argv[5:-4], "--procedure", "radius-looks",
+             "--radius-loss", "0.05"]  # fmt: skip
     assert run(looks, capsys)[0] == 0
     looked = pd.read_csv(out / "looks.tsv", sep="\t")
     assert len(looked) == 2 and {"look", "alpha_spent"} <= set(looked.columns)
-    argv = [*argv[:4], str(out / "decide.tsv"), *argv[5:-2], "--decide", "0", "0.1"]
+    argv = [*argv[:4], str(out / "decide.tsv"), *argv[5:-4], "--procedure", "decide",
+            "--radii", "0", "0.1"]  # fmt: skip
     assert run(argv, capsys)[0] == 0
     decided = pd.read_csv(out / "decide.tsv", sep="\t")
     assert {"certified@0", "draws@0.1"} <= set(decided.columns) and len(decided) == 2
@@ -418,7 +429,7 @@ CONFLICTS = {
     ),
     "ascent-and-radius-loss": (
         lambda d, c: ["--ascent-steps", "1", "--radius-loss", "0.1"],
-        r"sigma ascent certifies with all --N draws; drop --radius-loss/--decide",
+        r"sigma ascent certifies with all --N draws; drop --radius-loss",
     ),
     "ascent-and-sigma-map": (
         lambda d, c: ["--ascent-steps", "1", "--sigma-map", _map(d)],
@@ -433,12 +444,12 @@ CONFLICTS = {
         r"sigma ascent supports the noise families \['gaussian', 'uniform'\], got 'laplace'",
     ),
     "radius-loss-and-sigma-map": (
-        lambda d, c: ["--radius-loss", "0.1", "--sigma-map", _map(d)],
-        r"--radius-loss and --decide take isotropic noise; drop the maps",
+        lambda d, c: ["--procedure", "planned", "--radius-loss", "0.1", "--sigma-map", _map(d)],
+        r"--procedure planned takes isotropic noise; drop the maps",
     ),
     "decide-and-generator": (
-        lambda d, c: ["--decide", "0.1", "--generator", str(c)],
-        r"--radius-loss and --decide take isotropic noise; drop the maps",
+        lambda d, c: ["--procedure", "decide", "--radii", "0.1", "--generator", str(c)],
+        r"--procedure decide takes isotropic noise; drop the maps",
     ),
 }
 
@@ -486,9 +497,10 @@ def test_predict_refuses_maps_with_a_generator(
     ("extra", "mode"),
     [
         ((), "certify"),
-        (("--radius-loss", "0.1"), "planned"),
-        (("--decide", "0.1", "0.2"), "decide"),
-        (("--decide", "0.1", "--true-label"), "decide-label"),
+        (("--procedure", "planned", "--radius-loss", "0.1"), "planned"),
+        (("--procedure", "radius-looks", "--radius-loss", "0.1"), "radius-looks"),
+        (("--procedure", "decide", "--radii", "0.1", "0.2"), "decide"),
+        (("--procedure", "decide", "--radii", "0.1", "--true-label"), "decide"),
         (("--ascent-steps", "2", "--noise", "uniform"), "data-dependent"),
     ],
 )
@@ -499,6 +511,10 @@ def test_the_options_choose_one_mode(extra: tuple[str, ...], mode: str) -> None:
     chosen = certify_mode(args)
     assert chosen.name == mode
     assert (chosen.ascent is not None) == (mode == "data-dependent")
+    assert (chosen.procedure is not None) == (mode not in ("certify", "data-dependent"))
+    if chosen.procedure is not None:
+        assert chosen.procedure.n_max == 100_000 and chosen.procedure.name == mode
+        assert getattr(chosen.procedure, "true_label", False) == ("--true-label" in extra)
     if chosen.ascent is not None:
         assert (chosen.ascent.family, chosen.ascent.iterations, chosen.ascent.norm) == (
             "uniform",
@@ -537,7 +553,11 @@ def test_reference_draws_certify_the_fp32_model_from_bf16_counts(
     [
         (("--reference-draws", "30"), "add --inference bf16_channels_last (or bf16)"),
         (("--inference", "bf16", "--reference-draws", "30", "--radius-loss", "0.1"), "drop --r"),
-        (("--inference", "bf16", "--reference-draws", "30", "--decide", "0"), "drop --decide"),
+        (("--inference", "bf16", "--reference-draws", "30", "--radii", "0"), "drop --radii"),
+        (
+            ("--inference", "bf16", "--reference-draws", "30", "--procedure", "planned"),
+            "drop --procedure",
+        ),
         (("--inference", "bf16", "--fast-share", "0.3"), "splits the alpha of --reference-draws"),
         (
             ("--inference", "bf16", "--reference-draws", "3", "--fast-share", "1"),

@@ -11,7 +11,8 @@ import pytest
 import torch
 
 from rsutils import read_log
-from rsutils.logs.runner import CERTIFY_COLUMNS, DS_COLUMNS
+from rsutils.ddrs.runs import DS_COLUMNS
+from rsutils.logs.runner import CERTIFY_COLUMNS
 from rsutils.memory import CertificateMemory
 from rsutils.training.models import build_model, save_checkpoint
 

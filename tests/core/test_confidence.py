@@ -81,7 +81,7 @@ def test_walds_bound_is_the_floor_at_p_one_and_grows_near_the_threshold() -> Non
     from scipy.stats import entropy
 
     from rsutils.core.confidence import least_expected_draws
-    from rsutils.core.confidence_sequence import cs_min_draws_all_successes
+    from rsutils.sequential.confidence_sequence import cs_min_draws_all_successes
 
     p0 = float(norm.cdf(1.0))
     assert least_expected_draws(1.0, p0, 0.001) == pytest.approx(math.log(1000) / -math.log(p0))

@@ -92,6 +92,7 @@ def test_the_streams_seeds_are_pinned() -> None:
         "uniform-images": 8233039697272207551,
         "lipschitz": 416557988671395411,
         "bernoulli": 1803427997766927084,
+        "coverage": 1421988956242891880,
         "example": 7297904078908359013,
     }
     assert set(seeds) == set(STREAMS)

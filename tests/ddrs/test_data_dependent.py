@@ -19,7 +19,7 @@ from rsutils import (
     certify_dataset,
     certify_dataset_ds,
 )
-from rsutils.logs.runner import DS_COLUMNS
+from rsutils.ddrs.runs import DS_COLUMNS
 
 SETTINGS = CertifySettings(n0=20, n=200, alpha=0.01, seed=5, batch_size=64)
 

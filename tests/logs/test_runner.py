@@ -115,7 +115,8 @@ def test_the_data_dependent_progress_bar_counts_the_ascent_too(
     cnn, images, tmp_path, monkeypatch
 ) -> None:
     """The ascent of a group advances the bar before its first row, by its share of the work."""
-    from rsutils.logs import dataset_run, runner
+    from rsutils.ddrs import runs as runner
+    from rsutils.logs import dataset_run
 
     monkeypatch.setattr(dataset_run, "ProgressBar", _RecordingBar)
     ascent = SigmaAscent(sigma0=0.25, iterations=3, draws=2)

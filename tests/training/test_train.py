@@ -45,7 +45,7 @@ def test_weights_depend_on_the_training_threads_not_on_the_callers() -> None:
 
 def _noisy_fashion_like():
     """Random 28x28 images: enough arithmetic per step for the threads to split it."""
-    from rsutils.training.data import Dataset
+    from rsutils.data import Dataset
 
     generator = torch.Generator().manual_seed(0)
     images = torch.rand(512, 1, 28, 28, generator=generator)

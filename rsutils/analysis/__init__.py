@@ -1,0 +1,11 @@
+"""What certification logs say: the papers' curves and tables, and verdicts over replicates.
+
+Reading a log is :func:`~rsutils.logs.read.read_log`'s; this layer turns logs into
+measures and comparisons, apart from running them (:mod:`rsutils.logs`):
+:mod:`~rsutils.analysis.metrics` (certified accuracy, ACR, their intervals and paired
+differences, recertification at another level), :mod:`~rsutils.analysis.ceilings` (the
+largest radius ``n`` draws can certify, and which inputs sit at it),
+:mod:`~rsutils.analysis.printed` (tables as the papers print them),
+:mod:`~rsutils.analysis.replicates` (differences over images and retrained models, and
+the verdict rule) and :mod:`~rsutils.analysis.replicate_groups` (their groups of logs).
+"""

@@ -1,0 +1,293 @@
+"""The audit runs: one certificate (:func:`audit_certificate`), or a log's (:func:`audit_log`).
+
+A run searches the certified region (:mod:`~rsutils.anisotropic.soundness.audit.boundary`,
+:mod:`~rsutils.anisotropic.soundness.audit.attack`), verifies every candidate with fresh draws
+(:mod:`~rsutils.anisotropic.soundness.audit.verification`) and returns an
+:class:`~rsutils.anisotropic.soundness.audit.records.AuditRecord`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import torch
+from torch import nn
+
+from rsutils.anisotropic.soundness.audit.attack import ATTACK_LOSSES, attack_in_region
+from rsutils.anisotropic.soundness.audit.boundary import boundary_points, region_axes
+from rsutils.anisotropic.soundness.audit.checks import (
+    as_model_input,
+    check_class,
+    check_non_negative,
+    check_num_classes,
+    check_radius,
+)
+from rsutils.anisotropic.soundness.audit.params import (
+    FrozenParams,
+    NoiseParams,
+    frozen,
+    noise_params,
+)
+from rsutils.anisotropic.soundness.audit.records import AuditPoint, AuditRecord
+from rsutils.anisotropic.soundness.audit.settings import AuditSettings, check_audit_settings
+from rsutils.anisotropic.soundness.audit.verification import deployed_counts, verify_point
+from rsutils.core.noise import Gaussian
+from rsutils.core.streams import stream_generator
+from rsutils.core.validation import check_model
+
+__all__ = ["ATTACK_SEARCHES", "audit_certificate", "audit_log"]
+
+#: The ``search`` a record names the end of each attack by, per loss: ``"attack"`` for
+#: the cross-entropy (the name audits had before the margin loss existed).
+ATTACK_SEARCHES = {"ce": "attack", "margin": "margin attack"}
+
+
+def audit_certificate(
+    model: nn.Module,
+    params: NoiseParams,
+    x: torch.Tensor,
+    c: int,
+    R: float,
+    settings: AuditSettings,
+    *,
+    scale: float,
+    index: int = 0,
+    num_classes: int | None = None,
+) -> AuditRecord:
+    """Search the certified region of ``(x, c, R)`` for points where G is not ``c``.
+
+    The candidates are ``settings.boundary`` random points at ``settings.shrink`` times
+    the region's boundary
+    (:func:`~rsutils.anisotropic.soundness.audit.boundary.boundary_points`; clamped into
+    ``settings.input_range`` if one is given, which only shrinks each ``|δ_i|`` since
+    ``x`` is in the box, so they stay inside) and, if ``settings.steps > 0``, the end of
+    one projected gradient ascent per loss of ``settings.losses``
+    (:func:`~rsutils.anisotropic.soundness.audit.attack.attack_in_region`; loss ``k`` of
+    :data:`~rsutils.anisotropic.soundness.audit.attack.ATTACK_LOSSES` draws from the ``attack``
+    stream's point ``k``, and is recorded under the search :data:`ATTACK_SEARCHES`
+    names). With ``settings.region_scale = (inner, outer)`` the same search runs in the
+    shell ``inner·R ≤ ‖δ ⊘ a‖₂ ≤ shrink·outer·R`` instead (a positive control: the
+    boundary points at ``shrink·outer·R``, the attacks kept in the shell), and the
+    record says so; with ``inner ≥ 1`` its contradictions lie outside the certificate.
+    Each candidate is verified with ``settings.n_verify`` fresh draws
+    (:func:`~rsutils.anisotropic.soundness.audit.verification.verify_point`) at level
+    ``settings.alpha/(number of candidates)``. The same draws, with the frozen ``mu(x)``,
+    ``sigma(x)``, give ``pA_frozen``. ``x`` is one input; ``R`` is the certificate's
+    ``region_radius``, ``scale`` the noise's λ of the smoothed classifier that certified
+    it. ``R = 0`` claims nothing and gives a record without points. ``num_classes``
+    defaults to the width of the model's output; ``index`` names the certificate's
+    noise streams.
+
+    Guarantee: the record claims a contradiction while G = c on all of its
+    candidates with probability at most ``settings.alpha``. The search and verification
+    draws are the independent streams ``boundary``, ``attack`` and ``verify`` of
+    ``(settings.seed, index)`` (:data:`~rsutils.core.streams.STREAMS`), so the record
+    is a function of the arguments, and of the device and library versions.
+    """
+    check_model(model)
+    check_audit_settings(settings)
+    check_non_negative("index", index)
+    R = check_radius(R, positive=False)
+    Gaussian(scale)
+    box = settings.input_range
+    x = as_model_input(model, x, "x")
+    if box is not None and bool((x < box[0]).any() or (x > box[1]).any()):
+        raise ValueError(
+            f"x lies outside input_range {box}; audit an input inside it, or search the "
+            "whole region with settings.replace(input_range=None)"
+        )
+    if num_classes is None:
+        with torch.inference_mode():
+            num_classes = int(model(x.unsqueeze(0)).shape[-1])
+    check_num_classes(num_classes)
+    check_class(c, num_classes)
+    run = _Run(model, params, frozen(params, x), x, int(c), settings, scale, index, num_classes)
+    common = {
+        "index": int(index),
+        "certified": int(c),
+        "R": R,
+        "region": "ball" if settings.ball else "ellipsoid",
+        "scale": float(scale),
+        "alpha": float(settings.alpha),
+        "n_verify": int(settings.n_verify),
+        "seed": int(settings.seed),
+        "input_range": box,
+        "region_scale": settings.region_scale,
+    }
+    if R == 0.0:
+        return AuditRecord(point_alpha=float(settings.alpha), points=(), **common)
+    searches, deltas = run.candidates(R)
+    point_alpha = float(settings.alpha) / len(searches)
+    points = run.verify(searches, deltas, R, point_alpha)
+    return AuditRecord(point_alpha=point_alpha, points=points, **common)
+
+
+def audit_log(
+    model: nn.Module,
+    generator: NoiseParams,
+    images: torch.Tensor,
+    log: pd.DataFrame,
+    settings: AuditSettings,
+    *,
+    scale: float,
+    freeze: bool = False,
+    limit: int | None = None,
+    num_classes: int | None = None,
+) -> list[AuditRecord]:
+    """:func:`audit_certificate` for the correct certificates of a log with ``R > 0``.
+
+    ``images[idx]`` is the input of each row and ``generator`` its noise parameters;
+    its certificate is ``(predict, region_radius)``, made with the noise's λ ``scale``.
+    ``freeze`` audits ``g_x`` (:func:`~rsutils.anisotropic.soundness.audit.params.frozen`) instead
+    of the deployed G. The first ``limit`` such rows in ``idx`` order are audited (all
+    of them with ``None``), each with its ``idx`` as ``index`` and with ``settings``.
+    """
+    check_audit_settings(settings)
+    Gaussian(scale)
+    if limit is not None:
+        check_non_negative("limit", limit)
+    rows = log[(log["correct"] == 1) & (log["region_radius"] > 0)].sort_values("idx")
+    records = []
+    for row in rows.head(limit).itertuples():
+        x = images[int(row.idx)]
+        params = frozen(generator, x) if freeze else generator
+        record = audit_certificate(
+            model,
+            params,
+            x,
+            int(row.predict),
+            float(row.region_radius),
+            settings,
+            scale=scale,
+            index=int(row.idx),
+            num_classes=num_classes,
+        )
+        records.append(record)
+    return records
+
+
+@dataclass(frozen=True, eq=False)
+class _Run:
+    """What the audit of one certificate shares between its search and its verification."""
+
+    model: nn.Module
+    params: NoiseParams
+    control: FrozenParams
+    x: torch.Tensor
+    c: int
+    settings: AuditSettings
+    scale: float
+    index: int
+    num_classes: int
+
+    def stream(self, name: str, point: int = 0) -> torch.Generator:
+        """The audit's noise stream ``name`` of this certificate, for its point ``point``."""
+        return stream_generator(self.settings.seed, self.index, name, point, device=self.x.device)
+
+    def candidates(self, R: float) -> tuple[list[str], torch.Tensor]:
+        """The search's name and the perturbation δ of every candidate, boundary points first."""
+        s, x, box = self.settings, self.x, self.settings.input_range
+        candidates, searches = [], []
+        if s.boundary > 0:
+            generator = self.stream("boundary")
+            outer = R if s.region_scale is None else s.region_scale[1] * R
+            deltas = boundary_points(
+                self.control.sigma, outer, s.boundary, generator, shrink=s.shrink, ball=s.ball
+            )
+            if box is not None:
+                deltas = torch.minimum(torch.maximum(deltas, box[0] - x), box[1] - x)
+            candidates.append(deltas)
+            searches += ["boundary"] * s.boundary
+        for loss in s.losses if s.steps > 0 else ():
+            delta = attack_in_region(
+                self.model,
+                self.params,
+                x.unsqueeze(0),
+                self.c,
+                self.control.sigma.unsqueeze(0),
+                R,
+                scale=self.scale,
+                steps=s.steps,
+                draws=s.draws,
+                generator=self.stream("attack", ATTACK_LOSSES.index(loss)),
+                ball=s.ball,
+                shrink=s.shrink,
+                input_range=box,
+                loss=loss,
+                region_scale=s.region_scale,
+            )
+            candidates.append(delta)
+            searches.append(ATTACK_SEARCHES[loss])
+        return searches, torch.cat(candidates)
+
+    def verify(
+        self, searches: list[str], deltas: torch.Tensor, R: float, point_alpha: float
+    ) -> tuple[AuditPoint, ...]:
+        """Every candidate verified at level ``point_alpha``, with its diagnostics."""
+        box = self.settings.input_range
+        zs = self.x + deltas if box is None else (self.x + deltas).clamp(*box)
+        diagnostics = self._diagnostics(deltas, zs, R)
+        return tuple(
+            self._point(j, search, delta, z, point_alpha, diagnostics)
+            for j, (search, delta, z) in enumerate(zip(searches, deltas, zs, strict=True))
+        )
+
+    def _diagnostics(
+        self, deltas: torch.Tensor, zs: torch.Tensor, R: float
+    ) -> dict[str, np.ndarray]:
+        """Per candidate: how far mu and sigma move, ‖δ‖₂ and the fraction of the region."""
+        control = self.control
+        with torch.inference_mode():
+            mu_z, sigma_z = noise_params(self.params, zs)
+            axes = region_axes(control.sigma.unsqueeze(0), self.settings.ball)
+            sigma_change = (sigma_z - control.sigma).flatten(1).abs().amax(dim=1)
+            return {
+                "mu_shift": (mu_z - control.mu).flatten(1).norm(dim=1).cpu().numpy(),
+                "sigma_change": sigma_change.cpu().numpy(),
+                "delta_norm": deltas.flatten(1).norm(dim=1).cpu().numpy(),
+                "fraction": (deltas / axes).flatten(1).norm(dim=1).cpu().numpy() / R,
+            }
+
+    def _point(
+        self,
+        j: int,
+        search: str,
+        delta: torch.Tensor,
+        z: torch.Tensor,
+        point_alpha: float,
+        diagnostics: dict[str, np.ndarray],
+    ) -> AuditPoint:
+        """Candidate ``j`` verified under G, and counted under g_x on the same draws."""
+        sampling = {
+            "scale": self.scale,
+            "n": self.settings.n_verify,
+            "batch_size": self.settings.batch_size,
+            "num_classes": self.num_classes,
+        }
+        verdict = verify_point(
+            self.model,
+            self.params,
+            z,
+            self.c,
+            alpha=point_alpha,
+            generator=self.stream("verify", j),
+            **sampling,
+        )
+        frozen_counts = deployed_counts(
+            self.model, self.control, z, generator=self.stream("verify", j), **sampling
+        )
+        delta_norm = diagnostics["delta_norm"][j]
+        mu_shift = diagnostics["mu_shift"][j]
+        return AuditPoint(
+            search=search,
+            delta=delta.detach().cpu().numpy(),
+            delta_norm=float(delta_norm),
+            region_fraction=float(diagnostics["fraction"][j]),
+            verdict=verdict,
+            pA_deployed=verdict.pA_hat,
+            pA_frozen=float(frozen_counts[self.c]) / self.settings.n_verify,
+            mu_ratio=float(mu_shift / delta_norm) if delta_norm > 0 else float("nan"),
+            sigma_change=float(diagnostics["sigma_change"][j]),
+        )

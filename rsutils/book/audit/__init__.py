@@ -1,0 +1,7 @@
+"""The audit of the papers (chapter 07 and the chapters that judge a claim): the ledger of
+every number-bearing statement and the rule that checks it
+(:mod:`~rsutils.book.audit.ledger`), the rules a printed table must satisfy
+(:mod:`~rsutils.book.audit.table_audit`, :mod:`~rsutils.book.audit.table_bounds`), the
+book's measured rows beside the papers' (:mod:`~rsutils.book.audit.measured`,
+:mod:`~rsutils.book.audit.one_model`, :mod:`~rsutils.book.audit.cross_paper`) and the
+level Cohen et al.'s released logs imply (:mod:`~rsutils.book.audit.released_alpha`)."""

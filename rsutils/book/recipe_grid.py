@@ -1,0 +1,118 @@
+"""Chapter 06's recipe grid: UCAN's training recipe varied one factor at a time.
+
+Around the chapter's recipe (variance weight ``w = 1``, the generator's ``gamma``,
+Adam at ``1e-2`` for the generator, one noise draw per step), :class:`RecipeGrid`
+changes one factor at a time: the weight ``w`` of the variance term, the bound
+``gamma``, the generator's optimiser (UCAN's paper: Adam ``1e-2``; UCAN's code: SGD
+``1e-3`` with momentum, stepping the dataset-wise generator once every 20 batches) and
+the noise draws per step. The grid is part of what a profile runs
+(:mod:`rsutils.book.profiles`); what the runs show is
+:mod:`rsutils.book.chapters.npg_recipe`'s.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from rsutils.anisotropic.training import NPGConfig
+
+__all__ = [
+    "CODE_ACCUMULATE",
+    "KIND_NAMES",
+    "RECIPE_GRID",
+    "RecipeGrid",
+    "RecipeRun",
+    "effective_gamma",
+]
+
+#: The display name of each learned generator.
+KIND_NAMES = {"dataset": "dataset-wise", "certification": "certification-wise"}
+
+#: How many batches UCAN's code sums before each generator step, 20 for the dataset-wise
+#: generator (``train_dataset_noise.py``), 1 for the certification-wise one.
+CODE_ACCUMULATE = {"dataset": 20, "certification": 1}
+
+#: The generator's optimisers of the grid, by display name: (optimiser, learning rate,
+#: whether it sums the gradients of UCAN's code's batches before a step).
+_OPTIMISERS = {
+    "Adam 1e-2": ("adam", 1e-2, False),
+    "Adam 1e-3": ("adam", 1e-3, False),
+    "SGD 1e-3": ("sgd", 1e-3, True),
+}
+
+
+def effective_gamma(config: NPGConfig) -> float:
+    """The bound ``gamma`` a generator of ``config`` uses (its default when ``None``:
+    2 for the dataset-wise generator, 1 for the certification-wise one)."""
+    if config.gamma is not None:
+        return config.gamma
+    return 2.0 if config.method == "dataset" else 1.0
+
+
+@dataclass(frozen=True)
+class RecipeRun:
+    """One run of the grid: the generator ``kind``, the ``factor`` changed and its
+    ``value`` (display strings), the run's ``config``, and whether it is the recipe
+    itself (each factor's row holds the recipe at its own value)."""
+
+    kind: str
+    factor: str
+    value: str
+    config: NPGConfig
+    recipe: bool
+
+
+@dataclass(frozen=True)
+class RecipeGrid:
+    """The values of each factor; :meth:`runs` changes one at a time."""
+
+    #: The weight ``w`` of the variance term.
+    variance_weights: tuple[float, ...] = (0.0, 0.1, 1.0, 5.0)
+    #: The bound ``gamma`` of ``sigma`` (a fresh generator starts at ``gamma / 2``).
+    gammas: tuple[float, ...] = (1.0, 2.0, 4.0)
+    #: The generator's optimisers (names of UCAN's paper and code).
+    optimisers: tuple[str, ...] = tuple(_OPTIMISERS)
+    #: Noise draws per training step.
+    draws: tuple[int, ...] = (1, 5)
+
+    def __post_init__(self) -> None:
+        unknown = set(self.optimisers) - set(_OPTIMISERS)
+        if unknown:
+            raise ValueError(
+                f"unknown optimisers {sorted(unknown)}; choose from {list(_OPTIMISERS)}"
+            )
+
+    def runs(self, recipe: NPGConfig) -> list[RecipeRun]:
+        """Every factor's values around ``recipe`` (a dataset- or certification-wise
+        configuration), one factor at a time, in the order of the fields; a value
+        equal to the recipe's gives the recipe's own configuration."""
+        if recipe.method not in KIND_NAMES:
+            raise ValueError(
+                f"the recipe grid varies a learned generator: method 'dataset' or "
+                f"'certification', not {recipe.method!r}"
+            )
+        kind, gamma = recipe.method, effective_gamma(recipe)
+        changes: list[tuple[str, str, dict[str, object]]] = []
+        for w in self.variance_weights:
+            changes.append(("variance weight w", f"w = {w:g}", {"variance_weight": w}))
+        for g in self.gammas:
+            value = recipe.gamma if math.isclose(g, gamma) else g
+            changes.append(("bound γ", f"γ = {g:g}", {"gamma": value}))
+        for name in self.optimisers:
+            optimiser, lr, code = _OPTIMISERS[name]
+            accumulate = CODE_ACCUMULATE[kind] if code else 1
+            label = f"{name}, every {accumulate}" if accumulate > 1 else name
+            step = {"generator_optimiser": optimiser, "generator_lr": lr}
+            changes.append(("optimiser", label, {**step, "accumulate": accumulate}))
+        for d in self.draws:
+            changes.append(("draws per step", f"{d} draw{'s' if d > 1 else ''}", {"draws": d}))
+        runs = []
+        for factor, value, change in changes:
+            config = replace(recipe, **change)  # type: ignore[arg-type]
+            runs.append(RecipeRun(kind, factor, value, config, config == recipe))
+        return runs
+
+
+#: The grid of chapter 06 (issue 22's values).
+RECIPE_GRID = RecipeGrid()

@@ -1,0 +1,74 @@
+"""Fewer draws for the same guarantee: every procedure that stops before CERTIFY's ``n``.
+
+A procedure (:class:`~rsutils.sequential.procedure.Procedure`) is one frozen object, its
+settings, whose ``settle`` answers one input from its draws
+(:class:`~rsutils.sequential.draws.Draws`, live or recorded); each is written once:
+
+- :class:`~rsutils.sequential.decisions.Decide`: is the input certified at each of
+  some radii? Its test is a :class:`~rsutils.sequential.spending.LookSchedule` (alpha
+  spent over a few looks, optionally randomised), an
+  :class:`~rsutils.sequential.sequence.AnytimeSchedule` (a confidence sequence tested
+  after every batch) or a published design
+  (:class:`~rsutils.sequential.published.PublishedTest`: Horváth et al.'s staged test,
+  Voráček's betting and union-bound sequences). With ``true_label`` it tests the
+  input's label instead of selecting a class: evaluation on a labelled test set;
+- :class:`~rsutils.sequential.planned.PlannedDraws`: CERTIFY with a number of draws
+  planned per input from its selection draws (Chen et al.);
+- :class:`~rsutils.sequential.radius_looks.RadiusLooks`: CERTIFY with sequential looks
+  at the radius itself;
+- :class:`~rsutils.sequential.certify.Certify`: CERTIFY itself, to be replayed beside
+  them.
+
+Written once for all of them: :func:`~rsutils.sequential.procedure.settle` (live, one
+input), :func:`~rsutils.sequential.procedure.replay` (recorded draws,
+:mod:`rsutils.sequential.record`), :func:`~rsutils.sequential.runs.run_procedure` and
+:func:`~rsutils.sequential.runs.replay_log` (a dataset),
+:func:`~rsutils.sequential.coverage.false_rate` (the check of the level), the book's
+cached experiment and the command line's ``certify --procedure NAME``, which find a
+procedure by name in :data:`~rsutils.sequential.procedure.PROCEDURES`.
+
+This layer sits above :mod:`rsutils.core` (CERTIFY, the noise, the confidence bounds),
+:mod:`rsutils.checks` (the classifier of the coverage check) and :mod:`rsutils.logs`
+(the resumable dataset loop); nothing in those imports it.
+"""
+
+from rsutils.sequential.certify import Certify
+from rsutils.sequential.coverage import CoverageRun, CoverageSetting, false_rate
+from rsutils.sequential.decisions import Decide, Decision, Decisions, decisions_long
+from rsutils.sequential.draws import Draws
+from rsutils.sequential.planned import PlannedDraws
+from rsutils.sequential.procedure import PROCEDURES, TESTS, Procedure, replay, settle
+from rsutils.sequential.published import PublishedTest
+from rsutils.sequential.radius_looks import RadiusLooks, StoppedCertificate
+from rsutils.sequential.record import DrawRecord, record_draws
+from rsutils.sequential.runs import record_dataset, replay_log, run_procedure
+from rsutils.sequential.sequence import AnytimeSchedule
+from rsutils.sequential.spending import LookSchedule
+
+__all__ = [
+    "PROCEDURES",
+    "TESTS",
+    "AnytimeSchedule",
+    "Certify",
+    "CoverageRun",
+    "CoverageSetting",
+    "Decide",
+    "Decision",
+    "Decisions",
+    "DrawRecord",
+    "Draws",
+    "LookSchedule",
+    "PlannedDraws",
+    "Procedure",
+    "PublishedTest",
+    "RadiusLooks",
+    "StoppedCertificate",
+    "decisions_long",
+    "false_rate",
+    "record_dataset",
+    "record_draws",
+    "replay",
+    "replay_log",
+    "run_procedure",
+    "settle",
+]

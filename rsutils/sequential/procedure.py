@@ -1,0 +1,207 @@
+"""The protocol every fewer-draws procedure follows, its registry, and how one runs.
+
+A procedure is one frozen object, its settings, that answers one input from its draws
+(:class:`~rsutils.sequential.draws.Draws`): :meth:`Procedure.settle` reads the
+selection counts and the prefixes of the estimation stream it needs, and returns an
+:class:`Answer`. It states what it may read (``n_max`` estimation draws, selection
+draws only if it ``selects``), its failure probability ``alpha``, what a log records of
+it (:meth:`~Procedure.identity`), and its log's columns and rows. Everything else is
+written once, for every procedure:
+
+- :func:`settle` runs it live on one input (the base model runs only as far as the
+  procedure reads) and :func:`replay` on recorded draws
+  (:class:`~rsutils.sequential.record.DrawRecord`): the same answer, draw for draw;
+- :func:`~rsutils.sequential.runs.run_procedure` runs it over a dataset into a
+  resumable log, :func:`~rsutils.sequential.runs.replay_log` over a record log;
+- :func:`~rsutils.sequential.coverage.false_rate` counts its false certificates on
+  draws whose answer is known;
+- the book's cached experiments and the command line (``certify --procedure NAME``)
+  find it in :data:`PROCEDURES` by its ``name``.
+
+Adding a procedure is one module with one such class, registered with
+:func:`register`, and its tests.
+
+A :class:`Test` is the part of a decision procedure
+(:class:`~rsutils.sequential.decisions.Decide`) that says when it looks and what it
+tests there: spending ``alpha`` over looks, a confidence sequence, or a published
+design. Tests have a registry of their own (:data:`TESTS`), built by name from the
+most draws and the level (``certify --procedure decide --test NAME``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar, Protocol, TypeVar
+
+import torch
+
+from rsutils.core.smooth import Smooth
+from rsutils.core.streams import draw_seed
+from rsutils.sequential.draws import Draws, live_draws
+from rsutils.sequential.record import DrawRecord
+
+__all__ = [
+    "PROCEDURES",
+    "TESTS",
+    "Answer",
+    "Procedure",
+    "Test",
+    "register",
+    "register_test",
+    "replay",
+    "settle",
+]
+
+
+class Answer(Protocol):
+    """What every procedure's answer states: the class it certifies
+    (:data:`~rsutils.core.smooth.ABSTAIN` if none) and the largest radius it certifies
+    that class at (0.0 if none), from which a false certificate is judged."""
+
+    @property
+    def prediction(self) -> int: ...
+
+    @property
+    def radius(self) -> float: ...
+
+
+class Procedure(Protocol):
+    """A fewer-draws procedure, its settings as one frozen object (see the module)."""
+
+    name: ClassVar[str]
+
+    @property
+    def n_max(self) -> int:
+        """The most estimation draws it may read."""
+        ...
+
+    @property
+    def alpha(self) -> float:
+        """Its failure probability: the level of every certificate it gives."""
+        ...
+
+    @property
+    def selects(self) -> bool:
+        """Whether it reads CERTIFY's ``n0`` selection draws (False: it tests a given
+        label, for evaluation only)."""
+        ...
+
+    def settle(self, smooth: Smooth, draws: Draws) -> Any:
+        """The answer for one input, from ``draws``."""
+        ...
+
+    def identity(self) -> dict[str, Any]:
+        """What determines its answers besides the classifier, the input and the seed:
+        what a log records and checks on resume, and a cache key holds."""
+        ...
+
+    def columns(self) -> list[str]:
+        """The columns of its dataset log (``idx`` and ``time`` among them)."""
+        ...
+
+    def row(self, answer: Any, label: int) -> dict[str, Any]:
+        """The log row of ``answer`` for an input of true ``label`` (but ``idx``,
+        ``time`` and ``scale``)."""
+        ...
+
+
+class Test(Protocol):
+    """When a decision procedure looks and what it tests there (see the module)."""
+
+    @property
+    def name(self) -> str:
+        """Its name in :data:`TESTS`."""
+        ...
+
+    @property
+    def n_max(self) -> int: ...
+
+    @property
+    def alpha(self) -> float: ...
+
+    @property
+    def randomized(self) -> bool:
+        """Whether its decisions hold at a randomisation ``u`` (logged)."""
+        ...
+
+    def settle(self, smooth: Smooth, draws: Draws, tested: int, radii: Sequence[float]) -> list:
+        """The :class:`~rsutils.sequential.decisions.Decision` at each of ``radii`` for
+        class ``tested``, from one pass over ``draws``' estimation prefixes."""
+        ...
+
+    def identity(self) -> dict[str, Any]: ...
+
+
+#: Every procedure, by name (:func:`register`).
+PROCEDURES: dict[str, type] = {}
+#: Every test of a decision procedure, by name, as a function of ``(n_max, alpha)``
+#: (:func:`register_test`).
+TESTS: dict[str, Callable[[int, float], Test]] = {}
+
+P = TypeVar("P", bound=type)
+
+
+def register(cls: P) -> P:
+    """Add a procedure class to :data:`PROCEDURES` under its ``name`` (a decorator)."""
+    name = cls.name  # type: ignore[attr-defined]
+    if name in PROCEDURES and PROCEDURES[name] is not cls:
+        raise ValueError(f"a procedure named {name!r} is registered already")
+    PROCEDURES[name] = cls
+    return cls
+
+
+def register_test(name: str, make: Callable[[int, float], Test]) -> None:
+    """Add a test of decision procedures to :data:`TESTS`: ``make(n_max, alpha)``."""
+    if name in TESTS:
+        raise ValueError(f"a test named {name!r} is registered already")
+    TESTS[name] = make
+
+
+def settle(
+    procedure: Procedure,
+    smooth: Smooth,
+    x: torch.Tensor,
+    *,
+    n0: int = 100,
+    batch_size: int = 1000,
+    seed: int | None = None,
+    index: int = 0,
+    label: int | None = None,
+) -> Any:
+    """``procedure``'s answer for ``x``, live: CERTIFY's ``n0`` selection draws (if it
+    selects) and the prefixes of its estimation stream for ``seed`` and ``index``
+    that the procedure reads. ``label`` is ``x``'s true label, which an evaluation
+    procedure tests. The guarantee is the procedure's (its class's text)."""
+    seed = draw_seed() if seed is None else seed
+    draws = live_draws(
+        smooth, x, n0=n0 if procedure.selects else 0, n_max=procedure.n_max,
+        batch_size=batch_size, seed=seed, index=index, label=label,
+    )  # fmt: skip
+    return procedure.settle(smooth, draws)
+
+
+def replay(
+    procedure: Procedure, smooth: Smooth, record: DrawRecord, *, label: int | None = None
+) -> Any:
+    """``procedure``'s answer on recorded draws: what :func:`settle` gives with the
+    record's ``n0``, ``seed`` and ``index`` (the record must hold ``n_max`` draws)."""
+    if procedure.n_max > record.n:
+        raise ValueError(
+            f"the procedure may read {procedure.n_max} draws but the record holds "
+            f"{record.n}; record at least the draws the procedure may read "
+            "(record_draws(..., n=n_max))"
+        )
+    return procedure.settle(smooth, record.draws(selects=procedure.selects, label=label))
+
+
+def procedure_identity(procedure: Procedure) -> dict[str, Any]:
+    """The procedure's name and :meth:`~Procedure.identity`, as logs and caches record it."""
+    return {"procedure": procedure.name, **procedure.identity()}
+
+
+def build(name: str, options: Mapping[str, Any]) -> Procedure:
+    """The procedure ``name`` of :data:`PROCEDURES` from ``options`` (its
+    ``from_options``), or a ``ValueError`` naming the known ones."""
+    if name not in PROCEDURES:
+        raise ValueError(f"unknown procedure {name!r}; known: {', '.join(sorted(PROCEDURES))}")
+    return PROCEDURES[name].from_options(**options)  # type: ignore[attr-defined]

@@ -1,0 +1,310 @@
+"""Intervals over replicate models and images, the equivalence test and the verdict rule.
+
+The synthetic data follow the crossed model of :mod:`rsutils.analysis.replicates`:
+d[m, i] = δ + a[m] + b[i] + e[m, i] with normal parts of known spread, so the true
+difference δ is known. Coverage over R repetitions is a binomial proportion: a
+tolerance of 3 standard errors sqrt(0.95 · 0.05 / R) around the level.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import t as student
+from scipy.stats import ttest_1samp
+
+from rsutils.analysis.metrics import ACRDifference, acr_difference
+from rsutils.analysis.replicates import (
+    crossed_interval,
+    judge,
+    replicated_comparisons,
+    replicated_difference,
+)
+
+DELTA = 0.1
+
+
+def crossed(seed: int, reps: int, k: int, n: int, models: float, images: float, noise: float,
+            delta: float = DELTA) -> np.ndarray:  # fmt: skip
+    """``reps`` data sets of k models × n images with the given standard deviations."""
+    rng = np.random.default_rng(seed)
+    return (
+        delta
+        + rng.normal(0, models, (reps, k, 1))
+        + rng.normal(0, images, (reps, 1, n))
+        + rng.normal(0, noise, (reps, k, n))
+    )
+
+
+def coverage(d: np.ndarray, method: str = "banerjee", truth: float = DELTA) -> float:
+    found = crossed_interval(d, method=method)
+    return float(np.mean((found.low <= truth) & (truth <= found.high)))
+
+
+def tolerance(reps: int, level: float = 0.95) -> float:
+    return 3 * np.sqrt(level * (1 - level) / reps)
+
+
+REPS = 2_000
+
+
+@pytest.mark.parametrize(("k", "n"), [(3, 50), (3, 200), (5, 100)])
+def test_the_interval_covers_at_its_level_when_the_models_vary_most(k: int, n: int) -> None:
+    """The models' part dominates: the interval is the exact t on k − 1 degrees of freedom.
+
+    A model variance divided by N instead of k (or no t correction) fails here.
+    """
+    d = crossed(k * n, REPS, k, n, models=1.0, images=0.3, noise=0.3)
+    assert abs(coverage(d) - 0.95) <= tolerance(REPS)
+
+
+@pytest.mark.parametrize(
+    ("k", "n", "models", "images", "noise"),
+    [
+        (3, 200, 0.0, 0.3, 0.3),  # no model variance
+        (5, 50, 0.0, 0.0, 0.3),  # noise only
+        (3, 100, 0.05, 0.3, 0.3),  # models and images alike
+        (5, 200, 0.05, 0.0, 0.3),  # models and noise
+        (3, 50, 0.3, 0.3, 0.3),  # large model variance
+    ],
+)
+def test_the_interval_never_covers_below_its_level(
+    k: int, n: int, models: float, images: float, noise: float
+) -> None:
+    """Banerjee's interval is conservative when parts share the variance: one-sided."""
+    d = crossed(k + n, REPS, k, n, models, images, noise)
+    assert coverage(d) >= 0.95 - tolerance(REPS)
+
+
+def test_satterthwaite_covers_below_its_level_with_three_models() -> None:
+    """The reason it is not the default: its degrees of freedom are estimated from MSA."""
+    reps = 4_000
+    d = crossed(7, reps, 3, 50, models=0.3, images=0.3, noise=0.3)
+    assert coverage(d, "satterthwaite") < 0.95 - tolerance(reps)
+    assert coverage(d, "banerjee") >= 0.95 - tolerance(reps)
+
+
+def test_both_intervals_follow_the_mean_squares() -> None:
+    """Against the ANOVA written out with loops, on one data set."""
+    d = crossed(3, 1, 4, 30, models=0.2, images=0.3, noise=0.4)[0]
+    k, n = d.shape
+    grand = d.mean()
+    msa = n * sum((d[m].mean() - grand) ** 2 for m in range(k)) / (k - 1)
+    msb = k * sum((d[:, i].mean() - grand) ** 2 for i in range(n)) / (n - 1)
+    mse = sum(
+        (d[m, i] - d[m].mean() - d[:, i].mean() + grand) ** 2 for m in range(k) for i in range(n)
+    ) / ((k - 1) * (n - 1))
+    assert msa > mse and msb > mse  # both components positive in this data set
+    images = (msb - mse) / (k * n)
+    t_models, t_images = student.ppf(0.975, k - 1), student.ppf(0.975, n - 1)
+    half = np.sqrt(t_models**2 * msa / (k * n) + t_images**2 * images)
+    found = crossed_interval(d)
+    assert found.mean == pytest.approx(grand)
+    assert (found.low, found.high) == pytest.approx((grand - half, grand + half))
+    assert found.standard_error**2 == pytest.approx(msa / (k * n) + images)
+    variance = (msa + msb - mse) / (k * n)
+    pieces = msa**2 / (k - 1) + msb**2 / (n - 1) + mse**2 / ((k - 1) * (n - 1))
+    df = (msa + msb - mse) ** 2 / pieces
+    found = crossed_interval(d, method="satterthwaite")
+    assert found.df == pytest.approx(df)
+    assert found.high - grand == pytest.approx(student.ppf(0.975, df) * np.sqrt(variance))
+
+
+@pytest.mark.parametrize("images", [0.0, 0.3])
+def test_the_half_width_is_at_most_the_models_t_times_the_standard_error(images) -> None:
+    """Also when the images' part is estimated barely above 0 (no image effect)."""
+    d = crossed(41, REPS, 3, 100, models=0.02, images=images, noise=0.3)
+    found = crossed_interval(d)
+    half = found.high - found.mean
+    assert np.all(half <= student.ppf(0.975, 2) * found.standard_error * (1 + 1e-12))
+    assert np.all(half >= student.ppf(0.975, 99) * found.standard_error * (1 - 1e-12))
+
+
+# The equivalence test: TOST at level α = 0.05 is the 90% interval inside (−m, m).
+
+MARGIN = 0.1
+
+
+@pytest.mark.parametrize(("k", "n", "models"), [(3, 200, 0.005), (5, 200, 0.01)])
+def test_equivalence_at_the_margin_is_declared_at_most_at_the_level(
+    k: int, n: int, models: float
+) -> None:
+    """True difference exactly at +m: declared equivalent with probability ≤ α."""
+    d = crossed(11 * k, REPS, k, n, models, images=0.3, noise=0.3, delta=MARGIN)
+    found = crossed_interval(d, confidence=0.90)
+    declared = np.mean((found.low > -MARGIN) & (found.high < MARGIN))
+    assert declared <= 0.05 + tolerance(REPS, 0.05)
+
+
+def test_a_zero_difference_with_little_noise_is_declared_equivalent() -> None:
+    d = crossed(13, REPS, 3, 200, models=0.005, images=0.05, noise=0.05, delta=0.0)
+    found = crossed_interval(d, confidence=0.90)
+    assert np.mean((found.low > -MARGIN / 2) & (found.high < MARGIN / 2)) >= 0.99
+
+
+@pytest.mark.parametrize("method", ["banerjee", "satterthwaite", "bootstrap"])
+def test_the_tost_p_value_is_below_alpha_exactly_when_the_interval_is_inside(method) -> None:
+    rng = np.random.default_rng(5)
+    agree = 0
+    for case in range(40):
+        delta = rng.uniform(-0.1, 0.1)
+        pairs = _pairs(crossed(case, 1, 3, 40, 0.02, 0.1, 0.1, delta=delta)[0])
+        found = replicated_difference(pairs, margin=0.08, method=method)
+        inside = -0.08 < found.equivalence[0] and found.equivalence[1] < 0.08
+        agree += (found.p_equivalent < 0.05) == inside
+        assert found.verdict.startswith("equivalent") == inside
+    assert agree >= (40 if method != "bootstrap" else 38)  # percentiles: up to ties
+
+
+def test_the_satterthwaite_tost_p_value_is_the_larger_one_sided_t_p_value() -> None:
+    pairs = _pairs(crossed(3, 1, 3, 60, 0.02, 0.1, 0.1, delta=0.03)[0])
+    found = replicated_difference(pairs, margin=0.1, method="satterthwaite")
+    t_low = (found.difference + 0.1) / found.standard_error
+    t_high = (found.difference - 0.1) / found.standard_error
+    expected = max(student.sf(t_low, found.df), student.cdf(t_high, found.df))
+    assert found.p_equivalent == pytest.approx(expected, rel=1e-6)
+
+
+# The verdict rule.
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "margin", "equivalence", "verdict"),
+    [
+        (0.01, 0.2, None, None, "rises"),
+        (-0.2, -0.01, None, None, "falls"),
+        (-0.1, 0.2, None, None, "undecided"),
+        (0.0, 0.2, None, None, "undecided"),  # touching 0 is not a rise
+        (-0.03, 0.03, 0.05, (-0.02, 0.02), "equivalent within ±0.05"),
+        (0.01, 0.03, 0.05, (0.012, 0.028), "equivalent within ±0.05"),  # equivalence first
+        (-0.03, -0.01, 0.05, (-0.028, -0.012), "equivalent within ±0.05"),
+        (0.02, 0.08, 0.05, (0.025, 0.07), "rises"),  # not inside: the sign
+        (-0.04, 0.06, 0.05, (-0.03, 0.05), "undecided"),  # touching the margin is not inside
+        (-0.2, 0.3, 0.25, (-0.15, 0.2), "equivalent within ±0.25"),
+    ],
+)
+def test_judge(low, high, margin, equivalence, verdict) -> None:
+    assert judge(low, high, margin=margin, equivalence=equivalence) == verdict
+
+
+def test_judge_asks_for_both_margin_and_equivalence_interval() -> None:
+    with pytest.raises(ValueError, match="pass equivalence="):
+        judge(-0.1, 0.1, margin=0.05)
+    with pytest.raises(ValueError, match="pass margin="):
+        judge(-0.1, 0.1, equivalence=(-0.05, 0.05))
+    with pytest.raises(ValueError, match="positive number"):
+        judge(-0.1, 0.1, margin=0.0, equivalence=(0, 0))
+    with pytest.raises(ValueError, match="low ≤ high"):
+        judge(0.2, 0.1)
+
+
+def test_acr_difference_speaks_the_verdict_rules_words() -> None:
+    assert ACRDifference(0.0, -0.1, 0.1, 0.95).verdict == "undecided"
+    assert ACRDifference(0.1, 0.05, 0.2, 0.95).verdict == "rises"
+    assert ACRDifference(-0.1, -0.2, -0.05, 0.95).verdict == "falls"
+
+
+# From logs.
+
+
+def _pairs(d: np.ndarray, seed: int = 0) -> list[tuple[pd.DataFrame, pd.DataFrame]]:
+    """Control and method logs whose radii differ by d[m] per image, rows shuffled."""
+    rng = np.random.default_rng(seed)
+    pairs = []
+    for row in d:
+        base = rng.uniform(1, 2, row.size)
+        control = pd.DataFrame({"idx": np.arange(row.size), "correct": 1, "radius": base})
+        method = control.assign(radius=base + row).sample(frac=1, random_state=0)
+        pairs.append((control, method))
+    return pairs
+
+
+def test_replicated_difference_pairs_by_image_and_model() -> None:
+    d = crossed(17, 1, 3, 80, 0.05, 0.2, 0.2)[0]
+    found = replicated_difference(_pairs(d), margin=0.05)
+    expected = crossed_interval(d)
+    assert (found.difference, found.low, found.high) == pytest.approx(
+        (expected.mean, expected.low, expected.high)
+    )
+    eq = crossed_interval(d, confidence=0.90)
+    assert found.equivalence == pytest.approx((eq.low, eq.high))
+    assert found.per_model == pytest.approx(d.mean(axis=1))
+    assert (found.models, found.images, found.images_only) == (3, 80, False)
+
+
+def test_replicated_difference_measures_certified_accuracy_at_a_radius() -> None:
+    control = pd.DataFrame(
+        {"idx": [0, 1, 2, 3], "correct": [1, 1, 0, 1], "alm": [0.2, 0.6, 0.9, 0.5]}
+    )
+    method = control.assign(correct=[1, 1, 1, 1], alm=[0.6, 0.6, 0.9, 0.1])
+    found = replicated_difference([(control, method)], column="alm", radius=0.5)
+    assert found.difference == pytest.approx((1 + 0 + 1 - 1) / 4)  # as certified_accuracy
+
+
+def test_one_replicate_falls_back_to_the_images() -> None:
+    d = crossed(19, 1, 1, 120, 0.0, 0.3, 0.3)[0]
+    pairs = _pairs(d)
+    t_interval = ttest_1samp(d[0], 0.0).confidence_interval(0.95)
+    for method in ("banerjee", "satterthwaite"):
+        found = replicated_difference(pairs, method=method)
+        assert found.images_only and found.df == 119
+        assert (found.low, found.high) == pytest.approx((t_interval.low, t_interval.high))
+    found = replicated_difference(pairs, method="bootstrap", seed=4)
+    paired = acr_difference(*pairs[0], seed=4)
+    assert (found.difference, found.low, found.high) == pytest.approx(
+        (paired.difference, paired.low, paired.high)
+    )
+
+
+def test_the_bootstrap_is_seeded_and_too_narrow_with_three_models() -> None:
+    pairs = _pairs(crossed(23, 1, 3, 50, 0.3, 0.3, 0.3)[0])
+    first = replicated_difference(pairs, method="bootstrap", seed=1)
+    assert first == replicated_difference(pairs, method="bootstrap", seed=1)
+    assert first.low != replicated_difference(pairs, method="bootstrap", seed=2).low
+    reps, covered = 100, 0  # the stated reason the t interval is the default
+    for rep, d in enumerate(crossed(29, reps, 3, 30, models=1.0, images=0.3, noise=0.3)):
+        found = replicated_difference(_pairs(d), method="bootstrap", seed=rep)
+        covered += found.low <= DELTA <= found.high
+    assert covered / reps < 0.95 - tolerance(reps)
+
+
+def test_replicated_comparisons_tabulate_each_pair_and_measure() -> None:
+    d = crossed(31, 1, 3, 60, 0.01, 0.05, 0.05, delta=0.3)[0]
+    replicates = [{"ours": method, "control": control} for control, method in _pairs(d)]
+    measures = {"radius": "radius", "certified at 1.5": ("radius", 1.5)}
+    pairs = [("ours", "control")]
+    table = replicated_comparisons(replicates, pairs, measures=measures, margin=0.05)
+    assert table.index.tolist() == [("ours", "control", name) for name in measures]
+    assert list(table.columns) == [
+        "gain", "low", "high", "models", "images", "verdict", "margin", "p equivalent",
+    ]  # fmt: skip
+    row = table.loc[("ours", "control", "radius")]
+    found = replicated_difference([(r["control"], r["ours"]) for r in replicates], margin=0.05)
+    assert (row.gain, row.low, row.verdict) == (found.difference, found.low, "rises")
+    assert (row.models, row.images) == (3, 60)
+    with pytest.raises(ValueError, match=r"replicates\[1\] has no log for \['ours'\]"):
+        replicated_comparisons([replicates[0], {"control": d}], [("ours", "control")])
+
+
+def test_bad_input_names_the_fix() -> None:
+    pairs = _pairs(crossed(37, 1, 2, 10, 0.1, 0.1, 0.1)[0])
+    control, method = pairs[0]
+    with pytest.raises(ValueError, match=r"pass one \(control_log, method_log\) pair"):
+        replicated_difference([])
+    with pytest.raises(ValueError, match="certify the same test images with both"):
+        replicated_difference([(control, method.iloc[1:])])
+    with pytest.raises(ValueError, match="every replicate must certify the same test images"):
+        replicated_difference([pairs[0], (control.iloc[1:], method[method.idx > 0])])
+    with pytest.raises(ValueError, match="one row per test image"):
+        replicated_difference([(pd.concat([control, control]), pd.concat([method, method]))])
+    with pytest.raises(ValueError, match="lacks the columns"):
+        replicated_difference(pairs, column="alm")
+    with pytest.raises(ValueError, match="at least two test images"):
+        replicated_difference([(control.iloc[:1], method[method.idx == 0])])
+    with pytest.raises(ValueError, match="method must be one of"):
+        replicated_difference(pairs, method="jackknife")
+    with pytest.raises(ValueError, match="confidence must lie"):
+        replicated_difference(pairs, confidence=95)
+    with pytest.raises(ValueError, match="positive number"):
+        replicated_difference(pairs, margin=-0.05)
