@@ -39,7 +39,7 @@ import rsutils as rs
 from rsutils.book import Chapter, glue_all, run_command, show_refusals
 from rsutils.book.manual import describe_page_model, page_model
 from rsutils.checks.float_attack import float_attack
-from rsutils.cli.bench import benchmark_modes
+from rsutils.cli.bench import BenchSettings, benchmark_modes
 from rsutils.core.radius import rules
 
 # %% tags=["parameters"]
@@ -424,10 +424,10 @@ certificates = {
     ).certify(x0, 100, n, 0.001, seed=seed)
     for sampler in ("plain", "sound")
 }
+timing = BenchSettings(num_batches=4, repeats=3)
 plain, sound = benchmark_modes(
-    model, tuple(x0.shape), rs.Gaussian(0.25), modes=["fp32"],
-    samplers=["plain", "sound"], num_classes=10, num_batches=4,
-    repeats=3, x=x0,
+    model, tuple(x0.shape), rs.Gaussian(0.25), timing, num_classes=10,
+    modes=["fp32"], samplers=["plain", "sound"], x=x0,
 )  # fmt: skip
 shown = ["prediction", "count", "pA_lower", "radius"]
 pd.DataFrame({s: vars(c) for s, c in certificates.items()}).T[shown]

@@ -414,3 +414,50 @@ def test_the_library_certifies_without_matplotlib_and_seaborn(tmp_path) -> None:
     assert result.returncode == 0, result.stderr
     assert "rsutils.book (the book's helpers) needs matplotlib" in result.stdout
     assert "pip install 'rsutils[book]'" in result.stdout
+
+
+#: The most parameters a public function or method takes (``self`` and ``cls`` aside)
+#: unless its docstring (or its class's, for a constructor) says why, "for a reason".
+MAX_PARAMETERS = 8
+
+
+def wide_functions(source: str) -> list[str]:
+    """``name (count)`` of each public function or method of ``source`` that takes more
+    than :data:`MAX_PARAMETERS` parameters without giving its reason."""
+    found = []
+    for cls in [None, *(n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.ClassDef))]:
+        body = ast.parse(source).body if cls is None else cls.body
+        for node in body:
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            if node.name.startswith("_") and node.name != "__init__":
+                continue
+            a = node.args
+            names = [p.arg for p in a.posonlyargs + a.args + a.kwonlyargs]
+            count = len([n for n in names if n not in ("self", "cls")])
+            count += (a.vararg is not None) + (a.kwarg is not None)
+            said = (ast.get_docstring(node) or "") + (
+                ast.get_docstring(cls) or "" if cls is not None and node.name == "__init__" else ""
+            )
+            if count > MAX_PARAMETERS and "for a reason" not in said:
+                found.append(f"{node.name} ({count})")
+    return found
+
+
+def test_the_width_checker_sees_a_wide_function() -> None:
+    wide = "def f(a, b, c, d, e, f, g, h, i):\n    pass\n"
+    assert wide_functions(wide) == ["f (9)"]
+    assert wide_functions(wide.replace("pass", '"""Nine, for a reason: ..."""')) == []
+    assert (
+        wide_functions("class C:\n    def m(self, a, b, c, d, e, f, g, h):\n        pass\n") == []
+    )
+    assert wide_functions("def _private(a, b, c, d, e, f, g, h, i):\n    pass\n") == []
+
+
+@pytest.mark.parametrize(
+    ("part", "path"), modules(), ids=[str(path.relative_to(PACKAGE)) for _, path in modules()]
+)
+def test_no_public_function_is_wide_without_a_reason(part: str, path: Path) -> None:
+    """Settings travel as the frozen objects they are; a function that still needs more
+    than eight parameters says why in its docstring."""
+    assert wide_functions(path.read_text()) == [], path.relative_to(PACKAGE)

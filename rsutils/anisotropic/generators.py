@@ -272,6 +272,11 @@ class CertificationWiseGenerator(NoiseGenerator):
     ``gamma = 1`` as in the paper, rescaled per input by :func:`apply_budget` when
     there is a ``budget``. ``mu`` and ``sigma`` depend on the input, so a certificate
     covers the noise at the certified input only (see :class:`NoiseGenerator`).
+
+    Its constructor takes nine parameters, for a reason: they are the network's
+    hyperparameters as UCAN's code names them (channels, the bounds ``gamma``,
+    ``mu_bound``, ``floor``, the initial sigma, width and growth, and the budget), each
+    with UCAN's default, and a checkpoint stores them as they are.
     """
 
     kind = "certification"

@@ -202,22 +202,18 @@ def make_generator(config: NPGConfig, shape: tuple[int, ...]) -> NoiseGenerator:
             shape[1], shape[2], norm=config.pattern_norm, kappa=config.kappa, iota=config.iota
         )
         return FixedNoise(pattern.float())
-    budget = {"budget": config.budget, "budget_value": config.budget_value}
+    budget, budget_value = config.budget, config.budget_value
     if config.method == "dataset":
         gamma = 2.0 if config.gamma is None else config.gamma
         return DatasetWiseGenerator(
-            shape, gamma=gamma, mu_bound=mu_bound, initial_sigma=gamma / 2, **budget
-        )
+            shape, gamma=gamma, mu_bound=mu_bound, initial_sigma=gamma / 2,
+            budget=budget, budget_value=budget_value,
+        )  # fmt: skip
     gamma = 1.0 if config.gamma is None else config.gamma
     return CertificationWiseGenerator(
-        shape[0],
-        gamma=gamma,
-        mu_bound=mu_bound,
-        initial_sigma=gamma / 2,
-        width=config.width,
-        growth=config.width,
-        **budget,
-    )
+        shape[0], gamma=gamma, mu_bound=mu_bound, initial_sigma=gamma / 2,
+        width=config.width, growth=config.width, budget=budget, budget_value=budget_value,
+    )  # fmt: skip
 
 
 def npg_loss(

@@ -246,7 +246,7 @@ class Experiments:
         record_path = self._log_path("record", config, {**noise_key, **self._mode()}, "certify")
         return certify_recorded_dataset(
             smooth, self.data, self.indices, path, record_path, self.settings,
-            **self._run(config),
+            config=_model_key(config), progress=self.progress,
         )  # fmt: skip
 
     def certify_reference(
@@ -275,7 +275,13 @@ class Experiments:
             fast=self.inference, fast_share=fast_share,
         )  # fmt: skip
         return certify_reference_dataset(
-            smooth, self.data, self.indices, path, self.settings, **self._run(config)
+            smooth,
+            self.data,
+            self.indices,
+            path,
+            self.settings,
+            config=_model_key(config),
+            progress=self.progress,
         )
 
     def certify_generated(
@@ -312,8 +318,11 @@ class Experiments:
             generator,
             inference=self.inference,
         )
-        run = {"config": {"npg": npg, "without_mu": without_mu, **scale}, "progress": self.progress}
-        return certify_dataset(smooth, self.data, self.indices, path, self.settings, **run)
+        identity = {"npg": npg, "without_mu": without_mu, **scale}
+        return certify_dataset(
+            smooth, self.data, self.indices, path, self.settings, config=identity,
+            progress=self.progress,
+        )  # fmt: skip
 
     def audit_generated(
         self, config: NPGConfig, settings: AuditSettings, *, freeze: bool = False, limit: int
@@ -360,7 +369,13 @@ class Experiments:
             return self._read_cached(path)
         smooth = Smooth(self.model(config), self.data.num_classes, noise, inference=self.inference)
         return predict_dataset(
-            smooth, self.data, self.indices, path, self.settings, **self._run(config)
+            smooth,
+            self.data,
+            self.indices,
+            path,
+            self.settings,
+            config=_model_key(config),
+            progress=self.progress,
         )
 
     def run(self, config: TrainConfig, noise: NoiseFamily, procedure: Procedure) -> pd.DataFrame:
@@ -375,7 +390,7 @@ class Experiments:
             return self._read_cached(path, read_procedure_log)
         return run_procedure(
             self.smooth(config, noise), self.data, self.indices, path, procedure,
-            self.settings, **self._run(config),
+            self.settings, config=_model_key(config), progress=self.progress,
         )  # fmt: skip
 
     def record(self, config: TrainConfig, noise: NoiseFamily) -> pd.DataFrame:
@@ -389,7 +404,13 @@ class Experiments:
             return self._read_cached(path, read_record_log)
         smooth = self.smooth(config, noise)
         return record_dataset(
-            smooth, self.data, self.indices, path, self.settings, **self._run(config)
+            smooth,
+            self.data,
+            self.indices,
+            path,
+            self.settings,
+            config=_model_key(config),
+            progress=self.progress,
         )
 
     def smooth(self, config: TrainConfig, noise: NoiseFamily) -> Smooth:
@@ -416,7 +437,13 @@ class Experiments:
             model, classes = self.model(config), self.data.num_classes
             smooth = DataDependentSmooth(model, classes, ascent, memory, inference=self.inference)
             log = certify_dataset_ds(
-                smooth, self.data, self.indices, path, self.settings, **self._run(config)
+                smooth,
+                self.data,
+                self.indices,
+                path,
+                self.settings,
+                config=_model_key(config),
+                progress=self.progress,
             )
         log.attrs["memory_path"] = str(memory_path)
         return log
@@ -458,7 +485,7 @@ class Experiments:
         memory_path = path.with_suffix(".sqlite")
         copy_memory(base.attrs["memory_path"], memory_path)
         settings = self.settings.replace(seed=derived_seed(self.settings.seed, 0, "requery"))
-        run = {"config": {"model": config_key(config.as_dict()), "fraction": fraction}}
+        identity = {**_model_key(config), "fraction": fraction}
         with CertificateMemory(memory_path, norm=ascent.norm) as memory:
             # A ball around an image leaves [0, 1]; the classifier is defined on all of R^d.
             model, classes = self.model(config), self.data.num_classes
@@ -472,8 +499,8 @@ class Experiments:
                 path,
                 settings,
                 key_prefix="probe-",
+                config=identity,
                 progress=self.progress,
-                **run,
             )
         return log.assign(source_idx=sources[log["idx"].to_numpy()])
 
@@ -524,6 +551,7 @@ class Experiments:
             "<profile> --only NN`), with the same RSUTILS_CACHE"
         )
 
-    def _run(self, config: TrainConfig) -> dict[str, Any]:
-        """What every runner call adds: the model's identity in the log, and progress."""
-        return {"config": {"model": config_key(config.as_dict())}, "progress": self.progress}
+
+def _model_key(config: TrainConfig) -> dict[str, str]:
+    """What a runner records of the model in its log's settings: its cache key."""
+    return {"model": config_key(config.as_dict())}

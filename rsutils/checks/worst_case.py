@@ -114,6 +114,10 @@ def worst_case_on_boundary(
     ``sigma ⊙ (radius·u)``: the boundary of the region ``‖δ ⊘ sigma‖ < radius``. The
     directions and each direction's noise come from the ``worst-case`` stream of
     ``(seed, case)``: pass each checked rule its own ``case``.
+
+    Nine parameters, for a reason: the certificate checked (noise, norm, ``pA``, radius,
+    ``dim``, an anisotropic ``scale_by``) and the Monte Carlo check's own three (draws, seed,
+    case).
     """
     results = []
     for k, u in enumerate(boundary_directions(norm, dim, seed=seed, case=case)):

@@ -28,7 +28,6 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
 
 import numpy as np
 import torch
@@ -53,6 +52,7 @@ from rsutils.training.models import ARCHITECTURES, build_model, load_checkpoint
 
 __all__ = [
     "BenchResult",
+    "BenchSettings",
     "add_parser",
     "benchmark",
     "benchmark_modes",
@@ -110,40 +110,47 @@ def _elapsed(run: Callable[[], object], device: torch.device) -> float:
     return time.perf_counter() - start
 
 
+@dataclass(frozen=True)
+class BenchSettings:
+    """How a benchmark times: ``num_batches`` batches of ``batch_size`` inputs per timing,
+    ``repeats`` interleaved rounds (medians and the fastest round are reported), and with
+    ``prefetch`` the loop that overlaps noise and forward timed in each round too."""
+
+    batch_size: int = 1000
+    num_batches: int = 10
+    repeats: int = 7
+    prefetch: bool = False
+
+    @property
+    def inputs(self) -> int:
+        """The inputs of one timing."""
+        return self.batch_size * self.num_batches
+
+
 def benchmark(
     model: nn.Module,
     input_shape: tuple[int, ...],
     noise: NoiseFamily,
+    settings: BenchSettings = BenchSettings(),
     *,
     num_classes: int,
-    batch_size: int = 1000,
-    num_batches: int = 10,
-    repeats: int = 7,
     inference: str = "fp32",
-    prefetch: bool = False,
     sampler: str = DEFAULT_SAMPLER,
     x: torch.Tensor | None = None,
 ) -> BenchResult:
-    """Throughputs of the raw model and of the loop, timed alternately ``repeats`` times.
+    """Throughputs of the raw model and of the loop, timed alternately ``settings.repeats``
+    times.
 
     Alternating the timings, and taking medians, keeps slow drifts of a shared
     machine (frequency scaling, neighbours) out of the ratio. Both run the model in
     ``inference`` mode, the loop with ``noise`` drawn by ``sampler``
-    (:data:`~rsutils.core.sound_sampling.SAMPLERS`). With ``prefetch``, each round also
-    times the loop with the overlap of noise and forward (``prefetch=True``). ``x`` is
-    the input (default: a random one on the 1/255 grid, which every sampler takes).
+    (:data:`~rsutils.core.sound_sampling.SAMPLERS`). With ``settings.prefetch``, each
+    round also times the loop with the overlap of noise and forward. ``x`` is the input
+    (default: a random one on the 1/255 grid, which every sampler takes).
     """
+    variants = [(inference, sampler)]
     (result,) = benchmark_variants(
-        model,
-        input_shape,
-        noise,
-        variants=[(inference, sampler)],
-        num_classes=num_classes,
-        batch_size=batch_size,
-        num_batches=num_batches,
-        repeats=repeats,
-        prefetch=prefetch,
-        x=x,
+        model, input_shape, noise, variants, settings, num_classes=num_classes, x=x
     )
     return result
 
@@ -152,30 +159,30 @@ def benchmark_modes(
     model: nn.Module,
     input_shape: tuple[int, ...],
     noise: NoiseFamily,
+    settings: BenchSettings = BenchSettings(),
     *,
+    num_classes: int,
     modes: Sequence[str] = INFERENCE_MODES,
     samplers: Sequence[str] = (DEFAULT_SAMPLER,),
-    **options: Any,
+    x: torch.Tensor | None = None,
 ) -> list[BenchResult]:
     """:func:`benchmark_variants` of every mode in ``modes`` (fp32 first, the reference of
-    the speed-ups) with every sampler in ``samplers``; ``options`` are its own
-    (``num_classes``, ``batch_size``, ...)."""
+    the speed-ups) with every sampler in ``samplers``."""
     ordered = ["fp32", *(check_inference_mode(m) for m in modes if m != "fp32")]
     variants = [(mode, sampler) for mode in ordered for sampler in samplers]
-    return benchmark_variants(model, input_shape, noise, variants=variants, **options)
+    return benchmark_variants(
+        model, input_shape, noise, variants, settings, num_classes=num_classes, x=x
+    )
 
 
 def benchmark_variants(
     model: nn.Module,
     input_shape: tuple[int, ...],
     noise: NoiseFamily,
-    *,
     variants: Sequence[tuple[str, str]],
+    settings: BenchSettings = BenchSettings(),
+    *,
     num_classes: int,
-    batch_size: int = 1000,
-    num_batches: int = 10,
-    repeats: int = 7,
-    prefetch: bool = False,
     x: torch.Tensor | None = None,
 ) -> list[BenchResult]:
     """:func:`benchmark`'s figures for each ``(inference mode, sampler)`` of ``variants``,
@@ -190,23 +197,22 @@ def benchmark_variants(
         _VariantTimer(model, x, with_sampler(noise, sampler), mode, sampler, num_classes)
         for mode, sampler in variants
     ]
-    sizes = (batch_size, num_batches)
-    timed = [
-        (timer, kind)
-        for timer in timers
-        for kind in ("raw", "loop", "noise", *(("prefetch",) if prefetch else ()))
-    ]
+    sizes = (settings.batch_size, settings.num_batches)
+    extra = ("prefetch",) if settings.prefetch else ()
+    timed = [(timer, kind) for timer in timers for kind in ("raw", "loop", "noise", *extra)]
     for timer, kind in timed:  # warm-up (allocator, kernels, lazy initialisation)
         timer.run(kind, *sizes)
     seconds = np.array(
-        [[_elapsed(partial(t.run, k, *sizes), device) for t, k in timed] for _ in range(repeats)]
+        [
+            [_elapsed(partial(t.run, k, *sizes), device) for t, k in timed]
+            for _ in range(settings.repeats)
+        ]
     )
     kinds = len(timed) // len(timers)
+    rounds = [seconds[:, i * kinds : (i + 1) * kinds] for i in range(len(timers))]
     return [
-        _result(
-            timer, seconds[:, i * kinds : (i + 1) * kinds], batch_size * num_batches, batch_size
-        )
-        for i, timer in enumerate(timers)
+        _result(timer, times, settings.inputs, settings.batch_size)
+        for timer, times in zip(timers, rounds, strict=True)
     ]
 
 
@@ -362,18 +368,11 @@ def run(args: argparse.Namespace) -> None:
         model, dataset = build_model(args.arch, args.dataset).to(device).eval(), args.dataset
     shape = {"imagenet": (3, 224, 224), "cifar10": (3, 32, 32)}.get(dataset, (1, 28, 28))
     num_classes = 1000 if dataset == "imagenet" else 10
+    settings = BenchSettings(args.batch, args.batches, args.rounds, args.prefetch)
     results = benchmark_modes(
-        model,
-        shape,
-        _bench_noise(args, shape),
-        modes=args.inference,
-        samplers=args.sampler,
-        num_classes=num_classes,
-        batch_size=args.batch,
-        num_batches=args.batches,
-        repeats=args.rounds,
-        prefetch=args.prefetch,
-    )
+        model, shape, _bench_noise(args, shape), settings, num_classes=num_classes,
+        modes=args.inference, samplers=args.sampler,
+    )  # fmt: skip
     first = results[0]
     rounds = f"median of {args.rounds} rounds"
     print(f"model      {args.checkpoint or args.arch} ({dataset}, input {shape}) on {device}")

@@ -30,7 +30,7 @@ import torch
 
 from rsutils.checks.batch_invariance import batch_sensitivity
 from rsutils.cli.arguments import HelpFormatter
-from rsutils.cli.bench import BenchResult, benchmark_modes
+from rsutils.cli.bench import BenchResult, BenchSettings, benchmark_modes
 from rsutils.core.inference import INFERENCE_MODES
 from rsutils.core.noise import Gaussian
 from rsutils.core.smooth import Smooth
@@ -54,10 +54,10 @@ def _throughputs(device: torch.device, batches: tuple[int, ...], say: Callable[[
     for name, (arch, dataset, shape) in MODELS.items():
         model = _model(arch, dataset, device)
         for batch in batches:
+            settings = BenchSettings(batch_size=batch, num_batches=3, repeats=3)
             results: list[BenchResult] = benchmark_modes(
-                model, shape, Gaussian(0.25), modes=INFERENCE_MODES, num_classes=10,
-                batch_size=batch, num_batches=3, repeats=3,
-            )  # fmt: skip
+                model, shape, Gaussian(0.25), settings, num_classes=10, modes=INFERENCE_MODES
+            )
             reference = results[0].raw_per_second
             for r in results:
                 say(

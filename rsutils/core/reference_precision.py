@@ -156,9 +156,10 @@ class ReferenceSmooth:
         check_count("draws", draws)
         split_alpha(0.5, fast_share)  # fail now, not after sampling
         self.draws, self.fast_share = int(draws), float(fast_share)
-        common = {"norm": norm, "input_range": input_range}
-        self.fast = Smooth(model, num_classes, noise, inference=fast, **common)
-        self.reference = Smooth(model, num_classes, noise, inference="fp32", **common)
+        self.fast, self.reference = (
+            Smooth(model, num_classes, noise, norm=norm, input_range=input_range, inference=mode)
+            for mode in (fast, "fp32")
+        )
         self.num_classes, self.norm, self.noise = num_classes, self.fast.norm, noise
 
     @property
@@ -278,12 +279,12 @@ class ReferenceSmooth:
         }
         if bound.pA_lower < 0.5:
             return ReferenceCertificate(prediction=ABSTAIN, radius=0.0, **common)
-        where, noise, p = {"norm": self.norm, "dim": x.numel()}, self.noise, bound.pA_lower
+        noise, norm, dim, p = self.noise, self.norm, x.numel(), bound.pA_lower
         return ReferenceCertificate(
             prediction=fast.selected,
-            radius=float(noise.radius(p, **where)),
-            region_radius=float(noise.region_radius(p, **where)),
-            alm=float(noise.alm(p, **where)),
+            radius=float(noise.radius(p, norm=norm, dim=dim)),
+            region_radius=float(noise.region_radius(p, norm=norm, dim=dim)),
+            alm=float(noise.alm(p, norm=norm, dim=dim)),
             **common,
         )
 

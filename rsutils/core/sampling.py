@@ -165,6 +165,11 @@ class PrefixCounter:
     bitwise those of ``prefetch=False``; an error raised while drawing (an exhausted
     stream, a family's bad parameters) is raised in the caller as it is. On a GPU the
     loop stays serial: its kernels already run asynchronously, in stream order.
+
+    Its constructor takes nine parameters, for a reason: it is the Monte Carlo loop itself
+    (the model, the input, the noise, the stream's length, the classes, the batch, the
+    generator), and two switches; :meth:`~rsutils.core.smooth.Smooth.prefix_counter` builds it
+    from a smoothed classifier with four.
     """
 
     def __init__(

@@ -221,12 +221,12 @@ class Smooth:
         }
         if self.noise.charged_pA(pA_lower, dim) < 0.5:
             return Certificate(prediction=ABSTAIN, radius=0.0, **common)
-        where = {"norm": self.norm, "dim": dim}
+        noise, norm = self.noise, self.norm
         return Certificate(
             prediction=selected,
-            radius=float(self.noise.radius(pA_lower, **where)),
-            region_radius=float(self.noise.region_radius(pA_lower, **where)),
-            alm=float(self.noise.alm(pA_lower, **where)),
+            radius=float(noise.radius(pA_lower, norm=norm, dim=dim)),
+            region_radius=float(noise.region_radius(pA_lower, norm=norm, dim=dim)),
+            alm=float(noise.alm(pA_lower, norm=norm, dim=dim)),
             **common,
         )
 

@@ -168,6 +168,10 @@ class DataDependentSmooth:
         one classifier (the memory-enhanced one). Without a memory, each answer holds,
         with probability at least ``1 - alpha``, only for the smoothed classifier at
         that input's own noise level.
+
+        Nine parameters, for a reason: CERTIFY's own seven, in the order of
+        :meth:`~rsutils.core.smooth.Smooth.certify` (Cohen et al.'s signature), and the
+        scale and memory key of data-dependent smoothing.
         """
         seed = draw_seed() if seed is None else seed
         if scale is None:

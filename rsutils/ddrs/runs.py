@@ -52,6 +52,10 @@ def certify_dataset_ds(
     Without a memory the log holds CERTIFY's answers, which are not sound
     certificates of the data-dependent classifier (see :mod:`rsutils.memory`).
     The progress bar counts forward passes (:func:`ds_work`).
+
+    Nine parameters, for a reason: the seven of every dataset runner (classifier, data,
+    indices, path, settings, ``config``, ``progress``) and this runner's two (the ascent's
+    grouping, the memory's key prefix).
     """
     check_count("ascent_batch", ascent_batch)
     memory = smooth.memory

@@ -131,8 +131,10 @@ def live_false_rate(
 ) -> CoverageRun:
     """:func:`false_rate` with the classifier run live on its noise (slow: a few runs)."""
     smooth, x = setting.smooth(), setting.point()
-    where = {"n0": setting.n0, "seed": setting.seed, "label": TRUE_CLASS}
-    answers = (settle(procedure, smooth, x, index=i, **where) for i in range(runs))
+    answers = (
+        settle(procedure, smooth, x, n0=setting.n0, seed=setting.seed, index=i, label=TRUE_CLASS)
+        for i in range(runs)
+    )
     false = sum(is_false(answer, setting) for answer in answers)
     return CoverageRun(false, runs, _claimed(procedure, claimed_alpha))
 

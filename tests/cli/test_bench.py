@@ -7,14 +7,12 @@ import sys
 import pytest
 import torch
 
-from rsutils.cli.bench import benchmark, benchmark_modes, benchmark_variants
+from rsutils.cli.bench import BenchSettings, benchmark, benchmark_modes, benchmark_variants
 from rsutils.core.noise import Gaussian
 
 
 def test_benchmark_reports_both_throughputs_and_their_ratio(cnn) -> None:
-    result = benchmark(
-        cnn, (1, 28, 28), Gaussian(0.25), num_classes=10, batch_size=50, num_batches=2, repeats=3
-    )
+    result = benchmark(cnn, (1, 28, 28), Gaussian(0.25), BenchSettings(50, 2, 3), num_classes=10)
     assert result.inputs == 100
     assert result.raw_per_second > 0 and result.sampling_per_second > 0
     low, high = result.ratio_range
@@ -26,17 +24,15 @@ def test_benchmark_reports_both_throughputs_and_their_ratio(cnn) -> None:
 
 
 def test_the_overlapped_loop_is_timed_in_the_same_rounds_when_asked(cnn) -> None:
-    result = benchmark(
-        cnn, (1, 28, 28), Gaussian(0.25), num_classes=10, batch_size=50, num_batches=2,
-        repeats=2, prefetch=True,
-    )  # fmt: skip
+    timing = BenchSettings(50, 2, 2, prefetch=True)
+    result = benchmark(cnn, (1, 28, 28), Gaussian(0.25), timing, num_classes=10)
     assert result.best_prefetch_per_second > 0 and result.best_prefetch_ratio > 0
 
 
 def test_every_mode_is_timed_against_fp32_first(cnn) -> None:
     results = benchmark_modes(
-        cnn, (1, 28, 28), Gaussian(0.25), modes=["bf16", "channels_last"],
-        num_classes=10, batch_size=20, num_batches=1, repeats=2,
+        cnn, (1, 28, 28), Gaussian(0.25), BenchSettings(20, 1, 2), num_classes=10,
+        modes=["bf16", "channels_last"],
     )  # fmt: skip
     assert [r.inference for r in results] == ["fp32", "bf16", "channels_last"]
     assert all(r.raw_per_second > 0 and r.sampling_per_second > 0 for r in results)
@@ -44,8 +40,8 @@ def test_every_mode_is_timed_against_fp32_first(cnn) -> None:
 
 def test_both_samplers_are_timed_per_mode_in_the_same_rounds(cnn) -> None:
     results = benchmark_modes(
-        cnn, (1, 28, 28), Gaussian(0.25), modes=["fp32"], samplers=["plain", "sound"],
-        num_classes=10, batch_size=20, num_batches=1, repeats=2,
+        cnn, (1, 28, 28), Gaussian(0.25), BenchSettings(20, 1, 2), num_classes=10,
+        modes=["fp32"], samplers=["plain", "sound"],
     )  # fmt: skip
     assert [(r.inference, r.sampler) for r in results] == [("fp32", "plain"), ("fp32", "sound")]
     assert all(r.noise_per_second > 0 and r.best_sampling_per_second > 0 for r in results)
@@ -55,15 +51,15 @@ def test_the_sound_sampler_refuses_an_input_off_the_grid(cnn) -> None:
     off_grid = torch.full((1, 28, 28), 0.5 / 255)
     with pytest.raises(ValueError, match="grid"):
         benchmark_variants(
-            cnn, (1, 28, 28), Gaussian(0.25), variants=[("fp32", "sound")],
-            num_classes=10, batch_size=20, num_batches=1, repeats=1, x=off_grid,
+            cnn, (1, 28, 28), Gaussian(0.25), [("fp32", "sound")], BenchSettings(20, 1, 1),
+            num_classes=10, x=off_grid,
         )  # fmt: skip
 
 
 def test_the_default_input_is_on_the_grid_so_every_sampler_takes_it(cnn) -> None:
     (result,) = benchmark_variants(
-        cnn, (1, 28, 28), Gaussian(0.25), variants=[("bf16", "sound")],
-        num_classes=10, batch_size=20, num_batches=1, repeats=1,
+        cnn, (1, 28, 28), Gaussian(0.25), [("bf16", "sound")], BenchSettings(20, 1, 1),
+        num_classes=10,
     )  # fmt: skip
     assert (result.inference, result.sampler) == ("bf16", "sound")
 

@@ -149,16 +149,17 @@ def alpha_evidence(
     for alpha in (stated, alternative):
         least, greatest = count_range(radius, sigma, n, alpha)
         row[f"no count at {alpha:g}"] = int((greatest < least).sum())
-    levels = {"stated": stated, "alternative": alternative}
     by_ceilings = ceiling_verdict(
         row[f"at {stated:g} ceiling"],
         row[f"above {stated:g} ceiling"],
         row[f"above {alternative:g} ceiling"],
-        **levels,
+        stated=stated,
+        alternative=alternative,
     )
     by_radii = radii_verdict(
-        row[f"no count at {stated:g}"], row[f"no count at {alternative:g}"], **levels
-    )
+        row[f"no count at {stated:g}"], row[f"no count at {alternative:g}"],
+        stated=stated, alternative=alternative,
+    )  # fmt: skip
     row["ceilings say"], row["radii say"] = by_ceilings, by_radii
     if by_ceilings == "undecidable" or by_radii in ("undecidable", by_ceilings):
         row["implied α"] = by_radii if by_ceilings == "undecidable" else by_ceilings

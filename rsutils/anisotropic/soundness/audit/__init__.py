@@ -53,6 +53,7 @@ serialisation), :mod:`~rsutils.anisotropic.soundness.audit.settings` and
 
 from rsutils.anisotropic.soundness.audit.attack import (
     ATTACK_LOSSES,
+    Region,
     attack_in_region,
     attack_objective,
 )
@@ -93,6 +94,7 @@ __all__ = [
     "FrozenParams",
     "NoiseParams",
     "PointVerdict",
+    "Region",
     "Verdict",
     "attack_in_region",
     "attack_objective",

@@ -12,6 +12,8 @@ region (``region_scale``), where contradictions of a sound certificate may exist
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 import torch.nn.functional as F
@@ -22,16 +24,17 @@ from rsutils.anisotropic.soundness.audit.checks import (
     as_model_input,
     check_generator,
     check_radius,
-    check_region_scale,
-    check_shrink,
     check_sigma,
 )
 from rsutils.anisotropic.soundness.audit.params import NoiseParams, noise_params
 from rsutils.core.noise import Gaussian
 from rsutils.core.settings import check_count
-from rsutils.core.validation import check_input_range, check_model
+from rsutils.core.validation import check_model
 
-__all__ = ["ATTACK_LOSSES", "attack_in_region", "attack_objective"]
+if TYPE_CHECKING:  # settings.py imports ATTACK_LOSSES from here
+    from rsutils.anisotropic.soundness.audit.settings import AuditSettings
+
+__all__ = ["ATTACK_LOSSES", "Region", "attack_in_region", "attack_objective"]
 
 #: The attack's objectives, in the order of their ``point`` sub-key of the ``attack``
 #: stream: ``"ce"``, the noisy cross-entropy of the certified class, and ``"margin"``,
@@ -39,29 +42,35 @@ __all__ = ["ATTACK_LOSSES", "attack_in_region", "attack_objective"]
 ATTACK_LOSSES = ("ce", "margin")
 
 
+@dataclass(frozen=True)
+class Region:
+    """The certified regions an attack searches, a batch of them: inputs ``x``
+    ``(B, *shape)`` (``B = 1`` for one image), their certified classes ``c`` (one, or
+    one per input), their scales ``sigma_x`` (shape of ``x``) and region radii ``R`` (one,
+    or one per input): the region of input ``i`` is ``‖δ ⊘ sigma_x[i]‖₂ < R[i]``."""
+
+    x: torch.Tensor
+    c: int | Sequence[int] | torch.Tensor
+    sigma_x: torch.Tensor
+    R: float | Sequence[float] | torch.Tensor
+
+
 def attack_in_region(
     model: nn.Module,
     params: NoiseParams,
-    x: torch.Tensor,
-    c: int | Sequence[int] | torch.Tensor,
-    sigma_x: torch.Tensor,
-    R: float | Sequence[float] | torch.Tensor,
+    region: Region,
+    settings: AuditSettings,
     *,
     scale: float,
-    steps: int,
-    draws: int,
     generator: torch.Generator,
-    ball: bool = False,
-    shrink: float = 0.99,
-    input_range: tuple[float, float] | None = None,
     loss: str = "ce",
-    region_scale: tuple[float, float] | None = None,
 ) -> torch.Tensor:
-    """A perturbation inside the region that pushes the deployed classifier away from ``c``.
+    """A perturbation inside each region that pushes the deployed classifier away from ``c``.
 
-    ``x`` is a batch ``(B, *shape)`` of inputs (``B = 1`` for one image), ``c`` their
-    certified classes, ``sigma_x`` their scales ``sigma(x)`` (shape of ``x``), ``R`` their
-    region radii. The ascent runs on :func:`attack_objective` with ``loss``, by default
+    The search's settings are the audit's: ``settings.steps``, ``settings.draws``,
+    ``settings.ball``, ``settings.shrink``, ``settings.input_range`` and
+    ``settings.region_scale`` (written below without ``settings.``); ``scale`` is the
+    noise's λ. The ascent runs on :func:`attack_objective` with ``loss``, by default
     the noisy cross-entropy
 
         ``(1/m) Σ_j CE(f(x + δ + mu(x + δ) + sigma(x + δ) ⊙ λε_j), c)``
@@ -105,17 +114,15 @@ def attack_in_region(
     its state.
     """
     check_model(model)
+    steps, draws, shrink = settings.steps, settings.draws, settings.shrink
     check_count("steps", steps)
-    check_count("draws", draws)
-    check_shrink(shrink)
     Gaussian(scale)  # validates the scale
-    box = check_input_range(input_range)
+    box, shell = settings.input_range, settings.region_scale
     _check_loss(loss)
-    shell = check_region_scale(region_scale, shrink)
     inner, outer = (0.0, 1.0) if shell is None else shell
-    x, sigma_x, radius, labels = _batch(model, x, c, sigma_x, R)
+    x, sigma_x, radius, labels = _batch(model, region)
     check_generator(generator, x.device)
-    axes = region_axes(sigma_x, ball)
+    axes = region_axes(sigma_x, settings.ball)
     view = (x.shape[0], *[1] * (x.dim() - 1))
     limit = (shrink * outer * radius).to(x.device, x.dtype)
     hole = (inner * radius).to(x.device, x.dtype)
@@ -149,13 +156,10 @@ def _check_loss(loss: object) -> None:
 
 
 def _batch(
-    model: nn.Module,
-    x: torch.Tensor,
-    c: int | Sequence[int] | torch.Tensor,
-    sigma_x: torch.Tensor,
-    R: float | Sequence[float] | torch.Tensor,
+    model: nn.Module, region: Region
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """The batch ``x``, its scales, radii (float64, on the CPU) and labels, checked."""
+    x, c, sigma_x, R = region.x, region.c, region.sigma_x, region.R
     x = as_model_input(model, x, "x", batched=True)
     batch = x.shape[0]
     sigma_x = check_sigma(sigma_x, "sigma_x").detach().to(x.device, x.dtype)

@@ -15,7 +15,7 @@ import pandas as pd
 import torch
 from torch import nn
 
-from rsutils.anisotropic.soundness.audit.attack import ATTACK_LOSSES, attack_in_region
+from rsutils.anisotropic.soundness.audit.attack import ATTACK_LOSSES, Region, attack_in_region
 from rsutils.anisotropic.soundness.audit.boundary import boundary_points, region_axes
 from rsutils.anisotropic.soundness.audit.checks import (
     as_model_input,
@@ -85,6 +85,10 @@ def audit_certificate(
     draws are the independent streams ``boundary``, ``attack`` and ``verify`` of
     ``(settings.seed, index)`` (:data:`~rsutils.core.streams.STREAMS`), so the record
     is a function of the arguments, and of the device and library versions.
+
+    Nine parameters, for a reason: the deployed classifier (``model``, ``params``, its λ
+    ``scale`` and ``num_classes``), the certificate (``x``, ``c``, ``R`` and its ``index``,
+    which names its noise streams) and the audit's ``settings``.
     """
     check_model(model)
     check_audit_settings(settings)
@@ -143,6 +147,10 @@ def audit_log(
     ``freeze`` audits ``g_x`` (:func:`~rsutils.anisotropic.soundness.audit.params.frozen`) instead
     of the deployed G. The first ``limit`` such rows in ``idx`` order are audited (all
     of them with ``None``), each with its ``idx`` as ``index`` and with ``settings``.
+
+    Nine parameters, for a reason: the deployed classifier (``model``, ``generator``, its λ
+    ``scale`` and ``num_classes``), the log and its images, the audit's ``settings``, and
+    which certificates are audited (``freeze``, ``limit``).
     """
     check_audit_settings(settings)
     Gaussian(scale)
@@ -201,23 +209,12 @@ class _Run:
             candidates.append(deltas)
             searches += ["boundary"] * s.boundary
         for loss in s.losses if s.steps > 0 else ():
+            region = Region(x.unsqueeze(0), self.c, self.control.sigma.unsqueeze(0), R)
+            generator = self.stream("attack", ATTACK_LOSSES.index(loss))
             delta = attack_in_region(
-                self.model,
-                self.params,
-                x.unsqueeze(0),
-                self.c,
-                self.control.sigma.unsqueeze(0),
-                R,
-                scale=self.scale,
-                steps=s.steps,
-                draws=s.draws,
-                generator=self.stream("attack", ATTACK_LOSSES.index(loss)),
-                ball=s.ball,
-                shrink=s.shrink,
-                input_range=box,
+                self.model, self.params, region, s, scale=self.scale, generator=generator,
                 loss=loss,
-                region_scale=s.region_scale,
-            )
+            )  # fmt: skip
             candidates.append(delta)
             searches.append(ATTACK_SEARCHES[loss])
         return searches, torch.cat(candidates)

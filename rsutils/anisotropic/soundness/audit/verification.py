@@ -174,6 +174,11 @@ def verify_point(
     ``"contradiction"`` (G(z) ≠ c) or an ``"agrees"`` (G(z) = c) is wrong with
     probability at most ``alpha`` (:func:`classify_counts`). A contradiction needs the
     other class's lower bound above 1/2, never a single noisy vote.
+
+    Ten parameters, for a reason: the deployed classifier G is four of them (``model``,
+    ``params``, its λ ``scale`` and ``num_classes``), the point and the class two, and the
+    draws (``n``, ``generator``, ``batch_size``) with the level ``alpha`` the rest; the audit
+    passes its settings' ``n_verify`` and ``batch_size``.
     """
     check_alpha(alpha)
     check_class(c, num_classes)

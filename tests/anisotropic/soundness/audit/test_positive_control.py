@@ -19,6 +19,7 @@ from rsutils.anisotropic.soundness.audit import (
     ATTACK_SEARCHES,
     AuditSettings,
     FrozenParams,
+    Region,
     attack_in_region,
     attack_objective,
     audit_certificate,
@@ -121,8 +122,9 @@ def test_only_the_margin_attack_moves_on_saturated_logits() -> None:
     ends = {}
     for loss in ("ce", "margin"):
         ends[loss] = attack_in_region(
-            SATURATED, PARAMS, X.unsqueeze(0), 1, PARAMS.sigma.unsqueeze(0), R, scale=0.05,
-            steps=10, draws=8, generator=torch.Generator().manual_seed(0), loss=loss,
+            SATURATED, PARAMS, Region(X.unsqueeze(0), 1, PARAMS.sigma.unsqueeze(0), R),
+            AuditSettings(steps=10, draws=8), scale=0.05,
+            generator=torch.Generator().manual_seed(0), loss=loss,
         )[0]  # fmt: skip
     assert bool((ends["ce"] == 0).all())  # stuck at x: no gradient to follow
     margin = ends["margin"]
@@ -133,8 +135,9 @@ def test_only_the_margin_attack_moves_on_saturated_logits() -> None:
 def test_a_bad_loss_is_refused() -> None:
     with pytest.raises(ValueError, match=r"loss must be one of \('ce', 'margin'\), got 'hinge'"):
         attack_in_region(
-            MODEL, PARAMS, X.unsqueeze(0), 1, PARAMS.sigma.unsqueeze(0), 1.0, scale=0.5,
-            steps=1, draws=1, generator=torch.Generator(), loss="hinge",
+            MODEL, PARAMS, Region(X.unsqueeze(0), 1, PARAMS.sigma.unsqueeze(0), 1.0),
+            AuditSettings(steps=1, draws=1), scale=0.5, generator=torch.Generator(),
+            loss="hinge",
         )  # fmt: skip
 
 
@@ -152,8 +155,9 @@ def test_the_shell_attack_stays_in_the_shell_or_at_the_boxs_farthest_point(seed,
     R = torch.tensor([0.1, 0.5, 3.0], dtype=torch.float64)
     params = FrozenParams(torch.zeros(d, dtype=torch.float64), torch.ones(d, dtype=torch.float64))
     delta = attack_in_region(
-        LinearClassifier(w), params, x, [0, 1, 0], sigma, R, scale=0.3, steps=6, draws=4,
-        generator=generator, ball=ball, input_range=box, region_scale=(1.5, 2.0),
+        LinearClassifier(w), params, Region(x, [0, 1, 0], sigma, R),
+        AuditSettings(steps=6, draws=4, ball=ball, input_range=box, region_scale=(1.5, 2.0)),
+        scale=0.3, generator=generator,
     )  # fmt: skip
     axes = sigma.amin(dim=1, keepdim=True).expand_as(sigma) if ball else sigma
     u = delta / axes
@@ -196,9 +200,9 @@ def test_a_shell_attack_pulled_inwards_is_pushed_back_out(box) -> None:
     R = 0.2  # the shell [0.3, 0.396] fits the box [0, 1]⁴ around x = 0.5
     for region_scale in ((1.5, 2.0), None):
         delta = attack_in_region(
-            Pull(centre), params, x, 0, torch.ones_like(x), R, scale=0.01, steps=10, draws=2,
-            generator=torch.Generator().manual_seed(0), input_range=box,
-            region_scale=region_scale,
+            Pull(centre), params, Region(x, 0, torch.ones_like(x), R),
+            AuditSettings(steps=10, draws=2, input_range=box, region_scale=region_scale),
+            scale=0.01, generator=torch.Generator().manual_seed(0),
         )[0]  # fmt: skip
         if region_scale is None:  # the ascent itself ends near the centre, inside 1.5R
             assert float((x[0] + delta - centre[0]).norm()) < 0.5 * R
