@@ -102,7 +102,7 @@ chapter.run_at({**chapter.base_model_rows(), **chapter.replicate_rows()})
 # $\mathbb{R}^{784}$, not in the pixel range $[0, 1]$ that a smoothed classifier
 # expects by default, so we say so with `input_range=None`.
 
-# %% tags=["nbval-check-output"]
+# %%
 w = torch.randn(784, generator=stream_generator(seed, 0, "example", 1))
 line = LinearClassifier(w, b=0.1)
 sigma_line = 0.5
@@ -166,7 +166,7 @@ glue_all(
     linear_ratio=float(linear_table["radius / distance"].iloc[-1]),
 )
 
-# %% tags=["nbval-check-output"]
+# %%
 moved = x_line + 1.05 * line.distance(x_line) * line.worst_direction(
     x_line
 )
@@ -181,7 +181,7 @@ at_moved = smooth_line.certify(
 # side, $\Phi$ of the signed distance over $\sigma$. The last two columns are what CERTIFY
 # answers from {glue:text}`linear_n_max:,d` draws.
 
-# %%
+# %% tags=["nbval-check-output"]
 pd.DataFrame(
     {
         "point": ["x", "x + 1.05 d u"],
@@ -377,7 +377,7 @@ plt.close(ax.figure)
 # small radii on many, so the $\sigma$ with the best ACR need not be the one with the
 # best accuracy at any single radius.
 
-# %% tags=["nbval-check-output"]
+# %%
 table_c = rs.accuracy_table(
     {s: logs[s] for s in SIGMAS}, [0, 0.25, 0.5, 0.75, 1, 1.5, 2, 2.5]
 )

@@ -327,7 +327,7 @@ plt.close(fig)
 # each. A Cohen row and the Cohen-DS row below it differ only by the noise level, so
 # any difference between them is the ascent's doing, on this model.
 
-# %% tags=["nbval-check-output"]
+# %%
 table_b = rs.accuracy_table(
     {
         **{f"Cohen σ = {s}": cohen[s] for s in SIGMAS},
@@ -1083,7 +1083,7 @@ glue_all(
 # their classifier, so the pair shows what data-dependent certification adds to
 # that training.
 
-# %% tags=["nbval-check-output"]
+# %%
 table_e = rs.accuracy_table(variant_logs, [0, 0.25, 0.5, 0.75, 1, 1.5])
 table_e.round(3)
 
@@ -1227,7 +1227,7 @@ glue_fields(actions, "memory_", ["kept", "shrunk", "adopted"], default=0)
 # %% tags=["remove-cell"]
 glue_all(main_n=P.certify.n)
 
-# %% tags=["nbval-check-output"]
+# %%
 table_radii = [0, 0.25, 0.5, 0.75, 1, 1.25, 1.5]
 summary = pd.concat(
     {

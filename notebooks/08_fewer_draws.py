@@ -301,7 +301,7 @@ assert abs(sum(schedule.alphas) - P.certify.alpha) < 1e-12
 # while at the book's $\alpha$ almost no run would ever be false and the check
 # could not tell a sound procedure from an unsound one.
 
-# %% tags=["nbval-check-output"]
+# %%
 spend = rs.LookSchedule.geometric(2000, 0.05, first=25)
 naive = rs.LookSchedule(spend.looks, (0.05,) * len(spend.looks))
 sequence = rs.AnytimeSchedule.geometric(2000, 0.05)
@@ -327,7 +327,7 @@ coverage = {
 # estimated from that many runs. "Holds" compares the two; the second row is
 # expected to fail.
 
-# %%
+# %% tags=["nbval-check-output"]
 pd.DataFrame(
     {
         name: {

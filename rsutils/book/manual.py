@@ -19,11 +19,20 @@ A line is split as a POSIX shell splits words (``shlex.split``), without pipes,
 redirections, globs or variables. Leading ``NAME=value`` words set environment variables
 for the command, and the programs ``python`` and ``torchrun`` are the interpreter that
 runs the page (``sys.executable`` and ``sys.executable -m torch.distributed.run``), so a
-command uses the environment, and the rsutils, of the page that shows it.
+command uses the environment, and the rsutils, of the page that shows it. A line
+``python -m rsutils ...`` (with no variables set) runs
+:func:`rsutils.cli.main.main`, the function that command runs, in the page's own
+interpreter, its standard output and error captured together as a terminal shows them:
+the same command without a second start of Python and import of torch, which a page of
+many commands would pay each time. Every other line, ``torchrun`` included, and every
+line of :func:`kill_part_way`, runs as a process of its own; the tests run the
+command-line entry point itself as a process.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import re
 import shlex
@@ -34,6 +43,8 @@ import textwrap
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import replace
+
+import torch
 
 from rsutils.training.train import TrainConfig
 
@@ -163,22 +174,50 @@ def run_command(line: str, *, status: int = 0, timeout: float = 600.0, width: in
     so that a cell ending in it shows the output once.
     """
     environment, argv = command_argv(line)
-    result = subprocess.run(
-        argv,
-        env={**os.environ, "COLUMNS": str(width), **environment},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
-    shown = [*shell_lines(line, width), *fold_lines(result.stdout, width)]
-    print("\n".join(shown), flush=True)
-    if result.returncode != status:
-        raise CommandFailed(
-            f"{line!r} exited with status {result.returncode}, expected {status}; "
-            f"it printed:\n{result.stdout}"
+    if not environment and argv[:3] == [sys.executable, "-m", "rsutils"]:
+        returncode, printed = _run_in_this_interpreter(argv[3:], width)
+    else:
+        result = subprocess.run(
+            argv,
+            env={**os.environ, "COLUMNS": str(width), **environment},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            timeout=timeout,
+            check=False,
         )
+        returncode, printed = result.returncode, result.stdout
+    shown = [*shell_lines(line, width), *fold_lines(printed, width)]
+    print("\n".join(shown), flush=True)
+    if returncode != status:
+        raise CommandFailed(
+            f"{line!r} exited with status {returncode}, expected {status}; it printed:\n{printed}"
+        )
+
+
+def _run_in_this_interpreter(args: list[str], width: int) -> tuple[int, str]:
+    """``python -m rsutils args`` as :func:`rsutils.cli.main.main` here: its exit status
+    and what it printed to standard output and error, in order, with ``COLUMNS=width``
+    and torch's thread count restored after it."""
+    from rsutils.cli.main import main
+
+    printed, before = io.StringIO(), os.environ.get("COLUMNS")
+    threads = torch.get_num_threads()
+    os.environ["COLUMNS"] = str(width)
+    try:
+        with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
+            try:
+                returncode = main(args)
+            except SystemExit as stop:  # argparse: --help, or a usage error
+                code = stop.code
+                returncode = code if isinstance(code, int) else int(code is not None)
+    finally:
+        torch.set_num_threads(threads)
+        if before is None:
+            os.environ.pop("COLUMNS", None)
+        else:
+            os.environ["COLUMNS"] = before
+    return returncode, printed.getvalue()
 
 
 def shell_lines(line: str, width: int = 75) -> list[str]:

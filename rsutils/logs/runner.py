@@ -80,7 +80,7 @@ def certify_dataset(
     :class:`~rsutils.core.smooth.Certificate` objects:
     :class:`~rsutils.core.smooth.Smooth`, or
     :class:`~rsutils.anisotropic.generated.GeneratedSmooth`
-    (data-dependent noise goes through :func:`certify_dataset_ds`). When its
+    (data-dependent noise goes through :func:`~rsutils.ddrs.runs.certify_dataset_ds`). When its
     certificates are anisotropic regions the log also has ``region_radius`` and ``alm``
     (:data:`ANISOTROPIC_COLUMNS`). ``config`` adds what identifies the model (e.g. its
     checkpoint) to the settings that the log records and checks on resume.

@@ -31,7 +31,7 @@ def certificate(
     estimation draws in class ``selected``, at level ``alpha``, with the draws' ``n0``,
     ``seed``, ``index`` and ``dim``. The answer is a function of the noise, the norm and
     these numbers, and the same counts come back across inputs, so it is remembered
-    (up to :data:`REMEMBERED` answers)."""
+    (up to ``REMEMBERED`` answers)."""
     key = (smooth.noise, smooth.norm, count, n, selected, draws.n0, alpha, draws.dim)
     cert = _REMEMBERED.get(key)
     if cert is None:

@@ -131,7 +131,7 @@ class Decisions:
 
     @property
     def forward_passes(self) -> int:
-        """What the whole pass cost: selection draws and the most draws any radius read."""
+        """The whole pass's cost, selection draws and the most draws any radius read."""
         return max(d.forward_passes for d in self.decisions)
 
     def row(self, label: int) -> dict[str, Any]:

@@ -62,7 +62,7 @@ class Draws:
 
     @property
     def selected(self) -> int:
-        """CERTIFY's class: the most frequent among the selection draws (lowest on ties)."""
+        """The class CERTIFY selects, the most frequent selection draw (lowest on ties)."""
         if self.n0 == 0:
             raise ValueError("no selection draws were made: the procedure tests a given label")
         return int(np.argmax(self.selection))

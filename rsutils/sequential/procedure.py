@@ -31,7 +31,7 @@ most draws and the level (``certify --procedure decide --test NAME``).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar, Protocol, TypeVar
+from typing import Any, ClassVar, Protocol
 
 import torch
 
@@ -77,7 +77,7 @@ class Procedure(Protocol):
 
     @property
     def alpha(self) -> float:
-        """Its failure probability: the level of every certificate it gives."""
+        """The failure probability, the level of every certificate it gives."""
         ...
 
     @property
@@ -138,10 +138,8 @@ PROCEDURES: dict[str, type] = {}
 #: (:func:`register_test`).
 TESTS: dict[str, Callable[[int, float], Test]] = {}
 
-P = TypeVar("P", bound=type)
 
-
-def register(cls: P) -> P:
+def register(cls: type) -> type:
     """Add a procedure class to :data:`PROCEDURES` under its ``name`` (a decorator)."""
     name = cls.name  # type: ignore[attr-defined]
     if name in PROCEDURES and PROCEDURES[name] is not cls:

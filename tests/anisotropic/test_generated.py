@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 import torch
 
@@ -84,23 +81,24 @@ def test_dataset_log_has_region_radius_and_alm(cnn, generator, fake_fashion_mnis
     assert (row["predict"], row["count"]) == (by_hand.prediction, by_hand.count)
 
 
-@pytest.mark.slow  # a subprocess
-def test_certify_command_with_a_generator(fake_fashion_mnist, generator, tmp_path) -> None:
+def test_certify_command_with_a_generator(fake_fashion_mnist, generator, tmp_path, capsys) -> None:
+    from rsutils.cli import main
+
     torch.manual_seed(0)
     path = tmp_path / "npg.pt"
     model = build_model("small_cnn", "fashion-mnist")
     save_checkpoint(model, path, arch="small_cnn", dataset="fashion-mnist", generator=generator)
     out = tmp_path / "g.tsv"
-    args = [sys.executable, "-m", "rsutils", "certify", "fashion-mnist", str(path), "0.5"]
+    args = ["certify", "fashion-mnist", str(path), "0.5"]
     args += [str(out), "--N0", "20", "--N", "200", "--max", "3", "--quiet"]
     args += ["--data-root", str(fake_fashion_mnist)]
-    subprocess.run([*args, "--generator", str(path)], check=True)
+    assert main([*args, "--generator", str(path)]) == 0
     log = read_log(out)
     assert list(log.columns) == ANISOTROPIC_COLUMNS and len(log) == 3
     plain = tmp_path / "plain.pt"
     save_checkpoint(model, plain, arch="small_cnn", dataset="fashion-mnist")
-    result = subprocess.run([*args, "--generator", str(plain)], capture_output=True, text=True)
-    assert result.returncode == 2 and "without a noise parameter generator" in result.stderr
+    assert main([*args, "--generator", str(plain)]) == 2
+    assert "without a noise parameter generator" in capsys.readouterr().err
 
 
 def test_a_generated_certificate_in_a_fast_mode_equals_the_one_by_hand(cnn, generator) -> None:

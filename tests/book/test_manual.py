@@ -5,10 +5,13 @@ error a user gets."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import shlex
+import subprocess
 import sys
 
 import pytest
+import torch
 
 from rsutils.book.manual import (
     PAGE_MODEL,
@@ -92,6 +95,28 @@ def test_an_unexpected_exit_status_fails_the_page(capsys) -> None:
     run_command('python -c "raise SystemExit(2)"', status=2)
     with pytest.raises(CommandFailed, match="exited with status 0, expected 2"):
         run_command("python -c pass", status=2)
+
+
+@pytest.mark.slow  # the same command as a process, to compare with
+@pytest.mark.parametrize(
+    ("args", "status"),
+    [("--help", 0), ("certify --help", 0), ("certify mnist m.pt 0.25 o.tsv --alpha 2", 2)],
+)
+def test_rsutils_commands_run_here_print_what_the_process_prints(args, status, capsys) -> None:
+    """A ``python -m rsutils`` line runs the command's main function in this interpreter:
+    the same text, the same status, and the width of the page, as the process gives."""
+    threads = torch.get_num_threads()
+    run_command(f"python -m rsutils {args}", status=status, width=60)
+    here = capsys.readouterr().out
+    process = subprocess.run(
+        [sys.executable, "-m", "rsutils", *args.split()], capture_output=True, text=True,
+        env={**os.environ, "COLUMNS": "60"}, check=False,
+    )  # fmt: skip
+    assert process.returncode == status
+    expected = [*shell_lines(f"python -m rsutils {args}", 60)]
+    expected += fold_lines(process.stdout + process.stderr, 60)
+    assert here.splitlines() == expected
+    assert torch.get_num_threads() == threads and os.environ.get("COLUMNS") != "60"
 
 
 WRITER = (

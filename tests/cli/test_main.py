@@ -52,6 +52,19 @@ def certify_args(data, checkpoint, out) -> list[str]:
     )
 
 
+def run_here(args: list[str], capsys) -> tuple[int, str]:
+    """``args`` (a ``python -m rsutils`` command) run by its main function in this process:
+    its exit status and standard error. The process boundary is not what these tests
+    check; the kill/resume tests and the one below on bad input run real processes."""
+    from rsutils.cli import main
+
+    try:
+        status = main(args[3:])
+    except SystemExit as stop:
+        status = int(stop.code or 0)
+    return status, capsys.readouterr().err
+
+
 def rows(path) -> int:
     return max(0, len(path.read_text().splitlines()) - 1) if path.exists() else 0
 
@@ -99,8 +112,9 @@ def test_killed_data_dependent_run_resumes_with_the_same_memory(
         assert len(memory) == 30 and memory.violations() == []
 
 
-@pytest.mark.slow  # a subprocess per command
-def test_predict_command_writes_cohens_columns_first(fake_fashion_mnist, checkpoint, tmp_path):
+def test_predict_command_writes_cohens_columns_first(
+    fake_fashion_mnist, checkpoint, tmp_path, capsys
+):
     out = tmp_path / "predict.tsv"
     args = cli(
         "predict",
@@ -116,7 +130,7 @@ def test_predict_command_writes_cohens_columns_first(fake_fashion_mnist, checkpo
         str(fake_fashion_mnist),
         "--quiet",
     )
-    subprocess.run(args, check=True)
+    assert run_here(args, capsys)[0] == 0
     log = read_log(out)
     assert list(log.columns[:5]) == ["idx", "label", "predict", "correct", "time"]
     assert list(log["idx"]) == [0, 10, 20, 30]
@@ -131,16 +145,14 @@ def test_cli_reports_bad_input_without_a_traceback(fake_fashion_mnist, checkpoin
     assert "Traceback" not in result.stderr
 
 
-@pytest.mark.slow  # a subprocess per command
-def test_cli_refuses_a_checkpoint_of_another_dataset(tmp_path) -> None:
+def test_cli_refuses_a_checkpoint_of_another_dataset(tmp_path, capsys) -> None:
     path = tmp_path / "cifar.pt"
     save_checkpoint(
         build_model("cifar_resnet20", "cifar10"), path, arch="cifar_resnet20", dataset="cifar10"
     )
     args = cli("certify", "fashion-mnist", str(path), "0.25", str(tmp_path / "o.tsv"), "--quiet")
-    result = subprocess.run(args, capture_output=True, text=True)
-    assert result.returncode == 2
-    assert "was trained on cifar10, not fashion-mnist" in result.stderr
+    status, err = run_here(args, capsys)
+    assert status == 2 and "was trained on cifar10, not fashion-mnist" in err
 
 
 def test_train_command_with_macer_and_data_dependent_sigma(fake_fashion_mnist, tmp_path) -> None:
@@ -170,8 +182,9 @@ def test_train_command_on_a_subset_records_it(fake_fashion_mnist, tmp_path) -> N
     assert info["meta"]["train_config"]["train_subset"] == 16
 
 
-@pytest.mark.slow  # a subprocess per command
-def test_certify_command_with_an_anisotropic_sigma_map(fake_fashion_mnist, checkpoint, tmp_path):
+def test_certify_command_with_an_anisotropic_sigma_map(
+    fake_fashion_mnist, checkpoint, tmp_path, capsys
+):
     from rsutils.anisotropic.patterns import spatial_pattern
     from rsutils.logs.runner import ANISOTROPIC_COLUMNS
 
@@ -180,26 +193,25 @@ def test_certify_command_with_an_anisotropic_sigma_map(fake_fashion_mnist, check
     out = tmp_path / "aniso.tsv"
     args = certify_args(fake_fashion_mnist, checkpoint, out)
     args[args.index("--max") + 1] = "4"
-    subprocess.run([*args, "--sigma-map", str(sigma_path)], check=True)
+    assert run_here([*args, "--sigma-map", str(sigma_path)], capsys)[0] == 0
     log = read_log(out)
     assert list(log.columns) == ANISOTROPIC_COLUMNS and len(log) == 4
     # A different map is a different noise: resuming the log with it is refused.
     torch.save(2 * spatial_pattern(28, 28).float(), sigma_path)
-    result = subprocess.run([*args, "--sigma-map", str(sigma_path)], capture_output=True, text=True)
-    assert result.returncode == 2 and "different settings (noise)" in result.stderr
+    status, err = run_here([*args, "--sigma-map", str(sigma_path)], capsys)
+    assert status == 2 and "different settings (noise)" in err
 
 
-@pytest.mark.slow  # a subprocess per command
 def test_power_law_noise_needs_its_exponent_on_the_command_line(
-    fake_fashion_mnist, checkpoint, tmp_path
+    fake_fashion_mnist, checkpoint, tmp_path, capsys
 ):
     args = [
         *certify_args(fake_fashion_mnist, checkpoint, tmp_path / "p.tsv"),
         "--noise",
         "power_law",
     ]
-    result = subprocess.run(args, capture_output=True, text=True)
-    assert result.returncode == 2 and "needs its exponent" in result.stderr
+    status, err = run_here(args, capsys)
+    assert status == 2 and "needs its exponent" in err
 
 
 def test_help_fits_the_terminal_width(monkeypatch, capsys) -> None:

@@ -51,12 +51,7 @@ serialisation), :mod:`~rsutils.anisotropic.soundness.audit.settings` and
 :mod:`~rsutils.anisotropic.soundness.audit.checks`. Every public name is importable from here.
 """
 
-from rsutils.anisotropic.soundness.audit.attack import (
-    ATTACK_LOSSES,
-    Region,
-    attack_in_region,
-    attack_objective,
-)
+from rsutils.anisotropic.soundness.audit.attack import Region, attack_in_region, attack_objective
 from rsutils.anisotropic.soundness.audit.boundary import boundary_points, region_axes
 from rsutils.anisotropic.soundness.audit.params import (
     FrozenParams,
@@ -74,7 +69,11 @@ from rsutils.anisotropic.soundness.audit.records import (
     summarize_audits,
 )
 from rsutils.anisotropic.soundness.audit.runs import ATTACK_SEARCHES, audit_certificate, audit_log
-from rsutils.anisotropic.soundness.audit.settings import AuditSettings, check_audit_settings
+from rsutils.anisotropic.soundness.audit.settings import (
+    ATTACK_LOSSES,
+    AuditSettings,
+    check_audit_settings,
+)
 from rsutils.anisotropic.soundness.audit.verification import (
     PointVerdict,
     Verdict,

@@ -3,7 +3,8 @@
 It pushes the deployed classifier ``G`` away from the certified class, through the
 base model and the noise parameters both, and stays strictly inside the region (and
 inside the input box when one is given) by an exact projection. Two objectives
-(:data:`ATTACK_LOSSES`): the noisy cross-entropy, and the noisy logit margin, whose
+(:data:`~rsutils.anisotropic.soundness.audit.settings.ATTACK_LOSSES`): the noisy
+cross-entropy, and the noisy logit margin, whose
 gradient survives where saturated logits make the cross-entropy's vanish. For a
 positive control of the search, the ascent can instead run in a shell outside the
 region (``region_scale``), where contradictions of a sound certificate may exist.
@@ -13,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import torch
 import torch.nn.functional as F
@@ -27,19 +27,12 @@ from rsutils.anisotropic.soundness.audit.checks import (
     check_sigma,
 )
 from rsutils.anisotropic.soundness.audit.params import NoiseParams, noise_params
+from rsutils.anisotropic.soundness.audit.settings import ATTACK_LOSSES, AuditSettings
 from rsutils.core.noise import Gaussian
 from rsutils.core.settings import check_count
 from rsutils.core.validation import check_model
 
-if TYPE_CHECKING:  # settings.py imports ATTACK_LOSSES from here
-    from rsutils.anisotropic.soundness.audit.settings import AuditSettings
-
-__all__ = ["ATTACK_LOSSES", "Region", "attack_in_region", "attack_objective"]
-
-#: The attack's objectives, in the order of their ``point`` sub-key of the ``attack``
-#: stream: ``"ce"``, the noisy cross-entropy of the certified class, and ``"margin"``,
-#: the noisy logit margin (see :func:`attack_objective`).
-ATTACK_LOSSES = ("ce", "margin")
+__all__ = ["Region", "attack_in_region", "attack_objective"]
 
 
 @dataclass(frozen=True)

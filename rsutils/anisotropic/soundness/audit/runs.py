@@ -15,7 +15,7 @@ import pandas as pd
 import torch
 from torch import nn
 
-from rsutils.anisotropic.soundness.audit.attack import ATTACK_LOSSES, Region, attack_in_region
+from rsutils.anisotropic.soundness.audit.attack import Region, attack_in_region
 from rsutils.anisotropic.soundness.audit.boundary import boundary_points, region_axes
 from rsutils.anisotropic.soundness.audit.checks import (
     as_model_input,
@@ -31,7 +31,11 @@ from rsutils.anisotropic.soundness.audit.params import (
     noise_params,
 )
 from rsutils.anisotropic.soundness.audit.records import AuditPoint, AuditRecord
-from rsutils.anisotropic.soundness.audit.settings import AuditSettings, check_audit_settings
+from rsutils.anisotropic.soundness.audit.settings import (
+    ATTACK_LOSSES,
+    AuditSettings,
+    check_audit_settings,
+)
 from rsutils.anisotropic.soundness.audit.verification import deployed_counts, verify_point
 from rsutils.core.noise import Gaussian
 from rsutils.core.streams import stream_generator
@@ -65,7 +69,7 @@ def audit_certificate(
     ``x`` is in the box, so they stay inside) and, if ``settings.steps > 0``, the end of
     one projected gradient ascent per loss of ``settings.losses``
     (:func:`~rsutils.anisotropic.soundness.audit.attack.attack_in_region`; loss ``k`` of
-    :data:`~rsutils.anisotropic.soundness.audit.attack.ATTACK_LOSSES` draws from the ``attack``
+    :data:`~rsutils.anisotropic.soundness.audit.settings.ATTACK_LOSSES` draws from the ``attack``
     stream's point ``k``, and is recorded under the search :data:`ATTACK_SEARCHES`
     names). With ``settings.region_scale = (inner, outer)`` the same search runs in the
     shell ``inner·R ≤ ‖δ ⊘ a‖₂ ≤ shrink·outer·R`` instead (a positive control: the

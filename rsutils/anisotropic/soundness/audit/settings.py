@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 
-from rsutils.anisotropic.soundness.audit.attack import ATTACK_LOSSES
 from rsutils.anisotropic.soundness.audit.checks import (
     check_non_negative,
     check_region_scale,
@@ -24,7 +23,13 @@ from rsutils.core.confidence import check_alpha
 from rsutils.core.settings import check_count
 from rsutils.core.validation import check_input_range
 
-__all__ = ["AuditSettings", "check_audit_settings"]
+__all__ = ["ATTACK_LOSSES", "AuditSettings", "check_audit_settings"]
+
+#: The attack's objectives, in the order of their ``point`` sub-key of the ``attack``
+#: stream: ``"ce"``, the noisy cross-entropy of the certified class, and ``"margin"``,
+#: the noisy logit margin (see
+#: :func:`~rsutils.anisotropic.soundness.audit.attack.attack_objective`).
+ATTACK_LOSSES = ("ce", "margin")
 
 
 @dataclass(frozen=True)
@@ -43,7 +48,7 @@ class AuditSettings:
     :data:`~rsutils.core.streams.STREAMS`), with the certificate's index.
 
     ``losses`` names the attack's objectives
-    (:data:`~rsutils.anisotropic.soundness.audit.attack.ATTACK_LOSSES`): one ascent per name,
+    (:data:`ATTACK_LOSSES`): one ascent per name,
     each from its own ``attack`` stream, ``"ce"`` on the noisy cross-entropy (recorded
     as the search ``"attack"``) and ``"margin"`` on the noisy logit margin (recorded as
     ``"margin attack"``), whose gradient does not vanish where the logits saturate.
