@@ -501,83 +501,100 @@ WRITER = DRAWS + textwrap.dedent(
     import sys
     from rsutils import AnisotropicMemory, CertificateMemory
 
-    kind, norm, path, seed, count = sys.argv[1:]
-    opened = CertificateMemory if kind == "ball" else AnisotropicMemory
-    memory = opened(path, norm=norm)
+    seed, count, *shapes = sys.argv[1:]
+    memories = []
+    for shape in shapes:  # kind:norm:path
+        kind, norm, path = shape.split(":", 2)
+        opened = CertificateMemory if kind == "ball" else AnisotropicMemory
+        memories.append((kind, opened(path, norm=norm)))
     for i, (x, c, r, sigma) in enumerate(draws(int(seed), int(count))):
         key = f"s{seed}-q{i}"
-        if kind == "ball":
-            answer = memory.admit(x, c, r, key=key)
-        else:
-            answer = memory.admit(x, c, r, sigma, key=key)
-        print(answer.entry, flush=True)
+        for which, (kind, memory) in enumerate(memories):
+            if kind == "ball":
+                answer = memory.admit(x, c, r, key=key)
+            else:
+                answer = memory.admit(x, c, r, sigma, key=key)
+            print(which, answer.entry, flush=True)
     """
 )
 
 
-def _run_writer(shape: Shape, path: Path, seed: int, count: int) -> subprocess.Popen:
-    arguments = [shape.kind, shape.norm, str(path), str(seed), str(count)]
+def _run_writer(paths: dict[Shape, Path], seed: int, count: int) -> subprocess.Popen:
+    """One process admitting the same draws to every memory of ``paths``, a draw to each
+    memory in turn; it prints ``shape-index entry`` after each admission. One process
+    serves every shape: the property is the memory's across processes, and a process
+    costs seconds of imports."""
+    shapes = [f"{shape.kind}:{shape.norm}:{path}" for shape, path in paths.items()]
     return subprocess.Popen(
-        [sys.executable, "-c", WRITER, *arguments], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", WRITER, str(seed), str(count), *shapes],
+        stdout=subprocess.PIPE,
+        text=True,
     )
 
 
-@pytest.mark.slow  # other processes
-@every_shape
-def test_another_process_reads_the_same_memory(shape: Shape, tmp_path: Path) -> None:
-    path = tmp_path / "memory.sqlite"
-    with _run_writer(shape, path, seed=1, count=40) as writer:
-        assert writer.wait(timeout=120) == 0
-    # The same admissions replayed in this process give the same answers and inputs.
-    replay = shape.open()
-    for x, c, r, sigma in _draws(1, 40):
-        shape.admit(replay, x, c, r, sigma)
-    with shape.open(path) as reader:
-        stored = reader.entries()
-        assert len(stored) == 40 and stored["key"].tolist() == [f"s1-q{i}" for i in range(40)]
-        columns = ["prediction", "radius", "mc_prediction", "mc_radius", "action"]
-        assert stored[columns].reset_index(drop=True).equals(replay.entries()[columns])
-        for column, again in zip(_stored(reader), _stored(replay), strict=True):
-            np.testing.assert_array_equal(column, again)
-        assert reader.violations() == []
-    assert set(replay.entries()["action"]) > {"kept"}  # the sequence exercised the rules
+def _memory_files(tmp_path: Path) -> dict[Shape, Path]:
+    return {shape: tmp_path / f"{shape}.sqlite" for shape in SHAPES}
 
 
-@pytest.mark.slow  # other processes
-@every_shape
-def test_a_killed_writer_leaves_a_readable_sound_memory(shape: Shape, tmp_path: Path) -> None:
-    path = tmp_path / "memory.sqlite"
-    with _run_writer(shape, path, seed=2, count=100_000) as writer:
+@pytest.mark.slow  # another process
+def test_another_process_reads_the_same_memory(tmp_path: Path) -> None:
+    paths = _memory_files(tmp_path)
+    with _run_writer(paths, seed=1, count=40) as writer:
+        assert writer.wait(timeout=180) == 0
+    for shape, path in paths.items():
+        # The same admissions replayed in this process give the same answers and inputs.
+        replay = shape.open()
+        for x, c, r, sigma in _draws(1, 40):
+            shape.admit(replay, x, c, r, sigma)
+        with shape.open(path) as reader:
+            stored = reader.entries()
+            assert len(stored) == 40 and stored["key"].tolist() == [f"s1-q{i}" for i in range(40)]
+            columns = ["prediction", "radius", "mc_prediction", "mc_radius", "action"]
+            assert stored[columns].reset_index(drop=True).equals(replay.entries()[columns])
+            for column, again in zip(_stored(reader), _stored(replay), strict=True):
+                np.testing.assert_array_equal(column, again)
+            assert reader.violations() == [], shape
+        assert set(replay.entries()["action"]) > {"kept"}, shape  # the draws exercised the rules
+
+
+@pytest.mark.slow  # another process, killed
+def test_a_killed_writer_leaves_a_readable_sound_memory(tmp_path: Path) -> None:
+    paths = _memory_files(tmp_path)
+    shapes = list(paths)
+    committed: dict[Shape, int] = {}
+    with _run_writer(paths, seed=2, count=100_000) as writer:
         assert writer.stdout is not None
-        committed = [writer.stdout.readline() for _ in range(150)]
-        with shape.open(path) as reader:  # a concurrent reader sees a sound memory
-            assert len(reader) >= 150 and reader.violations() == []
+        for _ in range(150 * len(shapes)):
+            which, entry = writer.stdout.readline().split()
+            committed[shapes[int(which)]] = int(entry)
+        for shape, path in paths.items():  # a concurrent reader sees a sound memory
+            with shape.open(path) as reader:
+                assert len(reader) >= 150 and reader.violations() == [], shape
         writer.send_signal(signal.SIGKILL)
         writer.wait(timeout=60)
-    last_committed = int(committed[-1])
-    with sqlite3.connect(path) as raw:
-        assert raw.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-    with shape.open(path) as reopened:
-        assert len(reopened) >= last_committed
-        assert reopened.violations() == []
-        # And the memory keeps working after the crash.
-        shape.admit(reopened, np.full(4, 5.0), 0, 0.5, np.ones(4), key="after-crash")
-        assert reopened.violations() == []
+    for shape, path in paths.items():
+        with sqlite3.connect(path) as raw:
+            assert raw.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        with shape.open(path) as reopened:
+            assert len(reopened) >= committed[shape]
+            assert reopened.violations() == [], shape
+            # And the memory keeps working after the crash.
+            shape.admit(reopened, np.full(4, 5.0), 0, 0.5, np.ones(4), key="after-crash")
+            assert reopened.violations() == [], shape
 
 
 @pytest.mark.slow  # other processes
-@every_shape
-def test_two_writers_interleave_without_breaking_the_invariant(
-    shape: Shape, tmp_path: Path
-) -> None:
-    path = tmp_path / "memory.sqlite"
-    shape.open(path).close()
-    writers = [_run_writer(shape, path, seed=seed, count=60) for seed in (3, 4)]
-    assert [w.wait(timeout=180) for w in writers] == [0, 0]
+def test_two_writers_interleave_without_breaking_the_invariant(tmp_path: Path) -> None:
+    paths = _memory_files(tmp_path)
+    for shape, path in paths.items():
+        shape.open(path).close()
+    writers = [_run_writer(paths, seed=seed, count=60) for seed in (3, 4)]
+    assert [w.wait(timeout=300) for w in writers] == [0, 0]
     for writer in writers:
         assert writer.stdout is not None
         writer.stdout.close()
-    with shape.open(path) as reader:
-        assert len(reader) == 120
-        assert reader.violations() == []
-        shape.oracle(reader)
+    for shape, path in paths.items():
+        with shape.open(path) as reader:
+            assert len(reader) == 120, shape
+            assert reader.violations() == [], shape
+            shape.oracle(reader)
