@@ -46,6 +46,7 @@ from dataclasses import replace
 
 import torch
 
+from rsutils.cli.main import main
 from rsutils.training.train import TrainConfig
 
 __all__ = [
@@ -199,8 +200,6 @@ def _run_in_this_interpreter(args: list[str], width: int) -> tuple[int, str]:
     """``python -m rsutils args`` as :func:`rsutils.cli.main.main` here: its exit status
     and what it printed to standard output and error, in order, with ``COLUMNS=width``
     and torch's thread count restored after it."""
-    from rsutils.cli.main import main
-
     printed, before = io.StringIO(), os.environ.get("COLUMNS")
     threads = torch.get_num_threads()
     os.environ["COLUMNS"] = str(width)
@@ -210,6 +209,8 @@ def _run_in_this_interpreter(args: list[str], width: int) -> tuple[int, str]:
                 returncode = main(args)
             except SystemExit as stop:  # argparse: --help, or a usage error
                 code = stop.code
+                if isinstance(code, str):  # as Python does: the message, status 1
+                    print(code, file=sys.stderr)
                 returncode = code if isinstance(code, int) else int(code is not None)
     finally:
         torch.set_num_threads(threads)
