@@ -62,6 +62,7 @@ from rsutils.sequential import (
 )
 from rsutils.sequential.coverage import (
     CoverageSetting,
+    exact_false_rate,
     false_rate,
     radius_beyond,
 )
@@ -290,7 +291,8 @@ assert abs(sum(schedule.alphas) - P.certify.alpha) < 1e-12
 # ({mod}`rsutils.sequential.coverage`, which draws these Bernoulli draws directly and
 # runs each procedure on them as on recorded draws). Over {glue:text}`coverage_runs:,d` runs at
 # $\alpha = 0.05$ the sequential procedure certified falsely in
-# {glue:text}`seq_rate:.2%` of them, within $\alpha$ plus three standard errors
+# {glue:text}`seq_rate:.2%` of them (the exact probability, computed below, is
+# {glue:text}`seq_exact:.2%`), within $\alpha$ plus three standard errors
 # ({glue:text}`seq_bound:.2%`), and so did every other procedure of the chapter.
 # Testing every look at the full $\alpha$ instead, without spending, certified
 # falsely in {glue:text}`naive_rate:.2%` of the runs while claiming
@@ -320,12 +322,22 @@ coverage = {
     name: false_rate(procedure, COVERAGE_RUNS, setting, claimed_alpha=0.05)
     for name, procedure in procedures.items()
 }
+# the exact probability of the same false answers (tests of a radius only)
+exact_rates = {
+    name: exact_false_rate(
+        procedure, setting, claimed_alpha=0.05
+    ).probability
+    for name, procedure in procedures.items()
+    if isinstance(procedure, Decide)
+}
 
 # %% [markdown]
-# One row per procedure: the runs, how many of them certified falsely, the rate, and
-# the bound it must stay under, $\alpha$ plus three standard errors of a rate
-# estimated from that many runs. "Holds" compares the two; the second row is
-# expected to fail.
+# One row per procedure: the runs, how many of them certified falsely, the rate, the
+# exact probability of a false certificate that the rate estimates (below; empty for
+# the planned draws, whose answer is an estimated radius rather than a test of one
+# threshold), and the bound the rate must stay under, $\alpha$ plus three standard
+# errors of a rate estimated from that many runs. "Holds" compares the rate with the
+# bound; the second row is expected to fail.
 
 # %% tags=["nbval-check-output"]
 pd.DataFrame(
@@ -334,6 +346,7 @@ pd.DataFrame(
             "runs": c.runs,
             "false": c.false,
             "rate": c.rate,
+            "exact": exact_rates.get(name, np.nan),
             "α + 3 s.e.": c.bound,
             "holds": c.holds,
         }
@@ -349,7 +362,87 @@ glue_all(
     coverage_runs=COVERAGE_RUNS,
     seq_rate=coverage["sequential"].rate,
     seq_bound=coverage["sequential"].bound,
+    seq_exact=exact_rates["sequential"],
     naive_rate=coverage["every look at full α"].rate,
+)
+
+# %% [markdown]
+# #### The same probability, exactly, at the book's level
+#
+# At the book's $\alpha$ a false certificate is too rare to count, but it need not be
+# counted. Each test of a radius here (the spending schedules, the confidence
+# sequence, the published designs) decides at each look by comparing the count of
+# draws in the class with two thresholds: at or above one it certifies, at or below
+# the other it stops *not certified*, in between it reads on. At $p_A = p_0$ the
+# distribution of the count among the runs still reading is a vector over counts;
+# convolved with the binomial of the draws up to the next look it gives the next
+# look's, and each look removes the mass it decides. The mass removed as *certified*
+# adds up to the exact probability of a false certificate, without sampling
+# ({func}`~rsutils.sequential.coverage.certify_probability`, the column "exact"
+# above). The thresholds are read off each test's own decision functions, and the
+# library's tests check them against the procedure itself at every look, and the
+# whole computation against brute-force enumeration and the Monte Carlo rates. A
+# randomised test is a mixture of such rules over the intervals of its $u$ on which
+# they are fixed. Raising $p_A$ only makes a test certify sooner, so $p_A = p_0$ is
+# the worst case of $p_A \le p_0$.
+#
+# Per test at the book's $\alpha = $ {glue:text}`alpha:g` and $n = $
+# {glue:text}`n:,d`, the exact probability that it certifies falsely at each decision
+# radius, in units of $\alpha$:
+
+# %%
+released = "Voráček, betting at 1/(2α)"
+control = "every look at full α"
+exact_tests = {
+    "spending": schedule,
+    "randomised": randomised,
+    "confidence sequence": anytime,
+    **{
+        name: PublishedTest(d, N, ALPHA)
+        for name, d in fd.PUBLISHED_NAMES.items()
+    },
+    # the betting test's wealth threshold 1/α' is 1/(2α) at α' = 2α
+    released: PublishedTest("voracek-betting", N, 2 * ALPHA),
+    control: rs.LookSchedule(
+        schedule.looks, (ALPHA,) * len(schedule.looks)
+    ),
+}
+exact = fd.exact_coverage_table(exact_tests, R_OVER_SIGMA, ALPHA)
+exact.round(3)
+
+# %% [markdown]
+# One row per test, one column per radius in units of $\sigma$ (0 where $n$ draws
+# cannot certify that radius at all); at most 1 is the guarantee. Every test of the
+# chapter stays within it, the highest being {glue:text}`exact_worst_name` at
+# {glue:text}`exact_worst:.3f`: the tests lose part of $\alpha$ to the discreteness
+# of the counts and to the overlap of their looks. Testing every look at the full
+# $\alpha$ reaches {glue:text}`exact_naive:.2f` times $\alpha$.
+#
+# Voráček's released code stops his betting test once the wealth exceeds
+# $1/(2\alpha)$ (the threshold of its `thresholds.py`), where the book, as his
+# Algorithm 2, waits for $1/\alpha$
+# ({func}`~rsutils.sequential.published.voracek_betting_test`). The higher bar is
+# crossed no sooner on any stream of draws, so the book's version of his design
+# reads at least as many draws as the same test at $1/(2\alpha)$, and here it also
+# certifies falsely less often: at most {glue:text}`betting_exact:.3f` times $\alpha$
+# against {glue:text}`betting_half_exact:.3f` at $1/(2\alpha)$, both within
+# $\alpha$. The book's version is thus the more conservative of the two: section
+# (d) charges his design at least the draws his released threshold would spend, so
+# if anything it understates that design's savings rather than flattering them.
+
+# %% tags=["remove-cell"]
+sound_exact = exact.drop(index=[released, control])
+assert (sound_exact <= 1 + 1e-12).all().all()
+assert (exact.loc[released] <= 1 + 1e-12).all()
+assert (exact.loc["Voráček, betting"] <= exact.loc[released]).all()
+assert exact.loc[control].max() > 1
+worst_exact = sound_exact.max(axis=1)
+glue_all(
+    exact_worst=float(worst_exact.max()),
+    exact_worst_name=str(worst_exact.idxmax()),
+    exact_naive=float(exact.loc[control].max()),
+    betting_exact=float(exact.loc["Voráček, betting"].max()),
+    betting_half_exact=float(exact.loc[released].max()),
 )
 
 # %% [markdown]

@@ -21,6 +21,8 @@ from rsutils.core.confidence import (
     min_samples_for_radius,
 )
 from rsutils.core.reference_precision import reference_bound
+from rsutils.sequential.coverage import certify_probability
+from rsutils.sequential.procedure import Test
 from rsutils.sequential.published import published_all_hits
 from rsutils.sequential.record import unpack_labels
 from rsutils.sequential.sequence import AnytimeSchedule
@@ -33,6 +35,7 @@ __all__ = [
     "decision_table",
     "disagreement_table",
     "draws_at_p_one",
+    "exact_coverage_table",
     "mode_agreement",
     "planned_summary",
     "precision_table",
@@ -298,6 +301,25 @@ def draws_at_p_one(
             **{name: d.draws if d.certified else 0 for name, d in published.items()},
         }
     return pd.DataFrame(rows).T.rename_axis("r/σ")
+
+
+def exact_coverage_table(
+    tests: Mapping[str, Test], r_over_sigma: Sequence[float], alpha: float
+) -> pd.DataFrame:
+    """Per test (rows) and radius (columns, ``r/σ``, Gaussian noise): the exact
+    probability that it certifies the radius when ``pA = Φ(r/σ)``, the least ``pA``
+    that certifies it, so that every certificate is false
+    (:func:`~rsutils.sequential.coverage.certify_probability`), in units of ``alpha``:
+    at most 1 is the guarantee."""
+    rows = {
+        name: {
+            k: certify_probability(test, float(norm.cdf(k)), claimed_alpha=alpha).probability
+            / alpha
+            for k in r_over_sigma
+        }
+        for name, test in tests.items()
+    }
+    return pd.DataFrame(rows).T.rename_axis(index="test", columns="r/σ")
 
 
 def _sequence_at_p_one(anytime: AnytimeSchedule, p0: float) -> int:
