@@ -6,10 +6,12 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
-from scipy.stats import norm
+from scipy.stats import beta, norm
 
+from rsutils import ABSTAIN
 from rsutils.book.audit.ledger import COLUMNS, LedgerContext, check_ledger, ledger
 from rsutils.book.audit.ledger.cohen import (
     ReleasedValue,
@@ -17,6 +19,8 @@ from rsutils.book.audit.ledger.cohen import (
     released_best,
     released_envelope_area,
 )
+from rsutils.book.audit.released_alpha import alpha_evidence, released_alpha_evidence
+from rsutils.book.papers.released import COHEN2019_CERTIFY_LOGS
 
 T13 = "cohen2019_tables_1_3"
 
@@ -153,28 +157,90 @@ def test_a_release_folder_is_named_after_the_stated_number(fake_release, tmp_pat
     assert verdicts(tmp_path / "empty", model) == ["not checkable"]
 
 
-def test_a_certificate_above_the_ceiling_needs_another_alpha_or_more_draws(
-    fake_release,
-) -> None:
+N = 100_000
+
+
+def printed_log(sigma: float, counts: list[int], alpha: float, wrong: int = 0) -> pd.DataFrame:
+    """A log of CERTIFY's certificates for these counts of N draws at ``alpha``, printed
+    to three significant digits as the release prints them (scipy's beta quantile,
+    independent of the library), then ``wrong`` abstentions."""
+    bound = beta.ppf(alpha, np.asarray(counts), N - np.asarray(counts) + 1)
+    radii = [float(f"{r:.3}") for r in sigma * norm.ppf(bound)] + [0.0] * wrong
+    right = len(counts)
+    return pd.DataFrame(
+        {
+            "idx": range(right + wrong),
+            "label": 0,
+            "predict": [0] * right + [ABSTAIN] * wrong,
+            "radius": radii,
+            "correct": [1] * right + [0] * wrong,
+            "time": 1.0,
+        }
+    )
+
+
+def count_for(sigma: float, radius: float, alpha: float) -> int:
+    """The fewest of N draws whose certificate at ``alpha`` prints at least ``radius``."""
+    counts = np.arange(N // 2, N + 1)
+    radii = sigma * norm.ppf(beta.ppf(alpha, counts, N - counts + 1))
+    return int(counts[np.argmax(np.round(radii, 3) >= radius)])
+
+
+def quiet_release(release) -> None:
+    """Every log of ``release`` rewritten with certificates far below both ceilings, at
+    counts that fit both levels: nothing in them tells the level."""
+    for dataset, trained, split, sigma in COHEN2019_CERTIFY_LOGS:
+        log = printed_log(float(sigma), [90_000] * 25, 0.001, wrong=25)
+        assert alpha_evidence(log, float(sigma))["implied α"] == "undecidable"
+        release.certify(dataset, trained, sigma, log, split=split)
+
+
+def test_a_log_that_implies_another_level_fails_the_stated_one(fake_release) -> None:
+    quiet_release(fake_release)
     alpha = row(check="cohen_alpha_logs", value="0.001", **{"from": "100,000"}, unit="α")
     draws = row(check="cohen_draws_logs", value="100,000", **{"from": "0.001"}, unit="draws")
     assert verdicts(fake_release.root, alpha, draws) == ["holds", "holds"]
-    fake_release.certify("cifar10", "1.00", "1.00", fake_release.curve({0.0: 0.5, 3.9: 0.1}))
+    # run at 0.01: inputs whose draws all agree sit at its ceiling, above 0.001's
+    fake_release.certify("cifar10", "1.00", "1.00", printed_log(1.0, [N] * 50, 0.01, 450))
     found = judged(fake_release.root, alpha | {"id": "y"}, draws | {"id": "z"})
     assert [said for _, said in found] == ["does not hold", "does not hold"]
-    assert found[0][0].startswith("1 of 13 logs need α > 0.001")
+    assert found[0][0].startswith("1 of 13 logs imply α = 0.01, not α = 0.001, at n = 100,000")
+    assert found[0][0].endswith("1 by the ceilings, 0 by the printed radii)")
+    assert found[1][0].startswith("1 of 13 logs need more than 100,000 draws")
+
+
+def test_printed_radii_alone_can_rule_the_stated_level_out(fake_release) -> None:
+    """A log below both ceilings whose small radii only 0.01 gives: the α rule counts it,
+    the draws rule (the ceiling test) cannot."""
+    quiet_release(fake_release)
+    first = count_for(0.25, 0.001, 0.01)  # near radius 0 consecutive counts lie apart
+    log = printed_log(0.25, list(range(first, first + 200)), 0.01)
+    assert alpha_evidence(log, 0.25)["implied α"] == "α = 0.01"
+    fake_release.certify("imagenet", "0.25", "0.25", log)
+    alpha = row(check="cohen_alpha_logs", value="0.001", **{"from": "100,000"}, unit="α")
+    draws = row(check="cohen_draws_logs", value="100,000", **{"from": "0.001"}, unit="draws")
+    found = judged(fake_release.root, alpha, draws | {"id": "z"})
+    assert found[0] == (
+        "1 of 13 logs imply α = 0.01, not α = 0.001, at n = 100,000 (implied α of "
+        "released_alpha_evidence: 0 by the ceilings, 1 by the printed radii)",
+        "does not hold",
+    )
+    assert found[1][1] == "holds"
 
 
 @pytest.mark.parametrize(("radius", "expected"), [(0.3, "holds"), (0.501, "does not hold")])
 def test_insensitivity_to_alpha_is_a_change_below_one_standard_error(
     fake_release, radius: float, expected: str
 ) -> None:
+    quiet_release(fake_release)
     claim = row(check="cohen_alpha_insensitive", value="0.001", unit="α")
-    assert verdicts(fake_release.root, claim) == ["not checkable"]  # no log needs more
-    # a log run at α = 0.01: its largest certificate is above the ceiling at 0.001
-    log = fake_release.curve({0.0: 1.0, radius: 0.9, 0.978: 0.002})
-    fake_release.certify("imagenet", "0.25", "0.25", log)
-    assert verdicts(fake_release.root, claim | {"id": "y"}) == [expected]
+    assert verdicts(fake_release.root, claim) == ["not checkable"]  # no log implies 0.01
+    # a log run at α = 0.01: at 0.001 a certificate just above 0.5 falls below it
+    counts = [count_for(0.25, radius, 0.01)] * 450 + [N] * 10
+    fake_release.certify("imagenet", "0.25", "0.25", printed_log(0.25, counts, 0.01, 40))
+    found, said = judged(fake_release.root, claim | {"id": "y"})[0]
+    assert said == expected
+    assert found.startswith("1 logs recertified at α = 0.001")
 
 
 def test_seconds_lie_within_the_logs_times(fake_release) -> None:
@@ -219,3 +285,15 @@ def test_the_real_ledger_verdicts(reference: Path) -> None:
     assert {"cohen-alpha", "cohen-draws", "cohen-seconds-imagenet", "cohen-images-table1",
             "cohen-predict-100-abstention", "cohen-predict-1000-abstention",
             "cohen-predict-100-accuracy"} <= failing  # fmt: skip
+    # one test counts the logs that rule out α = 0.001, here and in chapter 07 (e)
+    implied = released_alpha_evidence(root=reference)["implied α"]
+    by_id = checked.set_index("id")
+    alpha = by_id.loc[["cohen-alpha", "cohen-alpha-scope", "cohen-alpha-defaults"], "found"]
+    assert set(alpha) == {
+        f"{(implied == 'α = 0.01').sum()} of 13 logs imply α = 0.01, not α = 0.001, at "
+        "n = 100,000 (implied α of released_alpha_evidence: 8 by the ceilings, 1 by the "
+        "printed radii)"
+    }
+    assert (implied == "α = 0.01").sum() == 9
+    assert by_id.loc["cohen-draws", "found"].startswith("8 of 13 logs need more than")
+    assert by_id.loc["cohen-figure8-right", "found"].startswith("9 logs recertified")

@@ -13,7 +13,8 @@ al.’s [12]" in Table II's ℓ∞ block) and for data-dependent smoothing ("Dat
   would print;
 - the absolute numbers the data-dependent smoothing paper states in its prose
   (:func:`ddrs_stated`; its tables are missing from its text), for Cohen's rows (its own
-  runs of Cohen et al.'s models) and for the "Data-depend" rows (every method it states).
+  runs of Cohen et al.'s method; on CIFAR-10 it does not say whose models they certify)
+  and for the "Data-depend" rows (every method it states).
 
 Radii in another norm are converted first: an isotropic Gaussian ℓ2 certificate of
 radius ``r`` is exactly an ℓ∞ certificate of radius ``r/√d`` (Table I;

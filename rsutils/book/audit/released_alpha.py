@@ -173,10 +173,12 @@ def released_alpha_evidence(
     root: str | os.PathLike[str] | None = None,
     download: bool = False,
     n: int = 100_000,
+    stated: float = STATED_ALPHA,
+    alternative: float = ALTERNATIVE_ALPHA,
 ) -> pd.DataFrame:
     """:func:`alpha_evidence` for every log of
-    :data:`~rsutils.book.papers.released.COHEN2019_CERTIFY_LOGS`, at ``n`` draws, the stated
-    ``α = 0.001`` against ``α = 0.01``: one row per log, indexed as
+    :data:`~rsutils.book.papers.released.COHEN2019_CERTIFY_LOGS`, at ``n`` draws, the
+    ``stated`` level (0.001) against the ``alternative`` (0.01): one row per log, indexed as
     :func:`~rsutils.book.papers.released.reanalyse_released_certify` (dataset, trained σ,
     split, certified σ), with ``images`` (rows of the log) first."""
     rows = []
@@ -187,7 +189,8 @@ def released_alpha_evidence(
         log = read_log(path)
         row = {"dataset": dataset, "trained σ": float(trained), "split": split}
         row |= {"certified σ": float(sigma), "images": len(log)}
-        rows.append(row | alpha_evidence(log, float(sigma), n=n))
+        evidence = alpha_evidence(log, float(sigma), n=n, stated=stated, alternative=alternative)
+        rows.append(row | evidence)
     return pd.DataFrame(rows).set_index(["dataset", "trained σ", "split", "certified σ"])
 
 

@@ -30,11 +30,17 @@ The rules (each ``@ledger_rule`` name, with the columns it reads):
   ``value`` images each;
 - ``cohen_release_folder``: the release holds logs under the folder ``rows``, whose
   name ends with ``value``;
-- ``cohen_alpha_logs`` / ``cohen_draws_logs``: no log needs a larger level than
-  ``value`` at ``from`` draws / more draws than ``value`` at level ``from``;
-- ``cohen_alpha_insensitive``: recertifying at level ``value`` the logs that need a
-  larger one (taken as run at ``from``) moves certified accuracy by less than a
-  standard error of the log's images;
+- ``cohen_alpha_logs``: no log's certificates rule out the level ``value`` at ``from``
+  draws, by the test of
+  :func:`~rsutils.book.audit.released_alpha.released_alpha_evidence` (its ``implied
+  α``: a log's ceilings where they decide, its printed radii where they do not), the
+  one test chapter 07 counts such logs by;
+- ``cohen_draws_logs``: no log's largest certificate needs more draws than ``value``
+  at level ``from`` (the ceiling test alone: the printed radii say nothing of other
+  numbers of draws);
+- ``cohen_alpha_insensitive``: recertifying at level ``value`` the logs that imply
+  :data:`IMPLIED_RUN_ALPHA` by that test (taken as run at it) moves certified accuracy
+  by less than a standard error of the log's images;
 - ``cohen_seconds``: ``value`` seconds per image lies within the per-log means of
   dataset ``rows``;
 - ``samples_for_radius``: "about ``value``" draws certify ``from``·σ at ``to`` percent
@@ -57,6 +63,7 @@ from rsutils.analysis.metrics import certified_accuracy
 from rsutils.book.audit.cross_paper import released_accuracy
 from rsutils.book.audit.ledger.rules import LedgerContext, ledger_rule, printed_interval, verdict
 from rsutils.book.audit.measured import HOLDS, about
+from rsutils.book.audit.released_alpha import ALTERNATIVE_ALPHA, released_alpha_evidence
 from rsutils.book.papers.published import transcription_mismatches
 from rsutils.book.papers.released import (
     COHEN2019_CERTIFY_LOGS,
@@ -73,13 +80,17 @@ from rsutils.logs.read import read_log
 from rsutils.reference import reference_root
 
 __all__ = [
+    "ACR_PER_IMAGE",
+    "ACR_READINGS",
     "IMPLIED_RUN_ALPHA",
     "SAME_EVALUATION_Z",
     "TABLE_IMAGES",
     "ReleasedValue",
     "agrees_with_log",
+    "implied_levels",
     "needs_release",
     "released_best",
+    "released_best_per_image",
     "released_envelope_area",
     "released_models",
 ]
@@ -93,6 +104,21 @@ SAME_EVALUATION_Z = 2.0
 #: certified)"; CIFAR-10's test set holds 10,000 images).
 TABLE_IMAGES = {"imagenet": 500, "cifar10": 10_000}
 _DATASETS = {"ImageNet": "imagenet", "CIFAR-10": "cifar10"}
+#: The level the test of
+#: :func:`~rsutils.book.audit.released_alpha.released_alpha_evidence` weighs the stated
+#: one against, and at which the logs it finds run are taken to have been run: their
+#: largest certificates need α between about 0.009 and 0.0099.
+IMPLIED_RUN_ALPHA = ALTERNATIVE_ALPHA
+#: The ``column`` of a ledger row that reads "the ACR" of a best-over-σ row image by
+#: image (:func:`released_best_per_image`).
+ACR_PER_IMAGE = "ACR, best σ per image"
+#: The readings of "the ACR" of a best-over-σ row that :func:`released_best` computes,
+#: by the name a ledger row gives in its ``column``, in words for what a rule finds.
+ACR_READINGS = {
+    "ACR": "the largest ACR of one released model",
+    ACR_PER_IMAGE: "the mean over images of each image's best certified radius "
+    "over the released models",
+}
 Rule = Callable[[Mapping[str, str], LedgerContext], tuple[str, str]]
 
 
@@ -126,9 +152,13 @@ def released_models(dataset: str, root: object = None) -> dict[str, pd.DataFrame
 def released_best(dataset: str, quantity: float | str, root: object = None) -> ReleasedValue:
     """The best value over the released models of ``dataset`` (:func:`released_models`):
     the certified accuracy at radius ``quantity`` (the envelope over training σ at that
-    radius, :func:`~rsutils.book.audit.cross_paper.released_accuracy`), or with
-    ``quantity="ACR"`` the largest ACR of one model. The standard error is binomial for
-    an accuracy and the spread of the per-image radii over √m for ACR."""
+    radius, :func:`~rsutils.book.audit.cross_paper.released_accuracy`), with
+    ``quantity="ACR"`` the largest ACR of one model, or with :data:`ACR_PER_IMAGE` the
+    mean of each image's best radius (:func:`released_best_per_image`; both readings
+    are in :data:`ACR_READINGS`). The standard error is binomial for an
+    accuracy and the spread of the per-image radii over √m for ACR."""
+    if quantity == ACR_PER_IMAGE:
+        return released_best_per_image(dataset, root)
     logs = released_models(dataset, root)
     if quantity != "ACR":
         radius = float(quantity)
@@ -145,6 +175,26 @@ def released_best(dataset: str, quantity: float | str, root: object = None) -> R
             best = ReleasedValue(float(per_image.mean()), sigma, len(log), error)
     assert best is not None
     return best
+
+
+def released_best_per_image(dataset: str, root: object = None) -> ReleasedValue:
+    """The mean over images of each image's best certified radius over the released
+    models of ``dataset`` (:func:`released_models`; a radius counts only where the
+    prediction is correct, else it is 0): the ACR of a row that takes, image by image,
+    the σ that certifies it furthest. An image that some log lacks takes the best of
+    the logs that hold it; ``images`` counts the images any log holds, ``sigma`` lists
+    the models, and the standard error is the spread of the best radii over √m."""
+    logs = released_models(dataset, root)
+    radii = pd.concat(
+        {
+            s: log.set_index("idx")["radius"] * log.set_index("idx")["correct"]
+            for s, log in logs.items()
+        },
+        axis=1,
+    )
+    best = radii.max(axis=1).to_numpy(dtype=float)
+    error = float(best.std(ddof=1) / np.sqrt(len(best)))
+    return ReleasedValue(float(best.mean()), ", ".join(logs), len(best), error)
 
 
 def released_envelope_area(dataset: str, root: object = None) -> float:
@@ -332,20 +382,48 @@ def _number(text: str) -> float:
     return float(text.replace(",", ""))
 
 
+def implied_levels(context: LedgerContext, n: int, alpha: float) -> pd.DataFrame:
+    """The evidence of :func:`~rsutils.book.audit.released_alpha.released_alpha_evidence`
+    for every released log at ``n`` draws, ``alpha`` against
+    :data:`IMPLIED_RUN_ALPHA`, with ``rules out`` added: whether the log's ``implied
+    α`` is a level other than ``alpha`` (not ``alpha``, not "undecidable"). Computed
+    once per context (the ``computed`` field of
+    :class:`~rsutils.book.audit.ledger.rules.LedgerContext`)."""
+    key = ("implied levels", n, alpha)
+    if key not in context.computed:
+        evidence = released_alpha_evidence(
+            root=context.reference_root, n=n, stated=alpha, alternative=IMPLIED_RUN_ALPHA
+        )
+        kept = {f"α = {alpha:g}", "undecidable"}
+        context.computed[key] = evidence.assign(**{"rules out": ~evidence["implied α"].isin(kept)})
+    return context.computed[key]  # type: ignore[return-value]
+
+
+def _implied_text(evidence: pd.DataFrame, alpha: str, n: str) -> str:
+    """How many logs rule out level ``alpha`` at ``n`` draws, what they imply, and by
+    which of the two tests (the ceilings decide first)."""
+    out = evidence[evidence["rules out"]]
+    levels = out["implied α"].value_counts()
+    said = " or ".join(
+        level if len(levels) == 1 else f"{level} ({count})" for level, count in levels.items()
+    )
+    by_ceilings = int((out["ceilings say"] != "undecidable").sum())
+    text = f"{len(out)} of {len(evidence)} logs imply {said or 'no other level'}"
+    text += f", not α = {alpha}, at n = {n} (implied α of released_alpha_evidence"
+    if len(out):
+        text += f": {by_ceilings} by the ceilings, {len(out) - by_ceilings} by the printed radii"
+    return text + ")"
+
+
 @ledger_rule("cohen_alpha_logs")
 @needs_release
 def _cohen_alpha_logs(row: Mapping[str, str], context: LedgerContext) -> tuple[str, str]:
-    """No released certification log needs a level above the stated α (``value``) at the
-    stated ``from`` draws: its largest certificate is within the ceiling
-    σΦ⁻¹(α^(1/n)) (``α it needs`` of
-    :func:`~rsutils.book.papers.released.reanalyse_released_certify`)."""
-    alpha, n = _number(row["value"]), int(_number(row["from"]))
-    table = _released(context, n, alpha)
-    above = table[table["α it needs"] > alpha]
-    text = f"{len(above)} of {len(table)} logs need α > {row['value']} at n = {row['from']}"
-    if len(above):
-        text += f" (up to {above['α it needs'].max():.4f})"
-    return text, verdict(above.empty)
+    """No released certification log rules out the stated α (``value``) at the stated
+    ``from`` draws: none implies another level by the test of
+    :func:`~rsutils.book.audit.released_alpha.released_alpha_evidence` (:func:`implied_levels`)."""
+    evidence = implied_levels(context, int(_number(row["from"])), _number(row["value"]))
+    text = _implied_text(evidence, row["value"], row["from"])
+    return text, verdict(not evidence["rules out"].any())
 
 
 @ledger_rule("cohen_draws_logs")
@@ -363,30 +441,28 @@ def _cohen_draws_logs(row: Mapping[str, str], context: LedgerContext) -> tuple[s
     return text, verdict(above.empty)
 
 
-#: The level at which the logs that exceed the stated ceiling were run, as chapter 07
-#: reads them: their largest certificates need α between about 0.009 and 0.0099.
-IMPLIED_RUN_ALPHA = 0.01
-
-
 @ledger_rule("cohen_alpha_insensitive")
 @needs_release
 def _cohen_alpha_insensitive(row: Mapping[str, str], context: LedgerContext) -> tuple[str, str]:
     """ "Certified accuracy is insensitive to α": recertifying at the stated α
-    (``value``) the logs that need a larger one, taken as run at
-    :data:`IMPLIED_RUN_ALPHA` (:func:`~rsutils.book.papers.released.recertify_released_logs`),
-    changes certified accuracy at the tables' radii by less than one binomial standard
-    error of each log's images (a change its test images cannot resolve); "not
-    checkable" when no log needs a larger level."""
+    (``value``) the logs that imply :data:`IMPLIED_RUN_ALPHA` instead
+    (:func:`implied_levels`), taken as run at it
+    (:func:`~rsutils.book.papers.released.recertify_released_logs`), changes certified
+    accuracy at the tables' radii by less than one binomial standard error of each
+    log's images (a change its test images cannot resolve); "not checkable" when no
+    log implies another level."""
     alpha = _number(row["value"])
-    table = _released(context, 100_000, alpha)
-    beyond = table[table["α it needs"] > alpha]
+    evidence = implied_levels(context, 100_000, alpha)
+    beyond = evidence[evidence["implied α"] == f"α = {IMPLIED_RUN_ALPHA:g}"]
     if beyond.empty:
-        return f"no log needs α > {row['value']}: the release varies no level", "not checkable"
+        return f"no log implies α = {IMPLIED_RUN_ALPHA:g}: the release varies no level", (
+            "not checkable"
+        )
     changed = recertify_released_logs(
         beyond.index, alpha=alpha, run_alpha=IMPLIED_RUN_ALPHA, root=context.reference_root
     )
     images = changed.set_index(["dataset", "trained σ", "split", "certified σ"]).index.map(
-        table["images"]
+        evidence["images"]
     )
     p = changed["as released"].to_numpy()
     error = np.sqrt(np.maximum(p * (1 - p), 1 / images.to_numpy()) / images.to_numpy())

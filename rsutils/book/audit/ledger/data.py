@@ -17,7 +17,9 @@ with what it compares and how the book checks it. Columns (:data:`COLUMNS`):
   difference of percentages, ``relative %``, ``ACR``, ``seconds`` …);
 - ``chosen``: how the printed number was chosen, where the paper tunes something on
   the test set it reports on (empty otherwise); ``note``: the book's remark;
-- ``reason``: why the statement cannot be checked (rule ``not_checkable`` only).
+- ``reason``: why the statement cannot be checked (rule ``not_checkable``, and the
+  rules that show what another paper's table or release gives but judge nothing by
+  it, which require one).
 
 :func:`coverage_gaps` lists the number-bearing sentences of a text
 (:func:`~rsutils.book.audit.ledger.sentences.number_bearing_sentences`) whose numbers no

@@ -21,14 +21,18 @@ The rules (each ``@ledger_rule`` name, with the columns it reads):
 - ``outweighs``: ``value`` exceeds the size of ``to − from`` for every reading (a gain
   set against a drop in the same passage);
 - ``cohen_logs``: a number DDRS gives for Cohen et al. (the best certified accuracy at
-  radius ``column`` over training σ, or with ``column = ACR`` the ACR) lies within
+  radius ``column`` over training σ, or with ``column`` one of
+  :data:`~rsutils.book.audit.ledger.cohen.ACR_READINGS` the ACR so read) lies within
   :data:`~rsutils.book.audit.ledger.cohen.SAME_EVALUATION_Z` standard errors of the best
   released model of dataset ``rows`` (:func:`~rsutils.book.audit.ledger.cohen.released_best`);
+  for an ACR, what it finds names the reading its verdict uses and gives the others;
 - ``implied_cohen_logs``: the same for Cohen's number implied by a method's stated
   value ``from`` minus its stated improvement ``value``;
-- ``cohen_table_envelope``: a number DDRS gives for Cohen et al. is the best cell of
-  Cohen et al.'s printed ``rows`` of ``tables`` at ``column`` ("not printed" when the
-  table has no such column);
+- ``cohen_table_envelope``: a number DDRS measured on its own runs of Cohen et al.'s
+  method, set beside the best cell of Cohen et al.'s printed ``rows`` of ``tables`` at
+  ``column`` (or the absence of that column). DDRS does not say its runs are of the
+  models that table certifies, so another paper's table can neither confirm nor refute
+  it: the rule gives the gap and says "not checkable", with the row's ``reason``;
 - ``ceiling_zero``: a stated zero certified accuracy at radii ``≥ column`` for models
   of σ = ``from`` is forced by the certificate: with Cohen et al.'s draws and level
   (:class:`~rsutils.core.settings.CertifySettings`' defaults, which DDRS's text does not
@@ -43,6 +47,7 @@ from collections.abc import Callable, Mapping
 from scipy.stats import norm
 
 from rsutils.book.audit.ledger.cohen import (
+    ACR_READINGS,
     SAME_EVALUATION_Z,
     ReleasedValue,
     needs_release,
@@ -130,28 +135,40 @@ def _against_logs(
 ) -> tuple[str, str]:
     """Whether [low, high] (the stated number, in the row's unit) meets the best
     released value ± z standard errors; what it finds, in words (with whether a
-    ``printed`` percentage can be a count of the log's images)."""
-    acr = row["column"] == "ACR"
+    ``printed`` percentage can be a count of the log's images, or for an ACR the
+    reading the verdict uses and the values of the others)."""
+    acr = row["column"] in ACR_READINGS
     scale = 1.0 if acr else 100.0
-    best: ReleasedValue = released_best(
-        row["rows"], "ACR" if acr else _number(row["column"]), context.reference_root
-    )
+    quantity = row["column"] if acr else _number(row["column"])
+    best: ReleasedValue = released_best(row["rows"], quantity, context.reference_root)
     value, error = best.value * scale, best.standard_error * scale
     centre = (low + high) / 2
     digits, unit = (3, "") if acr else (1, "%")
+    reading = f", read as {ACR_READINGS[row['column']]}" if acr else ""
     text = (
-        f"released: {value:.{digits}f}{unit} (σ = {best.sigma}, {best.images} images, "
-        f"SE {error:.{digits}f}{unit})"
+        f"released{reading}: {value:.{digits}f}{unit} (σ = {best.sigma}, "
+        f"{best.images} images, SE {error:.{digits}f}{unit})"
     )
     if error > 0:
         text += f"; {abs(centre - value) / error:.1f} SE from the stated"
     if acr:
-        area = released_envelope_area(row["rows"], context.reference_root)
-        text += f"; area under the envelope {area:.3f}"
+        text += _other_acr_readings(row["rows"], row["column"], context)
     elif printed and not count_fits(printed, best.images):
         text += f"; {printed}% is not a count out of {best.images} images"
     z = SAME_EVALUATION_Z * error
     return text, verdict(low <= value + z and high >= value - z)
+
+
+def _other_acr_readings(dataset: str, used: str, context: LedgerContext) -> str:
+    """The readings of an ACR other than ``used``, each with its released value, and the
+    area under the envelope (which is not the ACR of any one classifier)."""
+    text = ""
+    for reading, words in ACR_READINGS.items():
+        if reading != used:
+            other = released_best(dataset, reading, context.reference_root)
+            text += f"; {words}: {other.value:.3f} (σ = {other.sigma})"
+    area = released_envelope_area(dataset, context.reference_root)
+    return text + f"; area under the envelope {area:.3f}"
 
 
 @ledger_rule("cohen_logs")
@@ -175,19 +192,24 @@ def _implied_cohen_logs(row: Mapping[str, str], context: LedgerContext) -> tuple
 
 @ledger_rule("cohen_table_envelope")
 def _cohen_table_envelope(row: Mapping[str, str], context: LedgerContext) -> tuple[str, str]:
-    """A number DDRS gives for Cohen et al. (percent) is the best printed cell of
-    ``rows`` of Cohen et al.'s table at radius ``column`` (fractions with two
-    decimals), at both printed precisions."""
+    """A number DDRS measured on its own runs of Cohen et al.'s method (percent) beside
+    the best printed cell of ``rows`` of Cohen et al.'s table at radius ``column``
+    (fractions with two decimals), or the absence of that radius. DDRS does not say its
+    runs are of the models the table certifies, so the table cannot hold or fail the
+    number: always "not checkable", and the row's ``reason`` must say why."""
+    if not row["reason"].strip():
+        raise ValueError(f"{row['id']}: say why another paper's table cannot judge it (reason)")
     table = context.table(row["tables"]).data.set_index("row")
     if row["column"] not in table.columns:
-        return f"the table prints no radius {row['column']}", "not printed"
+        return f"the table prints no radius {row['column']}", "not checkable"
     cells = table.loc[row["rows"].split("|"), row["column"]].astype(float)
     if cells.isna().all():
-        return "not printed", "not printed"
+        return f"the table prints nothing at radius {row['column']}", "not checkable"
     best = float(cells.max())
-    low, high = printed_interval(row["value"])
-    text = f"{100 * best:.0f}% (Cohen et al. print {best:.2f}: {cells.idxmax()})"
-    return text, verdict(low <= 100 * best + 0.5 and high >= 100 * best - 0.5)
+    gap = _number(row["value"]) - 100 * best
+    text = f"{100 * best:.0f}% (Cohen et al. print {best:.2f}: {cells.idxmax()}); "
+    signed = f"{gap:+.1f}".replace("-", "−")
+    return text + f"stated − printed = {signed} points", "not checkable"
 
 
 @ledger_rule("ceiling_zero")

@@ -58,11 +58,14 @@ _RULES: dict[str, Rule] = {}
 class LedgerContext:
     """What the rules read: the transcribed tables, every row of the ledger (for rules
     that relate statements), and the folder of released artefacts (``None``: the
-    configured one), read only when a rule needs it."""
+    configured one), read only when a rule needs it. ``computed`` keeps what a rule
+    computed from the release for the rows after it (by a key the rule chooses), so that
+    statements repeated in several places read the release once per context."""
 
     rows: pd.DataFrame
     reference_root: str | Path | None = None
     tables: dict[str, PublishedTable] = field(default_factory=dict)
+    computed: dict[object, object] = field(default_factory=dict)
 
     def table(self, name: str) -> PublishedTable:
         """The transcribed table ``name``, read once."""

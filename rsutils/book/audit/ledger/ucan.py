@@ -39,9 +39,12 @@ are those of the row whose id is ``from``; :func:`named_gpus`) and
 
 Rules reading a release (the reference folder; without it they answer "not checkable"
 and say so): ``released_generator`` (a fact of UCAN's released generators, named in
-``column``: :data:`GENERATOR_FACTS`), ``cohen_images`` (how many images Cohen et al.'s
-released test logs of the dataset ``column`` hold, and at which stride; an empty
-``value`` states "the entire test set") and ``cohen_seconds`` (their logs' seconds
+``column``: :data:`GENERATOR_FACTS`), ``cohen_images_of_ucan`` (how many images Cohen
+et al.'s released test logs of the dataset ``column`` hold, and at which stride, against
+a stated count ``value``; with no ``value`` the rule only reports them: whether the
+release covers a whole test set is a fact of Cohen et al.'s release, not of the
+sentence that follows them, so it says "not checkable" and the row's reason says why)
+and ``cohen_seconds_of_ucan`` (their logs' seconds
 per certificate beside the stated time: different hardware, so "not checkable" with
 the ratio, and the row's reason says why). ``alm_needs_gamma`` gives the least bound on
 the scale multipliers σ (the generator's γ) under which an ALM of ``value`` can be
@@ -353,6 +356,8 @@ def _cohen_logs(dataset: str, root: object) -> list[pd.DataFrame]:
 
 @ledger_rule("cohen_images_of_ucan")
 def _cohen_images(row: Row, context: LedgerContext) -> tuple[str, str]:
+    if not row["value"] and not row["reason"].strip():
+        raise ValueError(f"{row['id']}: say why the release's coverage is no verdict (reason)")
     try:
         logs = _cohen_logs(row["column"], context.reference_root)
     except FileNotFoundError as missing:
@@ -369,7 +374,8 @@ def _cohen_images(row: Row, context: LedgerContext) -> tuple[str, str]:
     )
     if row["value"]:
         return text, verdict(usual == float(row["value"].replace(",", "")))
-    return text, verdict(strides == {1})
+    whole = "cover" if strides == {1} else "do not cover"
+    return f"{text}: the logs {whole} the test set", "not checkable"
 
 
 @ledger_rule("cohen_seconds_of_ucan")
