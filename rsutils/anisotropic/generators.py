@@ -22,6 +22,14 @@ outputs ``mu = 0`` and ``sigma = initial_sigma`` everywhere: training starts fro
 isotropic noise of the base classifier, and the gradients reach those weights from the
 first step.
 
+UCAN's ``sigma`` head ``floor + gamma·|tanh(raw)|`` folds both signs of the sigma
+network's output ``raw`` onto the same scale, so a large ``|raw|`` of either sign gives
+the upper bound, where the head's slope vanishes. ``head`` (:data:`SIGMA_HEADS`) selects
+a monotone head instead, to tell that fold apart from what the loss wants:
+``"sigmoid"`` (``floor + gamma·sigmoid(raw)``, a large negative ``raw`` gives the
+floor) or ``"log"`` (``sigma = exp(raw)``, unbounded, its log moving one for one with
+``raw``; ``gamma`` and ``floor`` do not apply). :func:`head_slope` is each head's slope.
+
 A learned generator may also keep a **budget** (:func:`apply_budget`): its ``sigma``
 rescaled per input so that the geometric mean (the ALM's factor) or the minimum (the
 radius' factor) equals ``budget_value`` exactly. Then training can change the shape
@@ -42,6 +50,7 @@ from rsutils.training.models import load_checkpoint
 __all__ = [
     "BUDGETS",
     "GENERATOR_KINDS",
+    "SIGMA_HEADS",
     "CertificationWiseGenerator",
     "DatasetWiseGenerator",
     "DenseBlockNet",
@@ -50,8 +59,11 @@ __all__ = [
     "WithoutOffset",
     "apply_budget",
     "build_generator",
+    "head_slope",
     "load_generator",
     "parameter_summary",
+    "sigma_bound",
+    "sigma_from_raw",
 ]
 
 
@@ -77,9 +89,70 @@ class NoiseGenerator(nn.Module):
         raise NotImplementedError
 
 
-def _bounded_sigma(raw: torch.Tensor, gamma: float, floor: float) -> torch.Tensor:
-    """``floor + gamma·|tanh(raw)|``: positive, below ``floor + gamma``."""
-    return floor + gamma * torch.tanh(raw).abs()
+#: The heads that turn the sigma network's output ``raw`` into ``sigma``: UCAN's
+#: ``floor + gamma·|tanh(raw)|`` (the default), the monotone ``floor + gamma·sigmoid(raw)``,
+#: and ``exp(raw)`` (unbounded; a budget then acts on ``raw``, the log of ``sigma``).
+SIGMA_HEADS = ("abs-tanh", "sigmoid", "log")
+
+
+def _check_head(head: str) -> None:
+    if head not in SIGMA_HEADS:
+        raise ValueError(f"head must be one of {SIGMA_HEADS}, got {head!r}")
+
+
+def sigma_from_raw(
+    raw: torch.Tensor,
+    head: str,
+    gamma: float,
+    floor: float,
+    budget: str | None = None,
+    value: float = 1.0,
+) -> torch.Tensor:
+    """``sigma`` from the sigma network's output ``raw`` through ``head``, with the budget.
+
+    ``"abs-tanh"``: ``floor + gamma·|tanh(raw)|``, in ``[floor, floor + gamma)``;
+    ``"sigmoid"``: ``floor + gamma·sigmoid(raw)``, in ``(floor, floor + gamma)``; both
+    then rescaled by :func:`apply_budget`. ``"log"``: ``exp(raw)``, and a budget applied
+    to ``raw`` itself, ``value·exp(raw − mean(raw))`` for ``"gmean"`` (the geometric mean
+    is ``value`` exactly in exact arithmetic, and the ratios of the scales are those of
+    ``exp(raw)``) or ``value·exp(raw − min(raw))`` for ``"min"``, per input (dimension 0).
+    """
+    _check_head(head)
+    if head == "abs-tanh":
+        return apply_budget(floor + gamma * torch.tanh(raw).abs(), budget, value)
+    if head == "sigmoid":
+        return apply_budget(floor + gamma * torch.sigmoid(raw), budget, value)
+    if budget is None:
+        return raw.exp()
+    _check_budget(budget, value)
+    flat = raw.flatten(1)
+    level = flat.mean(dim=1) if budget == "gmean" else flat.min(dim=1).values
+    shifted = raw - level.reshape(-1, *([1] * (raw.dim() - 1)))
+    return value * shifted.exp()
+
+
+def head_slope(raw: torch.Tensor, head: str) -> torch.Tensor:
+    """How fast ``head`` moves ``sigma`` with ``raw``, relative to its range: the
+    derivative of ``|tanh(raw)|`` or of ``sigmoid(raw)`` (``sigma = floor + gamma·that``),
+    and of ``log sigma = raw`` (1 everywhere) for ``"log"``. Where it is near 0 a gradient
+    step on ``raw`` barely moves ``sigma``: the bounded heads' saturated region."""
+    _check_head(head)
+    if head == "abs-tanh":
+        return 1 - torch.tanh(raw) ** 2
+    if head == "sigmoid":
+        s = torch.sigmoid(raw)
+        return s * (1 - s)
+    return torch.ones_like(raw)
+
+
+def sigma_bound(generator: nn.Module) -> float | None:
+    """The largest ``sigma`` a generator's head can give before a budget, ``floor +
+    gamma``; ``None`` for a generator without one (a fixed noise, or the ``"log"``
+    head)."""
+    gamma, floor = getattr(generator, "gamma", None), getattr(generator, "floor", None)
+    if gamma is None or floor is None or getattr(generator, "head", "abs-tanh") == "log":
+        return None
+    return float(gamma) + float(floor)
 
 
 #: What a budget can fix, the geometric mean of ``sigma`` (the ALM's factor) or its minimum
@@ -114,7 +187,12 @@ def _check_budget(budget: str | None, value: float) -> None:
         raise ValueError(f"budget_value must be a finite number > 0, got {value!r}")
 
 
-def _check_bounds(gamma: float, floor: float, initial_sigma: float) -> None:
+def _check_bounds(gamma: float, floor: float, initial_sigma: float, head: str) -> None:
+    _check_head(head)
+    if head == "log":
+        if not (math.isfinite(initial_sigma) and initial_sigma > 0):
+            raise ValueError(f"initial_sigma must be > 0, got {initial_sigma!r}")
+        return
     if not (math.isfinite(gamma) and gamma > 0):
         raise ValueError(f"gamma must be a finite number > 0, got {gamma!r}")
     if not (math.isfinite(floor) and floor > 0):
@@ -126,14 +204,26 @@ def _check_bounds(gamma: float, floor: float, initial_sigma: float) -> None:
         )
 
 
+def _head_setting(head: str) -> dict[str, str]:
+    """The head among a generator's settings only when it is not UCAN's, so that the
+    settings of a generator saved before heads existed stay what they were."""
+    return {} if head == "abs-tanh" else {"head": head}
+
+
 def _start_at(layer: nn.Module, value: float) -> None:
     """Zero weights and a constant bias: the layer outputs ``value`` at the start."""
     nn.init.zeros_(layer.weight)
     nn.init.constant_(layer.bias, value)
 
 
-def _raw_for(initial_sigma: float, gamma: float, floor: float) -> float:
-    return math.atanh((initial_sigma - floor) / gamma)
+def _raw_for(initial_sigma: float, gamma: float, floor: float, head: str) -> float:
+    """The ``raw`` at which ``head`` gives ``initial_sigma``."""
+    if head == "log":
+        return math.log(initial_sigma)
+    share = (initial_sigma - floor) / gamma
+    if head == "sigmoid":
+        return math.log(share / (1 - share))
+    return math.atanh(share)
 
 
 class FixedNoise(NoiseGenerator):
@@ -173,6 +263,12 @@ class DatasetWiseGenerator(NoiseGenerator):
     UCAN's code), then the amplified ``tanh``. ``mu ∈ (−mu_bound, mu_bound)``,
     ``sigma ∈ [floor, floor + gamma)``; with a ``budget`` that ``sigma`` is then
     rescaled by :func:`apply_budget` (one factor for the one ``sigma`` of all inputs).
+    ``head`` replaces UCAN's ``|tanh|`` on ``sigma`` (:func:`sigma_from_raw`).
+
+    Its constructor takes nine parameters, for a reason: the input shape, then the
+    network's hyperparameters as UCAN's code names them (the bounds ``gamma``,
+    ``mu_bound``, ``floor``, the initial sigma, the hidden widths), the budget and the
+    head, each with its default, and a checkpoint stores them as they are.
     """
 
     kind = "dataset"
@@ -188,18 +284,19 @@ class DatasetWiseGenerator(NoiseGenerator):
         hidden: tuple[int, ...] = (128, 256, 512, 1024),
         budget: str | None = None,
         budget_value: float = 1.0,
+        head: str = "abs-tanh",
     ) -> None:
         super().__init__()
-        _check_bounds(gamma, floor, initial_sigma)
+        _check_bounds(gamma, floor, initial_sigma, head)
         _check_budget(budget, budget_value)
-        self.budget, self.budget_value = budget, float(budget_value)
+        self.budget, self.budget_value, self.head = budget, float(budget_value), head
         self.shape = tuple(int(s) for s in shape)
         self.gamma, self.mu_bound, self.floor = float(gamma), float(mu_bound), float(floor)
         self.initial_sigma, self.hidden = float(initial_sigma), tuple(hidden)
         d = math.prod(self.shape)
         self.mu_net, self.sigma_net = self._mlp(d), self._mlp(d)
         _start_at(self.mu_net[-1], 0.0)
-        _start_at(self.sigma_net[-1], _raw_for(initial_sigma, gamma, floor))
+        _start_at(self.sigma_net[-1], _raw_for(initial_sigma, gamma, floor, head))
         self.register_buffer("constant", torch.ones(1, 1))
 
     def _mlp(self, d: int) -> nn.Sequential:
@@ -220,13 +317,22 @@ class DatasetWiseGenerator(NoiseGenerator):
             "hidden": list(self.hidden),
             "budget": self.budget,
             "budget_value": self.budget_value,
+            **_head_setting(self.head),
         }
+
+    def raw_sigma(self, x: torch.Tensor) -> torch.Tensor:
+        """The sigma network's output before the head, of ``x``'s shape (the same for
+        every input)."""
+        raw = self.sigma_net(self.constant).reshape(self.shape)
+        return raw.to(x.dtype).expand_as(x)
 
     def parameters_once(self) -> tuple[torch.Tensor, torch.Tensor]:
         """``(mu, sigma)`` of shape ``shape``: the same for every input."""
         mu = self.mu_bound * torch.tanh(self.mu_net(self.constant)).reshape(self.shape)
-        sigma = _bounded_sigma(self.sigma_net(self.constant), self.gamma, self.floor)
-        sigma = apply_budget(sigma, self.budget, self.budget_value)
+        sigma = sigma_from_raw(
+            self.sigma_net(self.constant), self.head, self.gamma, self.floor,
+            self.budget, self.budget_value,
+        )  # fmt: skip
         return mu, sigma.reshape(self.shape)
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -273,10 +379,11 @@ class CertificationWiseGenerator(NoiseGenerator):
     there is a ``budget``. ``mu`` and ``sigma`` depend on the input, so a certificate
     covers the noise at the certified input only (see :class:`NoiseGenerator`).
 
-    Its constructor takes nine parameters, for a reason: they are the network's
+    Its constructor takes ten parameters, for a reason: they are the network's
     hyperparameters as UCAN's code names them (channels, the bounds ``gamma``,
     ``mu_bound``, ``floor``, the initial sigma, width and growth, and the budget), each
-    with UCAN's default, and a checkpoint stores them as they are.
+    with UCAN's default, and the head of ``sigma`` (:func:`sigma_from_raw`; UCAN's by
+    default), and a checkpoint stores them as they are.
     """
 
     kind = "certification"
@@ -294,18 +401,19 @@ class CertificationWiseGenerator(NoiseGenerator):
         growth: int = 8,
         budget: str | None = None,
         budget_value: float = 1.0,
+        head: str = "abs-tanh",
     ) -> None:
         super().__init__()
-        _check_bounds(gamma, floor, initial_sigma)
+        _check_bounds(gamma, floor, initial_sigma, head)
         _check_budget(budget, budget_value)
-        self.budget, self.budget_value = budget, float(budget_value)
+        self.budget, self.budget_value, self.head = budget, float(budget_value), head
         self.channels, self.width, self.growth = int(channels), int(width), int(growth)
         self.gamma, self.mu_bound, self.floor = float(gamma), float(mu_bound), float(floor)
         self.initial_sigma = float(initial_sigma)
         self.mu_net = DenseBlockNet(self.channels, self.width, self.growth)
         self.sigma_net = DenseBlockNet(self.channels, self.width, self.growth)
         _start_at(self.mu_net.out, 0.0)
-        _start_at(self.sigma_net.out, _raw_for(initial_sigma, gamma, floor))
+        _start_at(self.sigma_net.out, _raw_for(initial_sigma, gamma, floor, head))
 
     def settings(self) -> dict[str, object]:
         return {
@@ -318,13 +426,21 @@ class CertificationWiseGenerator(NoiseGenerator):
             "growth": self.growth,
             "budget": self.budget,
             "budget_value": self.budget_value,
+            **_head_setting(self.head),
         }
+
+    def raw_sigma(self, x: torch.Tensor) -> torch.Tensor:
+        """The sigma network's output at ``x + mu(x)``, before the head."""
+        return self.sigma_net(x + self.mu_bound * torch.tanh(self.mu_net(x)))
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``(mu, sigma)`` for the batch ``x``, each of ``x``\'s shape."""
         mu = self.mu_bound * torch.tanh(self.mu_net(x))
-        sigma = _bounded_sigma(self.sigma_net(x + mu), self.gamma, self.floor)
-        return mu, apply_budget(sigma, self.budget, self.budget_value)
+        sigma = sigma_from_raw(
+            self.sigma_net(x + mu), self.head, self.gamma, self.floor,
+            self.budget, self.budget_value,
+        )  # fmt: skip
+        return mu, sigma
 
 
 class WithoutOffset(NoiseGenerator):

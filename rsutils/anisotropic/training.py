@@ -36,10 +36,12 @@ from torch import nn
 
 from rsutils.anisotropic.generators import (
     BUDGETS,
+    SIGMA_HEADS,
     CertificationWiseGenerator,
     DatasetWiseGenerator,
     FixedNoise,
     NoiseGenerator,
+    sigma_bound,
 )
 from rsutils.anisotropic.patterns import spatial_pattern
 from rsutils.core.settings import check_count
@@ -91,6 +93,7 @@ _KEY_DEFAULTS = {
     "budget_value": 1.0,
     "generator_optimiser": "adam",
     "accumulate": 1,
+    "head": "abs-tanh",
 }
 
 
@@ -117,7 +120,9 @@ class NPGConfig:
     at ``generator_lr``; with ``accumulate = k`` the generator steps once every ``k``
     batches, on the sum of their gradients (UCAN's dataset-wise code: ``k = 20``), and
     the gradients of a last incomplete group are dropped. The classifier takes an Adam
-    step at every batch.
+    step at every batch. ``head`` is the generator's head on ``sigma``
+    (:data:`~rsutils.anisotropic.generators.SIGMA_HEADS`): UCAN's ``|tanh|``, or a
+    monotone ``"sigmoid"`` or ``"log"`` (a budget then fixes the mean of ``log sigma``).
     """
 
     base: TrainConfig
@@ -142,6 +147,7 @@ class NPGConfig:
     budget_value: float = 1.0
     generator_optimiser: str = "adam"
     accumulate: int = 1
+    head: str = "abs-tanh"
 
     def __post_init__(self) -> None:
         if self.method not in NPG_METHODS:
@@ -160,6 +166,13 @@ class NPGConfig:
             raise ValueError(
                 "a budget keeps a learned sigma's amount: use it with method 'dataset' or "
                 f"'certification', not {self.method!r} (or set budget=None)"
+            )
+        if self.head not in SIGMA_HEADS:
+            raise ValueError(f"head must be one of {SIGMA_HEADS}, got {self.head!r}")
+        if self.head != "abs-tanh" and not self.trains_generator:
+            raise ValueError(
+                "a head shapes a learned sigma: use it with method 'dataset' or "
+                f"'certification', not {self.method!r} (or keep head='abs-tanh')"
             )
         if not (math.isfinite(self.budget_value) and self.budget_value > 0):
             raise ValueError(f"budget_value must be > 0, got {self.budget_value!r}")
@@ -183,8 +196,8 @@ class NPGConfig:
 
     def as_dict(self) -> dict[str, object]:
         """The cache key: every field, but those added later (``isotropic_sigma``, the
-        budget, the generator's optimiser and ``accumulate``) only when they differ from
-        their defaults, so that keys made before they existed still hold."""
+        budget, the generator's optimiser, ``accumulate`` and the head) only when they
+        differ from their defaults, so that keys made before they existed still hold."""
         values = {**asdict(self), "base": self.base.as_dict()}
         for name, default in _KEY_DEFAULTS.items():
             if values[name] == default:
@@ -202,17 +215,18 @@ def make_generator(config: NPGConfig, shape: tuple[int, ...]) -> NoiseGenerator:
             shape[1], shape[2], norm=config.pattern_norm, kappa=config.kappa, iota=config.iota
         )
         return FixedNoise(pattern.float())
-    budget, budget_value = config.budget, config.budget_value
+    budget, budget_value, head = config.budget, config.budget_value, config.head
     if config.method == "dataset":
         gamma = 2.0 if config.gamma is None else config.gamma
         return DatasetWiseGenerator(
             shape, gamma=gamma, mu_bound=mu_bound, initial_sigma=gamma / 2,
-            budget=budget, budget_value=budget_value,
+            budget=budget, budget_value=budget_value, head=head,
         )  # fmt: skip
     gamma = 1.0 if config.gamma is None else config.gamma
     return CertificationWiseGenerator(
         shape[0], gamma=gamma, mu_bound=mu_bound, initial_sigma=gamma / 2,
         width=config.width, growth=config.width, budget=budget, budget_value=budget_value,
+        head=head,
     )  # fmt: skip
 
 
@@ -253,12 +267,13 @@ def sigma_record(sigma: torch.Tensor, generator: NoiseGenerator) -> dict[str, fl
     at or above 0.99 of the generator's bound ``floor + gamma`` (NaN for a generator
     without one). A budget (:func:`~rsutils.anisotropic.generators.apply_budget`)
     rescales ``sigma`` after the bound, so for a budgeted generator ``at_bound`` says
-    where the rescaled ``sigma`` lies, not where the bounded one did."""
+    where the rescaled ``sigma`` lies, not where the bounded one did; the ``"log"`` head
+    has no bound (NaN)."""
     flat = sigma.detach().flatten()
-    gamma, floor = getattr(generator, "gamma", None), getattr(generator, "floor", None)
+    bound = sigma_bound(generator)
     at_bound = math.nan
-    if gamma is not None and floor is not None:
-        at_bound = float((flat >= 0.99 * (gamma + floor)).float().mean())
+    if bound is not None:
+        at_bound = float((flat >= 0.99 * bound).float().mean())
     return {
         "sigma_min": float(flat.min()),
         "sigma_median": float(flat.median()),
@@ -367,6 +382,8 @@ def describe_npg(config: NPGConfig) -> str:
         "dataset": f"dataset-wise generator, {config.variance_term} variance term",
         "certification": f"certification-wise generator, {config.variance_term} variance term",
     }[config.method]
+    if config.head != "abs-tanh":
+        noise += f", {config.head} head"
     if config.budget is not None:
         noise += f", σ at {config.budget} {config.budget_value:g}"
     if config.generator_optimiser != "adam" or config.accumulate != 1:

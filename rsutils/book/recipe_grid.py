@@ -8,6 +8,12 @@ changes one factor at a time: the weight ``w`` of the variance term, the bound
 the noise draws per step. The grid is part of what a profile runs
 (:mod:`rsutils.book.profiles`); what the runs show is
 :mod:`rsutils.book.chapters.npg_recipe`'s.
+
+:class:`HeadGrid` asks why ``sigma`` runs to its bound where nothing rewards it: the
+runs without a variance term (``w = 0``) and the shape-only runs (``sigma`` at
+geometric mean 1), each with UCAN's ``|tanh|`` head on ``sigma`` and with the monotone
+heads of :data:`~rsutils.anisotropic.generators.SIGMA_HEADS`, at the paper's Adam
+``1e-2`` and at the smaller ``1e-3``.
 """
 
 from __future__ import annotations
@@ -19,8 +25,12 @@ from rsutils.anisotropic.training import NPGConfig
 
 __all__ = [
     "CODE_ACCUMULATE",
+    "HEAD_GRID",
+    "HEAD_OBJECTIVES",
     "KIND_NAMES",
     "RECIPE_GRID",
+    "HeadGrid",
+    "HeadRun",
     "RecipeGrid",
     "RecipeRun",
     "effective_gamma",
@@ -116,3 +126,76 @@ class RecipeGrid:
 
 #: The grid of chapter 06 (issue 22's values).
 RECIPE_GRID = RecipeGrid()
+
+
+#: What a run of :class:`HeadGrid` trains for, by display name: no variance term, or
+#: the shape only (``sigma`` at geometric mean 1, the variance term the mean of
+#: ``log sigma``, then constant, as the shape-only runs of
+#: :meth:`~rsutils.book.profiles.Profile.shape_only_methods`).
+HEAD_OBJECTIVES: dict[str, dict[str, object]] = {
+    "w = 0": {"variance_weight": 0.0},
+    "shape at gmean 1": {"budget": "gmean", "variance_term": "logmean"},
+}
+
+
+@dataclass(frozen=True)
+class HeadRun:
+    """One run of :class:`HeadGrid`: the generator ``kind``, the ``objective`` (a name of
+    :data:`HEAD_OBJECTIVES`), the ``head`` on ``sigma``, the generator's ``optimiser``
+    (a name of the recipe grid's optimisers) and the run's ``config``."""
+
+    kind: str
+    objective: str
+    head: str
+    optimiser: str
+    config: NPGConfig
+
+
+@dataclass(frozen=True)
+class HeadGrid:
+    """Which heads each objective is trained with, at which optimisers; UCAN's
+    ``"abs-tanh"`` at Adam ``1e-2`` is the recipe grid's own run (``w = 0``) or the
+    chapter's shape-only run, so they share its cache.
+
+    Without a variance term the monotone head is the bounded ``"sigmoid"``, which
+    differs from UCAN's head only in not folding; the shape-only runs take the
+    ``"log"`` head, whose budget fixes the mean of ``log sigma`` and leaves its shape
+    free, with no bound to saturate at."""
+
+    #: The heads of each objective of :data:`HEAD_OBJECTIVES`.
+    heads: tuple[tuple[str, tuple[str, ...]], ...] = (
+        ("w = 0", ("abs-tanh", "sigmoid")),
+        ("shape at gmean 1", ("abs-tanh", "log")),
+    )
+    #: The generator's optimisers (names of :class:`RecipeGrid`'s).
+    optimisers: tuple[str, ...] = ("Adam 1e-2", "Adam 1e-3")
+
+    def __post_init__(self) -> None:
+        unknown = set(self.optimisers) - set(_OPTIMISERS)
+        if unknown:
+            raise ValueError(
+                f"unknown optimisers {sorted(unknown)}; choose from {list(_OPTIMISERS)}"
+            )
+
+    def runs(self, recipe: NPGConfig) -> list[HeadRun]:
+        """Every (objective, head, optimiser) around ``recipe`` (a dataset- or
+        certification-wise configuration), in the order of the fields."""
+        if recipe.method not in KIND_NAMES:
+            raise ValueError(
+                f"the head grid varies a learned generator: method 'dataset' or "
+                f"'certification', not {recipe.method!r}"
+            )
+        runs = []
+        for objective, heads in self.heads:
+            for head in heads:
+                for name in self.optimisers:
+                    optimiser, lr, _ = _OPTIMISERS[name]
+                    change = {**HEAD_OBJECTIVES[objective], "head": head}
+                    change |= {"generator_optimiser": optimiser, "generator_lr": lr}
+                    config = replace(recipe, **change)  # type: ignore[arg-type]
+                    runs.append(HeadRun(recipe.method, objective, head, name, config))
+        return runs
+
+
+#: The head grid of chapter 06 (issue 36).
+HEAD_GRID = HeadGrid()

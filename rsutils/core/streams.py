@@ -87,7 +87,10 @@ class StreamKey:
 #:   draws, the sigma ascent of data-dependent training, the noise of NPG training);
 #: - ``evaluate`` (2003): the noise of :func:`~rsutils.training.train.evaluate_accuracy`;
 #: - ``replicate`` (2004, index the replicate): the run seed of replicate model ``r ≥ 1``
-#:   of a setting (:func:`replicate_seeds`; replicate 0 is the run itself).
+#:   of a setting (:func:`replicate_seeds`; replicate 0 is the run itself);
+#: - ``gradient`` (2005): the batches and noise of
+#:   :func:`~rsutils.anisotropic.saturation.ce_sigma_gradient`, which measures the
+#:   gradient a training step starts from without taking the step.
 #:
 #: Queries beyond the test images, whose answers go through a certificate memory:
 #:
@@ -143,6 +146,7 @@ STREAMS: Mapping[str, StreamKey] = MappingProxyType(
         "augment": StreamKey(2002),
         "evaluate": StreamKey(2003),
         "replicate": StreamKey(2004),
+        "gradient": StreamKey(2005),
         "probes": StreamKey(2100),
         "requery": StreamKey(2101),
         "worst-case": StreamKey(3000, ("part",)),

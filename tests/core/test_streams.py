@@ -80,6 +80,7 @@ def test_the_streams_seeds_are_pinned() -> None:
         "augment": 607414929726402304,
         "evaluate": 6439140972155945753,
         "replicate": 7058019674807455620,
+        "gradient": 7518842643298954586,
         "probes": 6216602344994418375,
         "requery": 8976975852875164497,
         "worst-case": 13578553808067153,

@@ -8,6 +8,13 @@ training, and a run *saturates* when that share is at least
 :data:`SATURATED_SHARE`. :func:`recipe_table` lists the runs with their shares,
 :func:`run_names` names those that saturate (or not), and :func:`plot_histories`
 draws ``sigma``'s quantiles against the step, one panel per run.
+
+Why ``sigma`` saturates: :func:`pull_table` says which way the cross-entropy alone
+pushes ``sigma`` at the start of training
+(:func:`~rsutils.anisotropic.saturation.ce_sigma_gradient`), and :func:`head_table`
+what the runs of the head grid (:class:`~rsutils.book.recipe_grid.HeadGrid`) learned:
+whether ``sigma`` saturates, whether it learned a shape, and the share of the head's
+input on its flat part (:func:`~rsutils.anisotropic.saturation.absorbed_share`).
 """
 
 from __future__ import annotations
@@ -17,16 +24,38 @@ from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import pandas as pd
+import torch
 from matplotlib.figure import Figure
 
+from rsutils.anisotropic.generators import NoiseGenerator, sigma_bound, sigma_from_raw
+from rsutils.anisotropic.saturation import SigmaGradient, absorbed_share
 from rsutils.anisotropic.training import NPGConfig
-from rsutils.book.recipe_grid import KIND_NAMES, RecipeRun, effective_gamma
+from rsutils.book.recipe_grid import KIND_NAMES, HeadRun, RecipeRun, effective_gamma
 
-__all__ = ["SATURATED_SHARE", "plot_histories", "recipe_table", "run_names", "saturation"]
+__all__ = [
+    "PULL_Z",
+    "SATURATED_SHARE",
+    "SHAPE_RATIO",
+    "head_names",
+    "head_table",
+    "plot_histories",
+    "pull_table",
+    "recipe_table",
+    "run_names",
+    "saturation",
+]
 
 #: A run saturates when at least this share of ``sigma`` lies within 1% of its bound
 #: ``floor + gamma`` at the end of training ("most pixels").
 SATURATED_SHARE = 0.5
+
+#: A learned ``sigma`` has a shape when its largest scale exceeds its smallest by more
+#: than this factor on an input (averaged over the inputs); below, it is one level.
+SHAPE_RATIO = 1.01
+
+#: The cross-entropy pushes ``sigma`` one way when the mean level derivative lies more
+#: than this many standard errors from 0 (:func:`pull_table`).
+PULL_Z = 3.0
 
 
 def saturation(history: pd.DataFrame, *, tail: float = 0.1) -> float:
@@ -104,3 +133,87 @@ def plot_histories(
     fig.supxlabel("training step")
     fig.tight_layout()
     return fig
+
+
+def pull_table(gradients: Mapping[str, SigmaGradient], *, z: float = PULL_Z) -> pd.DataFrame:
+    """One row per measured generator: the mean ``d CE / d t`` of scaling every ``sigma_i``
+    by ``t`` (:func:`~rsutils.anisotropic.saturation.ce_sigma_gradient`), its standard
+    error over the draws, the draws, the shares of pixels whose own gradient lies
+    beyond ±2 standard errors, and ``the cross-entropy asks for``: ``"less noise"``
+    when the mean lies more than ``z`` standard errors above 0, ``"more noise"`` below,
+    ``"undecided"`` between."""
+    rows = {}
+    for name, gradient in gradients.items():
+        score = gradient.mean / gradient.standard_error
+        asks = "less noise" if score > z else "more noise" if score < -z else "undecided"
+        shares = gradient.pixel_shares()
+        rows[name] = {
+            "dCE/dt": gradient.mean,
+            "s.e.": gradient.standard_error,
+            "draws": gradient.draws,
+            "pixels asking more": shares["more noise"],
+            "pixels asking less": shares["less noise"],
+            "the cross-entropy asks for": asks,
+        }
+    return pd.DataFrame(rows).T.astype(
+        {c: float for c in ("dCE/dt", "s.e.", "pixels asking more", "pixels asking less")}
+        | {"draws": int}
+    )
+
+
+@torch.no_grad()
+def head_table(
+    runs: Sequence[HeadRun], generators: Mapping[NPGConfig, NoiseGenerator], images: torch.Tensor
+) -> pd.DataFrame:
+    """One row per run of the head grid, indexed by (objective, head, optimiser), from its
+    trained generator on ``images``: the head's output before any budget (its share
+    within 1% of the upper bound ``floor + gamma`` and within ``gamma/100`` of the
+    floor; NaN for the unbounded ``"log"`` head), the share of the head's input on its
+    flat part (:func:`~rsutils.anisotropic.saturation.absorbed_share`), the noise used
+    (``sigma`` after the budget: its minimum, maximum and geometric mean per input,
+    averaged, and ``max/min``, the ratio of the largest to the smallest scale per input,
+    averaged), then ``diverged`` (some ``sigma`` not finite, as an unbounded head
+    whose steps overshoot can end), ``saturates`` (the share at the upper bound at
+    least :data:`SATURATED_SHARE`) and ``has a shape`` (``max/min`` above
+    :data:`SHAPE_RATIO`, and finite)."""
+    rows = []
+    for run in runs:
+        generator = generators[run.config]
+        raw = generator.raw_sigma(images)  # type: ignore[operator]
+        head = sigma_from_raw(raw, run.head, generator.gamma, generator.floor)  # type: ignore[arg-type]
+        bound = sigma_bound(generator)
+        upper = lower = math.nan
+        if bound is not None:
+            floor, gamma = float(generator.floor), float(generator.gamma)  # type: ignore[arg-type]
+            upper = float((head >= 0.99 * bound).double().mean())
+            lower = float((head <= floor + 0.01 * gamma).double().mean())
+        sigma = generator(images)[1].flatten(1).double()
+        low, high = sigma.min(dim=1).values, sigma.max(dim=1).values
+        rows.append(
+            {
+                "diverged": not bool(torch.isfinite(sigma).all() and (sigma > 0).all()),
+                "objective": run.objective,
+                "head": run.head,
+                "optimiser": run.optimiser,
+                "at upper bound": upper,
+                "at floor": lower,
+                "flat head": absorbed_share(generator, images),
+                "min σ": float(low.mean()),
+                "max σ": float(high.mean()),
+                "geometric mean σ": float(sigma.log().mean(dim=1).exp().mean()),
+                "max/min": float((high / low).mean()),
+            }
+        )
+    table = pd.DataFrame(rows).set_index(["objective", "head", "optimiser"])
+    table["diverged"] = table.pop("diverged")
+    table["saturates"] = table["at upper bound"] >= SATURATED_SHARE
+    table["has a shape"] = (table["max/min"] > SHAPE_RATIO) & ~table["diverged"]
+    return table
+
+
+def head_names(table: pd.DataFrame, column: str, value: bool) -> str:
+    """The runs of :func:`head_table` whose ``column`` (``"saturates"`` or ``"has a
+    shape"``) is ``value``, as ``"objective, head, optimiser"`` joined by semicolons;
+    ``"none"`` if there are none."""
+    rows = table.index[table[column] == value]
+    return "; ".join(", ".join(row) for row in rows) or "none"
