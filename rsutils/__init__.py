@@ -63,10 +63,10 @@ from rsutils.analysis.metrics import (
 )
 from rsutils.analysis.replicates import (
     ReplicatedDifference,
-    judge,
     replicated_comparisons,
     replicated_difference,
 )
+from rsutils.analysis.verdicts import judge
 from rsutils.anisotropic.generated import GeneratedSmooth
 from rsutils.anisotropic.generators import (
     CertificationWiseGenerator,

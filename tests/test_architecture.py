@@ -40,12 +40,15 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 #: The layers inside subpackages, lowest first, by their own parts.
 INNER_LAYERS: dict[str, tuple[tuple[str, ...], ...]] = {
     "anisotropic": (
-        ("noise", "patterns", "generators", "generated", "training", "released"),
+        (
+            "noise", "patterns", "generators", "generated", "training", "released",
+            "saturation",
+        ),
         ("soundness",),
     ),
     "book": (
         (
-            "chapter", "experiments", "glue", "manual", "measurements", "plots",
+            "chapter", "experiments", "glue", "manual", "margins", "measurements", "plots",
             "profiles", "recipe_grid", "replicated", "replicates",
         ),
         ("papers",),

@@ -28,6 +28,7 @@ from numpy.typing import ArrayLike
 from rsutils.analysis.ceilings import at_ceiling
 from rsutils.analysis.metrics import average_certified_radius, certified_accuracy
 from rsutils.analysis.replicates import replicated_comparisons
+from rsutils.analysis.verdicts import holm_family
 
 __all__ = [
     "TOO_FEW_IMAGES",
@@ -117,7 +118,8 @@ def grouped_comparisons(
     One row per (method, against, images, measured by), with the columns of
     ``replicated_comparisons`` and ``share``, the group's share of the images. A group of
     fewer than two images has no interval: its row holds NaN and the verdict
-    :data:`TOO_FEW_IMAGES`.
+    :data:`TOO_FEW_IMAGES`. The rows with an interval are one family
+    (:func:`~rsutils.analysis.verdicts.holm_family`).
     """
     frames = []
     for method, control in pairs:
@@ -140,6 +142,10 @@ def grouped_comparisons(
             found = found.assign(share=len(images) / total)
             frames.append(pd.concat({label: found}, names=["images"]))
     table = pd.concat(frames)
+    judged = table["verdict"] != TOO_FEW_IMAGES
+    if judged.any():
+        family = holm_family(table[judged], confidence=options.get("confidence", 0.95))
+        table.loc[judged, ["tests", "verdict"]] = family[["tests", "verdict"]]
     return table.reorder_levels(["method", "against", "images", "measured by"])
 
 
@@ -174,6 +180,8 @@ def against_best(
     methods: Iterable[str],
     controls: Iterable[str],
     measures: Measures,
+    *,
+    held_out: bool = False,
     **options: object,
 ) -> pd.DataFrame:
     """Each method against the best control *for each measure* (:func:`best_controls`):
@@ -181,16 +189,25 @@ def against_best(
     the controls' curves, not with one chosen control.
 
     The rows of ``replicated_comparisons`` (``options`` go there), one per (method,
-    against, measured by). The best control is chosen on the same images and models the
-    interval is computed from, so a noisy control that happens to lead is favoured: the
-    method's gains are, if anything, understated.
+    against, measured by), one family (:func:`~rsutils.analysis.verdicts.holm_family`).
+    Chosen on the same models and images the interval is computed from, the best
+    control is biased both ways: a control that leads by chance is kept (the method's
+    gains are understated), and the choice is made where the controls' noise happens to
+    favour them (the comparison is with a control slightly better than its own
+    expectation). With ``held_out`` the choice is made on the first replicate alone and
+    the comparison on the others (sample splitting: the choice cannot see the data it
+    is judged on), at the cost of one replicate.
     """
-    controls, best = list(controls), best_controls(replicates, controls, measures)
+    replicates = list(replicates)
+    if held_out and len(replicates) < 2:
+        raise ValueError("held_out needs at least two replicates: one to choose, one to judge")
+    chosen_on, judged_on = (replicates[:1], replicates[1:]) if held_out else (replicates,) * 2
+    best = best_controls(chosen_on, controls, measures)
     frames = [
         replicated_comparisons(
-            replicates, [(method, best[shown])], measures={shown: measure}, **options
+            judged_on, [(method, best[shown])], measures={shown: measure}, **options
         )
         for method in methods
         for shown, measure in measures.items()
     ]
-    return pd.concat(frames)
+    return holm_family(pd.concat(frames), confidence=options.get("confidence", 0.95))

@@ -5,10 +5,13 @@ models per method (replicates: other seeds for the weights, the data order and t
 training noise), each on the same ``N`` test images. The design is crossed, models ×
 images, and the difference of a measure (ACR, or certified accuracy at a radius)
 varies with both: an interval over the images alone says nothing about a retraining.
-:func:`replicated_difference` gives an interval that covers both,
-:func:`replicated_comparisons` tabulates it per pair of methods, and :func:`judge` is the
-one rule that turns an interval into a verdict ("rises", "falls", "equivalent within
-±m", "undecided").
+:func:`replicated_difference` gives an interval that covers both, and
+:func:`replicated_comparisons` tabulates it per pair of methods, each judged by the
+book's one verdict rule (:mod:`rsutils.analysis.verdicts`). A
+table of comparisons is one family: its verdicts are corrected for multiplicity by
+Holm's procedure (:func:`~rsutils.analysis.verdicts.holm_family`), so that a claim
+resting on many comparisons is not decided by the one that came out significant by
+chance.
 
 The model behind the intervals: the per-(model, image) difference is
 ``d[m, i] = δ + a[m] + b[i] + e[m, i]``, with independent model effects ``a`` (variance
@@ -17,6 +20,12 @@ mean ``d̄`` estimates δ with variance σ²_models/k + σ²_images/N + σ²_res
 mean squares of the two-way crossed analysis of variance without replication (models
 MSA, images MSB, residual MSE) estimate it: E[MSA] = σ²_residual + N σ²_models,
 E[MSB] = σ²_residual + k σ²_images, E[MSE] = σ²_residual.
+
+The assumption behind the t quantiles: the model effects ``a`` are normal. With a
+handful of replicates nothing can check it; a skewed distribution of retrainings, or
+one replicate in several that fails, makes the interval cover less than its level.
+That is why every table of comparisons prints each replicate's own difference
+(``per model``) beside the interval: a verdict carried by one odd model shows there.
 """
 
 from __future__ import annotations
@@ -33,6 +42,8 @@ from scipy.optimize import brentq
 from scipy.stats import bootstrap
 from scipy.stats import t as student
 
+from rsutils.analysis.margins import Margins, Measure, margin_for
+from rsutils.analysis.verdicts import holm_family, judge
 from rsutils.core.streams import derived_seed
 
 __all__ = [
@@ -40,7 +51,6 @@ __all__ = [
     "CrossedInterval",
     "ReplicatedDifference",
     "crossed_interval",
-    "judge",
     "replicated_comparisons",
     "replicated_difference",
 ]
@@ -49,62 +59,6 @@ __all__ = [
 METHODS = ("banerjee", "satterthwaite", "bootstrap")
 
 _RESAMPLES = 9_999
-
-
-def judge(
-    low: float,
-    high: float,
-    *,
-    margin: float | None = None,
-    equivalence: tuple[float, float] | None = None,
-) -> str:
-    """The verdict on a difference from its confidence intervals: the book's one rule.
-
-    ``(low, high)`` is the (1 − α) confidence interval of the difference (method minus
-    control). Without ``margin`` the verdict is ``"rises"`` (``low > 0``), ``"falls"``
-    (``high < 0``) or ``"undecided"``. With ``margin`` m > 0, ``equivalence`` must be the
-    (1 − 2α) interval of the same difference: two one-sided tests at level α (is the
-    difference below m? above −m?) both reject exactly when that interval lies inside
-    (−m, m) (Schuirmann's TOST), and the verdict is then
-    ``f"equivalent within ±{m:g}"``.
-
-    Precedence: equivalence first, then the sign, else ``"undecided"``. A difference
-    shown to lie within ±m is reported as equivalent even when it is also significantly
-    non-zero (a (1 − α) interval of [0.01, 0.03] with m = 0.05): the margin states the
-    smallest change that matters, and calling a change smaller than that a rise would
-    read as a finding. Each verdict is an error-controlled statement at level α: a rise
-    or fall is the (1 − α) interval excluding 0, equivalence the TOST.
-    """
-    low, high = _interval("(low, high)", low, high)
-    if margin is None:
-        if equivalence is not None:
-            raise ValueError(
-                "equivalence was given without margin: pass margin=m (the smallest "
-                "difference that matters) to test equivalence within ±m"
-            )
-    else:
-        if not (math.isfinite(margin) and margin > 0):
-            raise ValueError(f"margin must be a positive number (e.g. 0.05 ACR), got {margin!r}")
-        if equivalence is None:
-            raise ValueError(
-                "margin was given without equivalence: pass equivalence=(low, high), the "
-                "(1 − 2α) interval of the same difference (ReplicatedDifference.equivalence)"
-            )
-        eq_low, eq_high = _interval("equivalence", *equivalence)
-        if -margin < eq_low and eq_high < margin:
-            return f"equivalent within ±{margin:g}"
-    if low > 0:
-        return "rises"
-    if high < 0:
-        return "falls"
-    return "undecided"
-
-
-def _interval(name: str, low: float, high: float) -> tuple[float, float]:
-    low, high = float(low), float(high)
-    if math.isnan(low) or math.isnan(high) or low > high:
-        raise ValueError(f"{name} must be an interval with low ≤ high, got ({low!r}, {high!r})")
-    return low, high
 
 
 class CrossedInterval(NamedTuple):
@@ -239,6 +193,30 @@ def _alpha(confidence: float) -> float:
     return 1.0 - float(confidence)
 
 
+def _level_at(parts: _Parts, gap: float) -> float:
+    """The α at which the one-sided bound d̄ + h(1 − α) of ``parts`` is ``gap`` away
+    from the mean (h grows as α falls): the one-sided p-value of a null ``gap`` away."""
+
+    def excess(alpha: float) -> float:
+        return float(parts.half_width(1 - alpha)) - gap
+
+    tiny = 1e-15
+    if excess(tiny) < 0:
+        return tiny
+    if excess(1 - tiny) > 0:
+        return 1.0
+    return float(brentq(excess, tiny, 1 - tiny, xtol=1e-14, rtol=1e-12))
+
+
+def _difference_pvalue(parts: _Parts) -> float:
+    """The two-sided p-value of δ = 0 with the interval's own quantiles: below α exactly
+    when the (1 − α) interval excludes 0."""
+    mean = float(parts.mean)
+    if sum(float(v) for v in parts.variances) == 0.0:
+        return 1.0 if mean == 0.0 else 0.0
+    return min(1.0, 2 * _level_at(parts, abs(mean)))
+
+
 def _tost_pvalue(parts: _Parts, margin: float) -> float:
     """Two one-sided tests of |δ| ≥ margin with the intervals' own quantiles.
 
@@ -250,18 +228,7 @@ def _tost_pvalue(parts: _Parts, margin: float) -> float:
     if sum(float(v) for v in parts.variances) == 0.0:
         return 0.0 if abs(mean) < margin else 1.0
 
-    def p_one_sided(gap: float) -> float:  # gap: m − d̄ (upper) or d̄ + m (lower)
-        def excess(alpha: float) -> float:
-            return float(parts.half_width(1 - alpha)) - gap
-
-        tiny = 1e-15
-        if excess(tiny) < 0:
-            return tiny
-        if excess(1 - tiny) > 0:
-            return 1.0
-        return float(brentq(excess, tiny, 1 - tiny, xtol=1e-14, rtol=1e-12))
-
-    return max(p_one_sided(margin - mean), p_one_sided(mean + margin))
+    return max(_level_at(parts, margin - mean), _level_at(parts, mean + margin))
 
 
 @dataclass(frozen=True)
@@ -271,7 +238,9 @@ class ReplicatedDifference:
     ``low``/``high`` is the ``confidence`` interval, ``equivalence`` the (1 − 2α)
     interval (α = 1 − confidence) that the equivalence test uses, ``margin`` the
     equivalence margin (or None) and ``p_equivalent`` the two one-sided tests' p-value
-    (below α exactly when ``equivalence`` lies inside ±margin; None without margin).
+    (below α exactly when ``equivalence`` lies inside ±margin; None without margin);
+    ``p_difference`` is the two-sided p-value of no difference (below α exactly when
+    ``(low, high)`` excludes 0).
     ``per_model`` holds each replicate's own difference, ``df`` the degrees of freedom
     behind ``standard_error`` (nan for the bootstrap). ``images_only`` is True when there
     was one replicate: the interval then covers the choice of images only, not a
@@ -285,6 +254,7 @@ class ReplicatedDifference:
     equivalence: tuple[float, float]
     margin: float | None
     p_equivalent: float | None
+    p_difference: float
     standard_error: float
     df: float
     models: int
@@ -295,7 +265,7 @@ class ReplicatedDifference:
 
     @property
     def verdict(self) -> str:
-        """:func:`judge` of the intervals: rises, falls, equivalent within ±margin or undecided."""
+        """:func:`~rsutils.analysis.verdicts.judge` of the intervals, this row alone."""
         equivalence = None if self.margin is None else self.equivalence
         return judge(self.low, self.high, margin=self.margin, equivalence=equivalence)
 
@@ -320,10 +290,11 @@ def replicated_difference(
     :func:`~rsutils.analysis.metrics.certified_accuracy`).
 
     ``method``: ``"banerjee"`` or ``"satterthwaite"`` (see :func:`crossed_interval`), or
-    ``"bootstrap"``, a two-stage bootstrap: draw k models with replacement, then N
-    images with replacement, the same images for every drawn model (the design is
-    crossed), and take the percentiles of 9,999 such means (seeded from ``seed``'s
-    ``bootstrap`` stream). The moment-based t interval is the default because with
+    ``"bootstrap"``, a row–column bootstrap of the models × images table: draw k rows
+    (models) with replacement and, independently, N columns (images) with replacement,
+    the same columns for every drawn row (the design is crossed), and take the
+    percentiles of 9,999 such means (seeded from ``seed``'s ``bootstrap`` stream). The
+    moment-based t interval is the default because with
     k = 3 replicates the bootstrap has only 10 distinct draws of models, shrinks the
     models' variance by (k − 1)/k, and uses normal-like percentiles where the t
     quantile on k − 1 = 2 degrees of freedom is 4.30, not 1.96: it covers far below its
@@ -333,8 +304,9 @@ def replicated_difference(
     variance estimate: H₀ δ ≥ m and H₀ δ ≤ −m, each tested with the one-sided bound of
     the interval's own construction, p the larger of the two. It is below α exactly
     when ``equivalence``, the (1 − 2α) interval, lies inside (−m, m), which is what
-    :func:`judge` checks (for the bootstrap: the larger share of resampled means beyond
-    ±m, which agrees with the percentile interval up to ties).
+    :func:`~rsutils.analysis.verdicts.judge` checks (for the bootstrap: the larger
+    share of resampled means beyond ±m, which agrees with the percentile interval up to
+    ties).
 
     With one replicate the interval is over the images only (``images_only``): the
     one-sample t interval, or for ``"bootstrap"`` the same paired BCa bootstrap as
@@ -355,12 +327,14 @@ def replicated_difference(
         mean = float(parts.mean)
         half, eq = (float(parts.half_width(1 - a)) for a in (alpha / 2, alpha))
         p = None if margin is None else _tost_pvalue(parts, margin)
+        p_difference = _difference_pvalue(parts)
         standard_error, df = (float(v) for v in parts.spread())
-        found = (mean, mean - half, mean + half, (mean - eq, mean + eq), p, standard_error, df)
-    mean, low, high, equivalence, p, standard_error, df = found
+        eq_interval = (mean - eq, mean + eq)
+        found = (mean, mean - half, mean + half, eq_interval, p, p_difference, standard_error, df)
+    mean, low, high, equivalence, p, p_difference, standard_error, df = found
     return ReplicatedDifference(
-        mean, low, high, float(confidence), equivalence, margin, p, standard_error, df,
-        k, n, per_model, method, k == 1,
+        mean, low, high, float(confidence), equivalence, margin, p, p_difference,
+        standard_error, df, k, n, per_model, method, k == 1,
     )  # fmt: skip
 
 
@@ -372,7 +346,7 @@ def _bootstrap(d: np.ndarray, alpha: float, margin: float | None, seed: int) -> 
         values = d[0]
         if np.ptp(values) == 0:
             p = None if margin is None else float(abs(mean) >= margin)
-            return mean, mean, mean, (mean, mean), p, 0.0, math.nan
+            return mean, mean, mean, (mean, mean), p, float(mean == 0.0), 0.0, math.nan
         ends = {}
         for level in (1 - alpha, 1 - 2 * alpha):
             found = bootstrap(
@@ -398,7 +372,9 @@ def _bootstrap(d: np.ndarray, alpha: float, margin: float | None, seed: int) -> 
     if margin is not None:
         p = float(max(np.mean(means >= margin), np.mean(means <= -margin)))
     low, high = ends[1 - alpha]
-    return mean, low, high, ends[1 - 2 * alpha], p, float(np.std(means, ddof=1)), math.nan
+    p_difference = min(1.0, 2 * float(min(np.mean(means <= 0), np.mean(means >= 0))))
+    spread = float(np.std(means, ddof=1))
+    return mean, low, high, ends[1 - 2 * alpha], p, p_difference, spread, math.nan
 
 
 def _paired_scores(
@@ -451,21 +427,32 @@ def replicated_comparisons(
     replicates: Sequence[Mapping[str, pd.DataFrame]],
     pairs: Iterable[tuple[str, str]],
     *,
-    measures: Mapping[str, str | tuple[str, float]] | None = None,
-    margin: float | None = None,
+    measures: Mapping[str, Measure] | None = None,
+    margin: float | Margins | None = None,
     confidence: float = 0.95,
     method: str = "banerjee",
     seed: int = 0,
+    family: bool = True,
 ) -> pd.DataFrame:
     """:func:`replicated_difference` of each (method, control) pair, per measure.
 
     ``replicates`` holds one ``{method name: log}`` mapping per replicate. ``measures``
     maps a display name to a log column, for the ACR by that column, or to a
     ``(column, radius)`` pair, for the certified accuracy at that radius (default
-    ``{"radius": "radius"}``). One row per (method, against, measured by), like
-    :func:`~rsutils.analysis.metrics.acr_comparisons`: columns ``gain``, ``low``, ``high``
-    (the ``confidence`` interval), ``models``, ``images`` and ``verdict`` (:func:`judge`),
-    and with ``margin`` also ``margin`` and ``p equivalent``.
+    ``{"radius": "radius"}``). ``margin`` is one number for every measure or a
+    :class:`~rsutils.analysis.margins.Margins`, whose margin for each measure's kind is
+    used. One row per (method, against, measured by), like
+    :func:`~rsutils.analysis.metrics.acr_comparisons`: columns ``gain``, ``low``,
+    ``high`` (the ``confidence`` interval), ``per model`` (each replicate's own
+    difference), ``models``, ``images``, ``p`` (two-sided, of no difference), with a
+    margin ``margin`` and ``p equivalent`` (the TOST's), then ``tests`` and
+    ``verdict``.
+
+    With ``family`` (the default) the rows are one family: the verdicts come from
+    Holm-adjusted p-values over all the table's tests
+    (:func:`~rsutils.analysis.verdicts.holm_family`; ``tests`` is how many), so that
+    the family's chance of any wrong verdict is at most 1 − ``confidence``. Without it
+    each row is judged alone (``tests`` = 1 or 2).
     """
     measures = measures or {"radius": "radius"}
     replicates = list(replicates)
@@ -479,16 +466,21 @@ def replicated_comparisons(
             column, radius = (measure, None) if isinstance(measure, str) else measure
             found = replicated_difference(
                 [(logs[control], logs[name]) for logs in replicates],
-                column=column, radius=radius, confidence=confidence, margin=margin,
-                method=method, seed=seed,
+                column=column, radius=radius, confidence=confidence,
+                margin=margin_for(margin, measure), method=method, seed=seed,
             )  # fmt: skip
-            row = {
-                "gain": found.difference, "low": found.low, "high": found.high,
-                "models": found.models, "images": found.images, "verdict": found.verdict,
-            }  # fmt: skip
-            if margin is not None:
-                row |= {"margin": margin, "p equivalent": found.p_equivalent}
-            rows[(name, control, shown)] = row
+            rows[(name, control, shown)] = _row(found)
     table = pd.DataFrame.from_dict(rows, orient="index")
     table.index.names = ["method", "against", "measured by"]
-    return table
+    if margin is None:
+        table = table.drop(columns=["margin", "p equivalent"])
+    return holm_family(table, confidence=confidence, adjust=family)
+
+
+def _row(found: ReplicatedDifference) -> dict[str, object]:
+    return {
+        "gain": found.difference, "low": found.low, "high": found.high,
+        "per model": " ".join(f"{v:+.3f}" for v in found.per_model),
+        "models": found.models, "images": found.images, "p": found.p_difference,
+        "margin": found.margin, "p equivalent": found.p_equivalent,
+    }  # fmt: skip

@@ -23,7 +23,8 @@ the test images (:meth:`Profile.indices`), CERTIFY's settings
 fine-tuned variants of chapter 02 (:meth:`Profile.finetune`) and the noise parameter
 generators of chapter 06 (:meth:`Profile.npg`, :meth:`Profile.npg_methods`, grouped in
 :data:`NPG_GROUPS`), with its shape-only runs (:meth:`Profile.shape_only_methods`) and
-its recipe grid (:meth:`Profile.recipe_runs`).
+its recipe grid (:meth:`Profile.recipe_runs`) and its runs with other heads on
+``sigma`` (:meth:`Profile.head_runs`).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, replace
 
 from rsutils.anisotropic.training import NPGConfig
-from rsutils.book.recipe_grid import KIND_NAMES, RECIPE_GRID, RecipeRun
+from rsutils.book.recipe_grid import HEAD_GRID, KIND_NAMES, RECIPE_GRID, HeadRun, RecipeRun
 from rsutils.core.settings import CertifySettings
 from rsutils.core.streams import replicate_seeds
 from rsutils.ddrs.sigma_ascent import SigmaAscent
@@ -42,7 +43,6 @@ from rsutils.training.train import TrainConfig
 __all__ = [
     "ANISOTROPIC_LAMBDA",
     "BOOK_SIGMAS",
-    "EQUIVALENCE_MARGIN",
     "FIG4_PATTERN",
     "FINETUNE_LR",
     "NPG_GROUPS",
@@ -77,12 +77,6 @@ COHEN = CertifySettings()
 
 #: Learning rate of every fine-tuning run of the book (a quarter of training's).
 FINETUNE_LR = 5e-4
-
-#: The margin within which two methods' ACRs count as equivalent (two one-sided tests):
-#: 0.05 in the radius's units (ℓ2 distance in [0, 1] pixel space), a tenth of the
-#: anisotropic chapters' λ = 0.5 and about a tenth of the ACRs they measure, below which
-#: no reader would prefer one method to the other.
-EQUIVALENCE_MARGIN = 0.05
 
 
 @dataclass(frozen=True)
@@ -243,6 +237,10 @@ class GeneratorScale:
     recipe_kinds: tuple[str, ...] = ("dataset",)
     #: The generators of the shape-only and log-mean runs.
     shape_only_kinds: tuple[str, ...] = ("dataset",)
+    #: Batches (each with its own noise draw) over which chapter 06 averages the
+    #: cross-entropy's gradient along sigma at the start of training
+    #: (:func:`~rsutils.anisotropic.saturation.ce_sigma_gradient`).
+    gradient_draws: int = 200
 
     def run_at_rows(self) -> dict[str, str]:
         """Rows of chapter 06's run-at table for its section (b'): which generators
@@ -450,6 +448,19 @@ class Profile:
             runs += RECIPE_GRID.runs(recipe)
         return runs
 
+    def head_runs(self, base: TrainConfig, seed: int = 0) -> list[HeadRun]:
+        """Chapter 06's head grid (:data:`~rsutils.book.recipe_grid.HEAD_GRID`) for each
+        of ``generators.recipe_kinds``, around the recipe of :meth:`recipe_runs`: its
+        runs at ``w = 0`` and with the shape only, with each head on ``sigma``. UCAN's
+        head at Adam ``1e-2`` gives the recipe grid's ``w = 0`` run and the shape-only
+        run of :meth:`shape_only_methods` (when the grid's steps are the chapter's)."""
+        steps = self.generators.recipe_steps or self.generators.steps
+        runs = []
+        for kind in self.generators.recipe_kinds:
+            recipe = replace(self.npg(base, kind, seed, variance_term="min"), steps=steps)
+            runs += HEAD_GRID.runs(recipe)
+        return runs
+
 
 PROFILES: dict[str, Profile] = {
     "smoke": Profile(
@@ -474,7 +485,7 @@ PROFILES: dict[str, Profile] = {
             finetune_subset=1000,
             macer_draws=2,
         ),
-        generators=GeneratorScale(steps=4, subset=1000, recipe_steps=4),
+        generators=GeneratorScale(steps=4, subset=1000, recipe_steps=4, gradient_draws=20),
         audit=AuditScale(images=3, n_verify=100, steps=3, draws=4),
         replicates=ReplicateScale(models=2, images=10, skip=1000),
         checks=CheckScale(worst_case_draws=50_000, volume_draws=100_000, coverage_runs=200),

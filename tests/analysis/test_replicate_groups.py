@@ -123,6 +123,24 @@ def test_the_best_control_is_chosen_per_measure() -> None:
     table = against_best(replicates, ["DS"], ["narrow", "wide"], measures)
     assert table.index.tolist() == [("DS", "wide", "ACR"), ("DS", "narrow", "r = 1")]
     np.testing.assert_allclose(table["gain"], [1.2 - 0.9, 1.0 - 0.5])
+    assert (table["tests"] == 2).all()  # one family: the two comparisons
+
+
+def test_a_held_out_choice_is_made_on_the_first_replicate_and_judged_on_the_others() -> None:
+    half = np.where(np.arange(40) < 20, 1.5, 0.0)
+    # On the first replicate "narrow" leads by ACR; on the others "wide" does.
+    first = {"wide": log(np.full(40, 0.7)), "narrow": log(half), "DS": log(np.full(40, 1.2))}
+    rest = {**first, "wide": log(np.full(40, 0.9))}
+    replicates = [first, rest, rest]
+    measures = {"ACR": "radius"}
+    pooled = against_best(replicates, ["DS"], ["narrow", "wide"], measures)
+    assert pooled.index.tolist() == [("DS", "wide", "ACR")]  # chosen on all three
+    held = against_best(replicates, ["DS"], ["narrow", "wide"], measures, held_out=True)
+    assert held.index.tolist() == [("DS", "narrow", "ACR")]  # chosen on the first
+    assert (held["models"] == 2).all()  # judged on the other two
+    np.testing.assert_allclose(held["gain"], [1.2 - 0.75])
+    with pytest.raises(ValueError, match="at least two replicates"):
+        against_best(replicates[:1], ["DS"], ["wide"], measures, held_out=True)
 
 
 def test_bad_input_is_refused_with_the_fix() -> None:

@@ -14,13 +14,14 @@ import pytest
 from scipy.stats import t as student
 from scipy.stats import ttest_1samp
 
+from rsutils.analysis.margins import Margins
 from rsutils.analysis.metrics import ACRDifference, acr_difference
 from rsutils.analysis.replicates import (
     crossed_interval,
-    judge,
     replicated_comparisons,
     replicated_difference,
 )
+from rsutils.analysis.verdicts import holm_family, judge, judge_magnitude, judge_p
 
 DELTA = 0.1
 
@@ -153,7 +154,7 @@ def test_the_tost_p_value_is_below_alpha_exactly_when_the_interval_is_inside(met
         found = replicated_difference(pairs, margin=0.08, method=method)
         inside = -0.08 < found.equivalence[0] and found.equivalence[1] < 0.08
         agree += (found.p_equivalent < 0.05) == inside
-        assert found.verdict.startswith("equivalent") == inside
+        assert ("within ±" in found.verdict) == inside
     assert agree >= (40 if method != "bootstrap" else 38)  # percentiles: up to ties
 
 
@@ -177,8 +178,9 @@ def test_the_satterthwaite_tost_p_value_is_the_larger_one_sided_t_p_value() -> N
         (-0.1, 0.2, None, None, "undecided"),
         (0.0, 0.2, None, None, "undecided"),  # touching 0 is not a rise
         (-0.03, 0.03, 0.05, (-0.02, 0.02), "equivalent within ±0.05"),
-        (0.01, 0.03, 0.05, (0.012, 0.028), "equivalent within ±0.05"),  # equivalence first
-        (-0.03, -0.01, 0.05, (-0.028, -0.012), "equivalent within ±0.05"),
+        (0.01, 0.03, 0.05, (0.012, 0.028), "rises, within ±0.05"),  # real, but small
+        (-0.03, -0.01, 0.05, (-0.028, -0.012), "falls, within ±0.05"),
+        (0.0, 0.03, 0.05, (0.002, 0.028), "equivalent within ±0.05"),  # touching 0: no sign
         (0.02, 0.08, 0.05, (0.025, 0.07), "rises"),  # not inside: the sign
         (-0.04, 0.06, 0.05, (-0.03, 0.05), "undecided"),  # touching the margin is not inside
         (-0.2, 0.3, 0.25, (-0.15, 0.2), "equivalent within ±0.25"),
@@ -277,12 +279,14 @@ def test_replicated_comparisons_tabulate_each_pair_and_measure() -> None:
     table = replicated_comparisons(replicates, pairs, measures=measures, margin=0.05)
     assert table.index.tolist() == [("ours", "control", name) for name in measures]
     assert list(table.columns) == [
-        "gain", "low", "high", "models", "images", "verdict", "margin", "p equivalent",
+        "gain", "low", "high", "per model", "models", "images", "p", "margin",
+        "p equivalent", "tests", "verdict",
     ]  # fmt: skip
     row = table.loc[("ours", "control", "radius")]
     found = replicated_difference([(r["control"], r["ours"]) for r in replicates], margin=0.05)
     assert (row.gain, row.low, row.verdict) == (found.difference, found.low, "rises")
-    assert (row.models, row.images) == (3, 60)
+    assert (row.models, row.images, row.tests) == (3, 60, 4)  # 2 rows × (sign, TOST)
+    assert row["per model"] == " ".join(f"{v:+.3f}" for v in found.per_model)
     with pytest.raises(ValueError, match=r"replicates\[1\] has no log for \['ours'\]"):
         replicated_comparisons([replicates[0], {"control": d}], [("ours", "control")])
 
@@ -308,3 +312,101 @@ def test_bad_input_names_the_fix() -> None:
         replicated_difference(pairs, confidence=95)
     with pytest.raises(ValueError, match="positive number"):
         replicated_difference(pairs, margin=-0.05)
+
+
+# The p-value form of the rule, Holm's family correction, margins per measure.
+
+
+@pytest.mark.parametrize("method", ["banerjee", "satterthwaite", "bootstrap"])
+def test_the_difference_p_value_is_below_alpha_exactly_when_the_interval_excludes_0(
+    method,
+) -> None:
+    rng = np.random.default_rng(7)
+    agree = 0
+    for case in range(40):
+        delta = rng.uniform(-0.08, 0.08)
+        pairs = _pairs(crossed(100 + case, 1, 3, 40, 0.02, 0.1, 0.1, delta=delta)[0])
+        found = replicated_difference(pairs, margin=0.08, method=method, seed=case)
+        excludes = found.low > 0 or found.high < 0
+        agree += (found.p_difference < 0.05) == excludes
+        raw = judge_p(
+            found.difference, found.p_difference, margin=0.08, p_equivalent=found.p_equivalent
+        )
+        agree += raw == found.verdict
+    assert agree >= (80 if method != "bootstrap" else 76)  # percentiles: up to ties
+
+
+def _row_table(gains, ps, p_eqs=None, margin=0.05) -> pd.DataFrame:
+    table = pd.DataFrame({"gain": gains, "p": ps})
+    if p_eqs is not None:
+        table["margin"], table["p equivalent"] = margin, p_eqs
+    return table
+
+
+def test_a_family_of_tests_is_judged_on_holm_adjusted_p_values() -> None:
+    alone = holm_family(_row_table([0.1, 0.2, -0.1], [0.02, 0.001, 0.03]), adjust=False)
+    assert alone["verdict"].tolist() == ["rises", "rises", "falls"]
+    family = holm_family(_row_table([0.1, 0.2, -0.1], [0.02, 0.001, 0.03]))
+    # Holm: 0.001·3 = 0.003, then 0.02·2 = 0.04, then 0.03·1 → max(0.04, 0.03) = 0.04
+    assert family["verdict"].tolist() == ["rises", "rises", "falls"]
+    assert family["tests"].tolist() == [3, 3, 3]
+    family = holm_family(_row_table([0.1, 0.2, -0.1], [0.03, 0.001, 0.04]))
+    # 0.003, 0.06 (> 0.05: stop), 0.06
+    assert family["verdict"].tolist() == ["undecided", "rises", "undecided"]
+
+
+def test_equivalence_tests_count_in_the_family() -> None:
+    table = _row_table([0.01, 0.02], [0.3, 0.01], p_eqs=[0.02, 0.02])
+    assert holm_family(table, adjust=False)["verdict"].tolist() == [
+        "equivalent within ±0.05", "rises, within ±0.05",
+    ]  # fmt: skip
+    family = holm_family(table)  # four tests: 0.01·4 = 0.04, then 0.02·3 = 0.06
+    assert family["tests"].tolist() == [4, 4]
+    assert family["verdict"].tolist() == ["undecided", "rises"]
+
+
+def test_the_family_keeps_its_error_rate_under_the_global_null() -> None:
+    """Twelve independent comparisons of methods that do not differ: the chance that any
+    verdict claims a sign is at most α (to 3 binomial standard errors), while judging
+    each alone claims one in about 1 − 0.95¹² ≈ 46% of the families."""
+    rng = np.random.default_rng(41)
+    reps, rows = 2_000, 12
+    any_alone = any_family = 0
+    for _ in range(reps):
+        table = _row_table(rng.normal(size=rows), rng.uniform(size=rows))
+        any_alone += (holm_family(table, adjust=False)["verdict"] != "undecided").any()
+        any_family += (holm_family(table)["verdict"] != "undecided").any()
+    assert any_family / reps <= 0.05 + tolerance(reps, 0.05)
+    assert any_alone / reps > 0.4
+
+
+def test_holm_family_refuses_a_table_without_p_values() -> None:
+    with pytest.raises(ValueError, match="replicated_comparisons"):
+        holm_family(pd.DataFrame({"gain": [0.1]}))
+
+
+def test_margins_are_chosen_per_measure() -> None:
+    d = crossed(43, 1, 3, 60, 0.01, 0.05, 0.05, delta=0.0)[0]
+    replicates = [{"ours": method, "control": control} for control, method in _pairs(d)]
+    measures = {"ACR": "radius", "at 1.5": ("radius", 1.5)}
+    margins = Margins(acr=0.02, accuracy=0.3)
+    table = replicated_comparisons(replicates, [("ours", "control")], measures=measures,
+                                   margin=margins)  # fmt: skip
+    assert table["margin"].tolist() == [0.02, 0.3]
+    assert margins.scaled(2) == Margins(0.04, 0.6)
+    with pytest.raises(ValueError, match="positive number"):
+        Margins(acr=0.0, accuracy=0.05)
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "equivalence", "verdict"),
+    [
+        (0.070, 0.085, (0.072, 0.083), "as stated, within ±0.01"),
+        (0.005, 0.03, (0.007, 0.028), "below the stated"),  # a rise, far short of +7.7
+        (0.09, 0.12, (0.092, 0.118), "above the stated"),
+        (0.05, 0.10, (0.055, 0.095), "undecided"),
+    ],
+)
+def test_a_stated_magnitude_is_tested_as_that_magnitude(low, high, equivalence, verdict) -> None:
+    found = judge_magnitude(low, high, stated=0.077, margin=0.01, equivalence=equivalence)
+    assert found == verdict
