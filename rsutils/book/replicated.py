@@ -13,18 +13,25 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import torch
 
+from rsutils.anisotropic.generators import NoiseGenerator
 from rsutils.anisotropic.noise import Anisotropic
 from rsutils.anisotropic.patterns import spatial_pattern
+from rsutils.anisotropic.soundness.sound import ConstantScale, deployed_lipschitz, sound_log
 from rsutils.book.chapter import Chapter
-from rsutils.book.profiles import ANISOTROPIC_LAMBDA, BOOK_SIGMAS, FIG4_PATTERN
+from rsutils.book.experiments import trained_npg
+from rsutils.book.profiles import ANISOTROPIC_LAMBDA, BOOK_SIGMAS, FIG4_PATTERN, NPG_GROUPS
 from rsutils.core.noise import Gaussian
 
 __all__ = [
+    "DEPLOYED_CW",
+    "deployed_cw_replicates",
     "ds_name",
     "fig4_replicates",
     "fixed_name",
     "fixed_sigma_replicates",
+    "median_scale",
     "npg_replicates",
     "sigma_ascent_paths",
     "sigma_ascent_replicates",
@@ -130,3 +137,44 @@ def npg_replicates(chapter: Chapter, *, cached: bool = False) -> Replicates:
         }
         for s in P.replicate_seeds(chapter.seed)
     ]
+
+
+#: The name, in :func:`deployed_cw_replicates`, of the certification-wise classifier as
+#: deployed: σ ≡ c, its offset kept, certified with the radius R/(1 + L) that holds
+#: for the deployed classifier.
+DEPLOYED_CW = "certification-wise, deployed (σ ≡ c)"
+
+
+def median_scale(generator: NoiseGenerator, images: torch.Tensor) -> float:
+    """The constant ``c`` of :class:`~rsutils.anisotropic.soundness.sound.ConstantScale`
+    for ``generator``: the median of its σ over ``images``, rounded to two decimals
+    (the classifier was fine-tuned under that σ, so ``σ ≡ c`` is noise it knows)."""
+    with torch.no_grad():
+        sigma = generator(images)[1]
+    return round(float(sigma.median()), 2)
+
+
+def deployed_cw_replicates(chapter: Chapter, *, cached: bool = False) -> Replicates:
+    """The certification-wise method as a classifier one can deploy, per replicate.
+
+    UCAN's certification-wise σ depends on the input, and for such a σ no radius is
+    known to hold for the deployed classifier ``G(z) = g_z(z)``: Theorem 7's radius
+    certifies ``g_x``, a classifier nobody deploys. Keeping its offset μ and setting
+    ``σ ≡ c`` (:func:`median_scale` on the chapter's secondary images) gives one that
+    can be certified: each replicate's radii divided by ``1 + L``, ``L`` the bound on
+    μ's Lipschitz constant (:func:`~rsutils.anisotropic.soundness.sound.sound_log`).
+    One ``{DEPLOYED_CW: log}`` per replicate, on :func:`npg_replicates`' images.
+    """
+    P, lam = chapter.profile, ANISOTROPIC_LAMBDA
+    runs = chapter.secondary.cached() if cached else chapter.secondary
+    images = chapter.test.images[list(chapter.secondary.indices)].to(chapter.device)
+    name = NPG_GROUPS.certification_wise[0]
+    found = []
+    for s in P.replicate_seeds(chapter.seed):
+        config = P.npg_methods(P.base_models(s)[lam], s)[name]
+        generator = trained_npg(config, device=chapter.device, progress=chapter.progress)[1]
+        c = median_scale(generator, images)
+        bound = deployed_lipschitz(ConstantScale(generator, c), tuple(images.shape[-2:]))
+        log = runs.certify_generated(config, constant_sigma=c)
+        found.append({DEPLOYED_CW: sound_log(log, bound)})
+    return found

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 from scipy.stats import norm
 
+from rsutils.analysis.metrics import certified_accuracy
 from rsutils.analysis.replicates import replicated_comparisons
 from rsutils.book.audit.measured import (
     about,
@@ -14,10 +15,14 @@ from rsutils.book.audit.measured import (
     alm_beyond_radius,
     alm_claim_verdict,
     claim_verdict,
+    crossing_verdict,
+    curve_comparisons,
+    curve_verdict,
     evidence_text,
     gain_text,
     measured_table,
     overall_verdict,
+    radii_below_ceiling,
     tradeoff_comparisons,
     tradeoff_verdict,
     verdict_counts,
@@ -94,6 +99,7 @@ def test_a_table_in_fractions_gets_fractions() -> None:
 
 EQUIVALENT = "equivalent within ±0.05"
 HOLDS, FAILS, OPEN = "holds", "does not hold", "not resolved at this scale"
+SMALL = "holds, by less than the margin"
 
 
 @pytest.mark.parametrize(
@@ -105,9 +111,14 @@ HOLDS, FAILS, OPEN = "holds", "does not hold", "not resolved at this scale"
         (["undecided"], "falls", OPEN),
         (["rises", "falls", "undecided"], "rises", FAILS),
         (["falls", "rises"], "falls", FAILS),
-        # a change shown smaller than the margin is not the change claimed
+        # a change that cannot be told from 0 and is shown smaller than the margin
         (["rises", EQUIVALENT], "rises", FAILS),
         ([EQUIVALENT, "undecided"], "falls", FAILS),
+        # a real change, in the claimed direction, smaller than the margin
+        (["rises", "rises, within ±0.05"], "rises", SMALL),
+        (["falls, within ±0.05"], "falls", SMALL),
+        (["falls, within ±0.05"], "rises", FAILS),
+        (["rises, within ±0.05", "undecided"], "rises", OPEN),
     ],
 )
 def test_a_claim_holds_when_every_comparison_goes_its_way(verdicts, expected, claim) -> None:
@@ -134,6 +145,8 @@ def test_a_claim_in_parts_holds_when_every_part_holds() -> None:
     assert all_of(HOLDS, HOLDS) == HOLDS
     assert all_of(HOLDS, OPEN) == OPEN
     assert all_of(OPEN, FAILS, HOLDS) == FAILS
+    assert all_of(HOLDS, SMALL) == SMALL
+    assert all_of(SMALL, OPEN) == OPEN
     with pytest.raises(ValueError, match="no parts"):
         all_of()
     with pytest.raises(ValueError, match="claim verdicts"):
@@ -150,17 +163,16 @@ def certify_log(radii, correct, scale, n=1000, alpha=0.001, alm=None) -> pd.Data
 IMAGES, CAP = 40, float(norm.ppf(max_certifiable_pA(1000, 0.001)))  # Φ⁻¹(α^(1/n)) ≈ 2.46
 
 
-def tradeoff_replicates(larger_reaches: bool) -> list[dict[str, pd.DataFrame]]:
+def tradeoff_replicates(larger_reaches: bool, images: int = 400) -> list[dict[str, pd.DataFrame]]:
     replicates = []
     for shift in (-0.01, 0.0, 0.01):
-        small = certify_log(np.linspace(0.1, 0.25 * CAP - 0.02, IMAGES) - shift, [1] * IMAGES, 0.25)
-        # σ = 0.5 answers 30 of the 40 images correctly, with radii up to its own
-        # ceiling (beyond σ = 0.25's) or, when it does not reach, below σ = 0.25's.
+        small = certify_log(np.linspace(0.1, 0.25 * CAP - 0.02, images) - shift, [1] * images, 0.25)
+        # σ = 0.5 answers three quarters of the images correctly, with radii up to its
+        # own ceiling (beyond σ = 0.25's) or, when it does not reach, below σ = 0.25's.
         top = 0.5 * CAP if larger_reaches else 0.2 * CAP
-        radii = np.linspace(0.1, top, IMAGES) - shift
-        replicates.append(
-            {"σ = 0.25": small, "σ = 0.5": certify_log(radii, [1] * 30 + [0] * 10, 0.5)}
-        )
+        radii = np.linspace(0.1, top, images) - shift
+        correct = [1] * (3 * images // 4) + [0] * (images // 4)
+        replicates.append({"σ = 0.25": small, "σ = 0.5": certify_log(radii, correct, 0.5)})
     return replicates
 
 
@@ -168,35 +180,48 @@ def test_the_tradeoff_holds_when_more_noise_costs_accuracy_and_buys_reach() -> N
     names = ["σ = 0.25", "σ = 0.5"]
     table = tradeoff_comparisons(tradeoff_replicates(True), names, margin=0.05)
     ceiling = 0.25 * CAP
+    grid = radii_below_ceiling(tradeoff_replicates(True)[0]["σ = 0.25"])
+    # 0, σ/2, σ, … strictly below the smaller σ's ceiling: where both can certify
+    assert grid[0] == 0 and np.allclose(np.diff(grid), 0.125) and grid[-1] < ceiling
+    assert ceiling - grid[-1] <= 0.125
     assert table.index.tolist() == [
         ("σ = 0.5", "σ = 0.25", "accuracy at r = 0"),
-        ("σ = 0.5", "σ = 0.25", f"reach: r > {ceiling:.2f}"),
+        *[("σ = 0.5", "σ = 0.25", f"reach: r = {r:.2f}") for r in grid[1:]],
     ]
-    accuracy, reach = table.itertuples()
-    # 10 of 40 answers turn wrong on every model: −0.25 exactly.
+    accuracy = table.iloc[0]
+    # a quarter of the answers turn wrong on every model: −0.25 exactly.
     assert accuracy.gain == pytest.approx(-0.25) and accuracy.verdict == "falls"
-    # σ = 0.25 certifies nothing beyond its ceiling; σ = 0.5 does, on correct images
-    # whose radius exceeds it: the share of them, averaged over the three models.
+    reach = table.iloc[-1]  # at the largest radius below σ = 0.25's ceiling
     expected = np.mean(
         [
-            (logs["σ = 0.5"]["correct"] & (logs["σ = 0.5"]["radius"] > ceiling)).mean()
+            certified_accuracy(logs["σ = 0.5"], [grid[-1]])[0]
+            - certified_accuracy(logs["σ = 0.25"], [grid[-1]])[0]
             for logs in tradeoff_replicates(True)
         ]
     )
     assert reach.gain == pytest.approx(expected) and reach.verdict == "rises"
     assert (table["models"] == 3).all() and (table["margin"] == 0.05).all()
+    assert (table["tests"] == 2 * len(table)).all()  # one family
     assert tradeoff_verdict(table) == HOLDS
-    # More noise that reaches no further (every reach difference 0) does not make the trade.
+    # More noise that is nowhere above the smaller σ where both certify: no trade.
     no_reach = tradeoff_comparisons(tradeoff_replicates(False), names, margin=0.05)
-    assert no_reach["verdict"].tolist() == ["falls", EQUIVALENT]
+    assert no_reach["verdict"].iloc[-1] == "falls"
+    assert crossing_verdict(no_reach.iloc[1:]) == FAILS
     assert tradeoff_verdict(no_reach) == FAILS
     # Less accuracy with no sign of reach either way: not resolved.
-    open_table = table.assign(verdict=["falls", "undecided"])
+    open_table = table.assign(verdict=["falls"] + ["undecided"] * (len(table) - 1))
     assert tradeoff_verdict(open_table) == OPEN
     with pytest.raises(ValueError, match="at least two"):
         tradeoff_comparisons(tradeoff_replicates(True), ["σ = 0.25"])
     with pytest.raises(ValueError, match="accuracy or reach"):
         tradeoff_verdict(table.iloc[:1])
+
+
+def test_a_crossing_needs_one_rise_and_fails_only_when_every_radius_is_against() -> None:
+    assert crossing_verdict(["undecided", "rises"]) == HOLDS
+    assert crossing_verdict(["falls", "rises, within ±0.05"]) == HOLDS
+    assert crossing_verdict(["falls", EQUIVALENT]) == FAILS
+    assert crossing_verdict(["falls", "undecided"]) == OPEN
 
 
 def test_the_tradeoff_needs_the_logs_certify_settings() -> None:
@@ -241,7 +266,8 @@ def test_modest_by_radius_significant_by_alm_needs_alm_beyond_radius() -> None:
     assert alm_claim_verdict(radius_gain, boost) == HOLDS
     # A σ constant up to float error: ALM beyond radius is rounding, within the margin.
     rounding = alm_beyond_radius(alm_replicates(1 + 1e-15), "method", margin=0.05)
-    assert rounding["gain"].iloc[0] > 0 and rounding["verdict"].iloc[0] == EQUIVALENT
+    assert rounding["gain"].iloc[0] > 0
+    assert rounding["verdict"].iloc[0] == "rises, within ±0.05"  # real, and too small
     assert alm_claim_verdict(radius_gain, rounding) == FAILS
     assert alm_claim_verdict(["falls"], boost) == FAILS
     assert alm_claim_verdict(["undecided"], boost.assign(verdict="undecided")) == OPEN
@@ -287,3 +313,30 @@ def test_about_means_the_same_order_of_magnitude() -> None:
     assert about(1e5, 400_000) == "does not hold" and about(1e5, 20_000) == "does not hold"
     with pytest.raises(ValueError, match="positive"):
         about(0, 1)
+
+
+def test_almost_all_radii_is_a_stated_share_of_the_grid_for_every_control() -> None:
+    index = pd.MultiIndex.from_tuples(
+        [("DS", c, f"r = {r}") for c in ("σ = 0.25", "σ = 0.5") for r in range(5)],
+        names=["method", "against", "measured by"],
+    )
+
+    def table(first: list[str], second: list[str]) -> pd.DataFrame:
+        return pd.DataFrame({"verdict": first + second, "gain": 0.0}, index=index)
+
+    rises = ["rises"] * 5
+    assert curve_verdict(table(rises, ["rises"] * 4 + ["undecided"])) == HOLDS  # 4 of 5
+    assert curve_verdict(table(rises, ["rises"] * 3 + ["undecided"] * 2)) == OPEN
+    assert curve_verdict(table(rises, ["rises"] * 4 + ["falls"])) == HOLDS  # one exception
+    assert curve_verdict(table(rises, ["rises"] * 3 + ["falls", EQUIVALENT])) == FAILS
+    assert curve_verdict(table(rises, ["rises"] * 5), share=1.0) == HOLDS
+    with pytest.raises(ValueError, match="share"):
+        curve_verdict(table(rises, rises), share=0.0)
+
+
+def test_curve_comparisons_stay_below_the_controls_ceiling() -> None:
+    replicates = tradeoff_replicates(True)
+    found = curve_comparisons(replicates, [("σ = 0.5", "σ = 0.25")], margin=0.05)
+    grid = radii_below_ceiling(replicates[0]["σ = 0.25"])
+    assert found.index.get_level_values("measured by").tolist() == [f"r = {r:.2f}" for r in grid]
+    assert (found["tests"] == 2 * len(grid)).all()

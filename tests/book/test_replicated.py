@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 import torch
 
+from rsutils.anisotropic.generators import FixedNoise
 from rsutils.anisotropic.noise import Anisotropic
 from rsutils.book import replicated
 from rsutils.book.profiles import PROFILES
@@ -114,3 +115,56 @@ def test_the_npg_replicates_fine_tune_each_replicates_own_base_model() -> None:
         assert by_name["certification-wise"]["method"][0] == "certification"
     fresh = replicated.npg_replicates(chapter)
     assert not any(bool(log["cached"][0]) for logs in fresh for log in logs.values())
+
+
+class FakeConstantRuns:
+    """Secondary experiments certifying a generator run with a constant sigma."""
+
+    indices = (0, 1)
+
+    def __init__(self) -> None:
+        self.calls = []
+
+    def cached(self):
+        return self
+
+    def certify_generated(self, config, *, constant_sigma=None):
+        self.calls.append((config.seed, config.method, constant_sigma))
+        return pd.DataFrame(
+            {"idx": [0, 1], "correct": [1, 1], "radius": [0.4, 0.8], "alm": [0.4, 0.8]}
+        )
+
+
+@dataclass
+class FakeDeployChapter:
+    profile: object
+    seed: int = 0
+    device: str = "cpu"
+    progress: bool = False
+    secondary: FakeConstantRuns = field(default_factory=FakeConstantRuns)
+    test: Dataset = field(
+        default_factory=lambda: Dataset("fashion-mnist", "test", torch.zeros(2, 1, 2, 2),
+                                        torch.tensor([3, 4]), tuple("abcdefghij"))
+    )  # fmt: skip
+
+
+def test_the_deployed_certification_wise_classifier_of_every_replicate(monkeypatch) -> None:
+    sigma = torch.tensor([[[0.5, 1.234], [1.236, 3.0]]])
+    monkeypatch.setattr(replicated, "trained_npg", lambda config, **_: (None, FixedNoise(sigma)))
+    monkeypatch.setattr(replicated, "deployed_lipschitz", lambda generator, size: 1.0)
+    chapter = FakeDeployChapter(PROFILES["cpu"], seed=3)
+    logs = replicated.deployed_cw_replicates(chapter, cached=True)
+    seeds = PROFILES["cpu"].replicate_seeds(3)
+    assert len(logs) == len(seeds)
+    # each replicate's own certification-wise run, with sigma ≡ its median (rounded)
+    assert chapter.secondary.calls == [(s, "certification", 1.23) for s in seeds]
+    for by_name in logs:
+        assert list(by_name) == [replicated.DEPLOYED_CW]
+        # radii divided by 1 + L = 2: they hold for the deployed classifier
+        assert by_name[replicated.DEPLOYED_CW]["radius"].tolist() == [0.2, 0.4]
+
+
+def test_the_constant_scale_is_the_median_sigma_rounded_to_two_decimals() -> None:
+    sigma = torch.tensor([[[0.5, 1.234], [1.236, 3.0]]])  # median over the pixels
+    images = torch.zeros(4, 1, 2, 2)
+    assert replicated.median_scale(FixedNoise(sigma), images) == 1.23

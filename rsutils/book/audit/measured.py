@@ -5,10 +5,12 @@ radius columns, units and, where the paper prints them, improvement rows), so th
 audit rules of :mod:`rsutils.book.audit.table_audit` run on our numbers exactly as on
 theirs. The other functions turn the book's replicated comparisons
 (:func:`rsutils.analysis.replicates.replicated_comparisons`: intervals over replicate
-models and images, each judged by :func:`rsutils.analysis.replicates.judge` as "rises",
+models and images, each judged by :func:`rsutils.analysis.verdicts.judge` as "rises",
 "falls", "equivalent within ±m" or "undecided") into a verdict on one qualitative
-claim each (:func:`rsutils.book.papers.published.qualitative_claims`): "holds", "does not
-hold" or "not resolved at this scale".
+claim each (:func:`rsutils.book.papers.published.qualitative_claims`): "holds", "holds, by
+less than the margin", "does not hold" or "not resolved at this scale". The comparisons
+behind one claim are one family (Holm's correction,
+:func:`~rsutils.analysis.verdicts.holm_family`).
 
 - :func:`overall_verdict` and :func:`claim_verdict`: a claim that a method beats others
   (every comparison must go the claimed way);
@@ -33,15 +35,20 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
+from rsutils.analysis.margins import Margins
 from rsutils.analysis.metrics import certified_accuracy
 from rsutils.analysis.replicates import replicated_comparisons
+from rsutils.analysis.verdicts import holm_family
 from rsutils.book.papers.published import PublishedTable, full_scale
 from rsutils.core.confidence import max_certifiable_pA
 
 __all__ = [
     "ACCURACY_AT_0",
+    "ALMOST_ALL",
     "FAILS",
+    "GRID_STEP",
     "HOLDS",
+    "HOLDS_SMALL",
     "REACH",
     "UNRESOLVED",
     "about",
@@ -49,10 +56,14 @@ __all__ = [
     "alm_beyond_radius",
     "alm_claim_verdict",
     "claim_verdict",
+    "crossing_verdict",
+    "curve_comparisons",
+    "curve_verdict",
     "evidence_text",
     "gain_text",
     "measured_table",
     "overall_verdict",
+    "radii_below_ceiling",
     "tradeoff_comparisons",
     "tradeoff_verdict",
     "verdict_counts",
@@ -61,14 +72,21 @@ __all__ = [
 #: Verdicts on a qualitative claim.
 HOLDS, FAILS, UNRESOLVED = "holds", "does not hold", "not resolved at this scale"
 
-#: :func:`~rsutils.analysis.replicates.judge`'s verdicts on one comparison (the equivalence
-#: verdict is this prefix followed by ``±m``).
+#: The verdict on a claim whose every comparison goes the claimed way, at least one by a
+#: change shown to be smaller than its margin: true in direction, not in size.
+HOLDS_SMALL = "holds, by less than the margin"
+
+#: :func:`~rsutils.analysis.verdicts.judge`'s verdicts on one comparison (the equivalence
+#: verdict is this prefix followed by ``±m``; a sign within the margin is the sign, then
+#: :data:`WITHIN` and ``±m``).
 RISES, FALLS, UNDECIDED, EQUIVALENT = "rises", "falls", "undecided", "equivalent within "
+WITHIN = ", within "
 
 #: The measured-by label of :func:`tradeoff_comparisons`' accuracy rows.
 ACCURACY_AT_0 = "accuracy at r = 0"
 
-#: The prefix of the measured-by label of :func:`tradeoff_comparisons`' reach rows.
+#: The prefix of the measured-by label of :func:`tradeoff_comparisons`' rows at the radii
+#: where both σ can certify.
 REACH = "reach: "
 
 #: Rows to judge: a :func:`~rsutils.analysis.replicates.replicated_comparisons` table, or
@@ -148,11 +166,13 @@ def _verdicts(rows: Rows) -> list[str]:
         verdicts = [v if isinstance(v, str) else str(v["verdict"]) for v in rows]
     if not verdicts:
         raise ValueError("no comparisons to judge the claim by")
-    unknown = [v for v in verdicts if v not in (RISES, FALLS, UNDECIDED) and not _equivalent(v)]
+    known = (RISES, FALLS, UNDECIDED)
+    unknown = [v for v in verdicts if v not in known and not _equivalent(v) and not _sign(v)]
     if unknown:
         raise ValueError(
-            f"{unknown} are not verdicts of rsutils.analysis.replicates.judge (rises, falls, "
-            "equivalent within ±m, undecided): judge the comparisons with it"
+            f"{unknown} are not verdicts of rsutils.analysis.verdicts.judge (rises, falls, "
+            "equivalent within ±m, rises/falls within ±m, undecided): judge the comparisons "
+            "with it"
         )
     return verdicts
 
@@ -161,23 +181,34 @@ def _equivalent(verdict: str) -> bool:
     return verdict.startswith(EQUIVALENT)
 
 
+def _sign(verdict: str) -> str | None:
+    """``"rises"`` or ``"falls"`` for a verdict with that sign (within a margin or not)."""
+    for sign in (RISES, FALLS):
+        if verdict == sign or verdict.startswith(sign + WITHIN):
+            return sign
+    return None
+
+
 def claim_verdict(rows: Rows, expected: str = RISES) -> str:
     """A claim that every comparison of ``rows`` goes the ``expected`` way.
 
-    ``rows`` are verdicts of :func:`~rsutils.analysis.replicates.judge` (a table of
+    ``rows`` are verdicts of :func:`~rsutils.analysis.verdicts.judge` (a table of
     :func:`~rsutils.analysis.replicates.replicated_comparisons`, or its verdict strings),
     ``expected`` ``"rises"`` or ``"falls"``. Holds when every comparison goes the
-    expected way; does not hold when any goes the other way or is "equivalent within
-    ±m" (a change shown to be smaller than the margin is not the change claimed);
-    otherwise (some undecided, none against) not resolved at this scale.
+    expected way (:data:`HOLDS_SMALL` when at least one of them is "rises, within ±m":
+    a real change, smaller than the margin); does not hold when any goes the other way
+    or is "equivalent within ±m" (no change that can be told from 0, and none that
+    matters); otherwise (some undecided, none against) not resolved at this scale.
     """
     if expected not in (RISES, FALLS):
         raise ValueError(f"expected must be 'rises' or 'falls', got {expected!r}")
     verdicts = _verdicts(rows)
     against = FALLS if expected == RISES else RISES
-    if any(v == against or _equivalent(v) for v in verdicts):
+    if any(_sign(v) == against or _equivalent(v) for v in verdicts):
         return FAILS
-    return HOLDS if all(v == expected for v in verdicts) else UNRESOLVED
+    if not all(_sign(v) == expected for v in verdicts):
+        return UNRESOLVED
+    return HOLDS if all(v == expected for v in verdicts) else HOLDS_SMALL
 
 
 def overall_verdict(rows: Rows) -> str:
@@ -188,51 +219,65 @@ def overall_verdict(rows: Rows) -> str:
 
 
 def all_of(*verdicts: str) -> str:
-    """The verdict on a claim made of parts: holds when every part holds, does not hold
-    when any part does not, otherwise not resolved at this scale."""
+    """The verdict on a claim made of parts: does not hold when any part does not, not
+    resolved when any part is not, otherwise holds (by less than the margin when any
+    part does)."""
     if not verdicts:
         raise ValueError("no parts to judge the claim by")
-    unknown = set(verdicts) - {HOLDS, FAILS, UNRESOLVED}
+    unknown = set(verdicts) - {HOLDS, HOLDS_SMALL, FAILS, UNRESOLVED}
     if unknown:
         raise ValueError(f"{sorted(unknown)} are not claim verdicts ({HOLDS!r}, {FAILS!r}, …)")
-    if FAILS in verdicts:
-        return FAILS
-    return HOLDS if all(v == HOLDS for v in verdicts) else UNRESOLVED
+    for verdict in (FAILS, UNRESOLVED, HOLDS_SMALL):
+        if verdict in verdicts:
+            return verdict
+    return HOLDS
+
+
+#: The step of the radius grids of :func:`radii_below_ceiling`, in units of the log's σ.
+GRID_STEP = 0.5
+
+
+def radii_below_ceiling(log: pd.DataFrame, step: float = GRID_STEP) -> np.ndarray:
+    """The radii ``0, step·σ, 2·step·σ, …`` strictly below the CERTIFY ceiling
+    σ·Φ⁻¹(α^(1/n)) of ``log`` (its ``scale``, ``n`` and ``alpha``): the radii its
+    certificates can reach, so that a comparison there is not decided by construction."""
+    ceiling, sigma = _ceiling(log), float(log["scale"].max())
+    radii = np.arange(0.0, ceiling, step * sigma)
+    return radii[radii < ceiling]
 
 
 def tradeoff_comparisons(
     replicates: Replicates,
     names: Sequence[str],
     *,
-    margin: float | None = None,
+    margin: float | Margins | None = None,
     seed: int = 0,
 ) -> pd.DataFrame:
     """Cohen et al.'s trade-off over replicate models: each σ against the next smaller.
 
     ``names`` are the fixed-σ logs of every replicate in order of growing σ. For each
-    neighbouring pair (larger σ against smaller) two
-    :func:`~rsutils.analysis.replicates.replicated_comparisons`: certified accuracy at
-    radius 0 (:data:`ACCURACY_AT_0`; the trade's cost, expected to fall) and the
-    *reach*, certified accuracy just beyond the smaller σ's CERTIFY ceiling
-    σ·Φ⁻¹(α^(1/n)) (its log's ``scale``, ``n`` and ``alpha``), which no certificate of
-    the smaller σ attains: it rises exactly when the larger σ certifies correctly where
-    the smaller cannot (measured-by label ``"reach: r > c"``).
+    neighbouring pair (larger σ against smaller),
+    :func:`~rsutils.analysis.replicates.replicated_comparisons` of the certified
+    accuracy at radius 0 (:data:`ACCURACY_AT_0`; the trade's cost, expected to fall)
+    and, for the trade's gain, at every radius of :func:`radii_below_ceiling` of the
+    smaller σ beyond 0 (measured-by labels ``"reach: r = …"``): where both σ can
+    certify, so that a rise is a property of the models, not of the smaller σ's
+    ceiling (beyond it the smaller σ certifies nothing, by construction). All rows are
+    one family (:func:`~rsutils.analysis.verdicts.holm_family`).
     """
     if len(names) < 2:
         raise ValueError("names must list at least two fixed-σ logs, in order of growing σ")
     tables = []
     for smaller, larger in itertools.pairwise(names):
-        ceiling = _ceiling(replicates[0][smaller])
-        measures = {
-            ACCURACY_AT_0: ("radius", 0.0),
-            f"{REACH}r > {ceiling:.2f}": ("radius", float(np.nextafter(ceiling, np.inf))),
-        }
+        grid = radii_below_ceiling(replicates[0][smaller])[1:]
+        measures = {ACCURACY_AT_0: ("radius", 0.0)}
+        measures |= {f"{REACH}r = {r:.2f}": ("radius", float(r)) for r in grid}
         tables.append(
             replicated_comparisons(
                 replicates, [(larger, smaller)], measures=measures, margin=margin, seed=seed
             )
         )
-    return pd.concat(tables)
+    return holm_family(pd.concat(tables))
 
 
 def _ceiling(log: pd.DataFrame) -> float:
@@ -243,19 +288,85 @@ def _ceiling(log: pd.DataFrame) -> float:
     return float(log["scale"].max() * norm.ppf(top))
 
 
+def crossing_verdict(rows: Rows) -> str:
+    """A claim that a method is above its control *somewhere* on a grid of radii:
+    holds when any comparison rises, does not hold when every one falls or is
+    equivalent within its margin, otherwise not resolved at this scale."""
+    verdicts = _verdicts(rows)
+    if any(_sign(v) == RISES for v in verdicts):
+        return HOLDS
+    if all(_sign(v) == FALLS or _equivalent(v) for v in verdicts):
+        return FAILS
+    return UNRESOLVED
+
+
 def tradeoff_verdict(table: pd.DataFrame) -> str:
     """Cohen et al.'s trade-off from :func:`tradeoff_comparisons`: holds when, at every
-    step up in σ, accuracy at radius 0 falls and the reach rises (:func:`all_of` of the
-    two :func:`claim_verdict`)."""
+    step up in σ, accuracy at radius 0 falls and the larger σ rises above the smaller
+    at some radius both can certify (:func:`all_of` of :func:`claim_verdict` and of
+    :func:`crossing_verdict` per step)."""
     measured = table.index.get_level_values("measured by")
     accuracy, reach = measured == ACCURACY_AT_0, measured.str.startswith(REACH)
     if not accuracy.any() or not reach.any():
         raise ValueError("the table lacks accuracy or reach rows: pass tradeoff_comparisons")
-    return all_of(claim_verdict(table[accuracy], FALLS), claim_verdict(table[reach], RISES))
+    steps = table[reach].groupby(level=["method", "against"], sort=False)
+    crossings = [crossing_verdict(rows) for _, rows in steps]
+    return all_of(claim_verdict(table[accuracy], FALLS), *crossings)
+
+
+#: The share of a grid of radii that "almost all radii" stands for in a claim judged
+#: curve-wise (:func:`curve_verdict`), fixed before any comparison: four radii in five.
+ALMOST_ALL = 0.8
+
+
+def curve_comparisons(
+    replicates: Replicates,
+    pairs: Sequence[tuple[str, str]],
+    *,
+    margin: float | Margins | None = None,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Each (method, control) pair compared curve-wise: the certified accuracy at every
+    radius of :func:`radii_below_ceiling` of the control (0, σ/2, σ, … below its
+    ceiling, where a rise is not decided by the control certifying nothing), by
+    :func:`~rsutils.analysis.replicates.replicated_comparisons`. Measured-by labels
+    ``"r = …"``; all rows one family (:func:`~rsutils.analysis.verdicts.holm_family`).
+    """
+    tables = []
+    for method, control in pairs:
+        grid = radii_below_ceiling(replicates[0][control])
+        measures = {f"r = {r:.2f}": ("radius", float(r)) for r in grid}
+        tables.append(
+            replicated_comparisons(
+                replicates, [(method, control)], measures=measures, margin=margin, seed=seed
+            )
+        )
+    return holm_family(pd.concat(tables))
+
+
+def curve_verdict(table: pd.DataFrame, share: float = ALMOST_ALL) -> str:
+    """ "Superior across almost all radii, for every control", from
+    :func:`curve_comparisons`: holds when, for every pair, the method rises at no
+    fewer than ``share`` of the radii; does not hold when, for some pair, more than
+    ``1 − share`` of them fall or are equivalent within the margin (then fewer than
+    ``share`` can rise); otherwise not resolved at this scale."""
+    if not 0.0 < share <= 1.0:
+        raise ValueError(f"share must lie in (0, 1], got {share!r}")
+    verdicts = []
+    for _, rows in table.groupby(level=["method", "against"], sort=False):
+        said = _verdicts(rows)
+        rising = np.mean([_sign(v) == RISES for v in said])
+        against = np.mean([_sign(v) == FALLS or _equivalent(v) for v in said])
+        tie = 1e-12  # shares are ratios of small counts: compare them up to rounding
+        if 1.0 - against < share - tie:
+            verdicts.append(FAILS)
+        else:
+            verdicts.append(HOLDS if rising >= share - tie else UNRESOLVED)
+    return all_of(*verdicts)
 
 
 def alm_beyond_radius(
-    replicates: Replicates, name: str, *, margin: float | None = None, seed: int = 0
+    replicates: Replicates, name: str, *, margin: float | Margins | None = None, seed: int = 0
 ) -> pd.DataFrame:
     """ACR measured by ALM minus ACR measured by the inscribed radius, same certificates.
 
@@ -282,17 +393,19 @@ def alm_claim_verdict(radius_gain: Rows, alm_beyond: pd.DataFrame) -> str:
     :func:`alm_beyond_radius`, which must be judged with a margin (without one a
     difference of rounding, 1e-16 from a σ constant up to float error, would read as a
     rise). Does not hold when the radius gain falls, or ALM's excess over the radius
-    falls or is equivalent within the margin (no boost that matters); holds when the
+    falls, is equivalent within the margin or rises by less than it ("significantly"
+    states a size: a boost shown smaller than the margin is not one); holds when the
     excess rises; otherwise not resolved at this scale.
     """
     if "margin" not in alm_beyond.columns or alm_beyond["margin"].isna().any():
         raise ValueError(
-            "alm_beyond was judged without a margin: pass margin=EQUIVALENCE_MARGIN to "
+            "alm_beyond was judged without a margin: pass margin=MARGINS to "
             "alm_beyond_radius, or a difference of rounding reads as a boost"
         )
-    if FALLS in _verdicts(radius_gain):
+    if any(_sign(v) == FALLS for v in _verdicts(radius_gain)):
         return FAILS
-    return claim_verdict(alm_beyond, RISES)
+    verdict = claim_verdict(alm_beyond, RISES)
+    return FAILS if verdict == HOLDS_SMALL else verdict
 
 
 def about(stated: float, actual: float) -> str:
@@ -316,27 +429,37 @@ def _label(index: Hashable) -> str:
 
 
 def evidence_text(rows: pd.DataFrame, *, labels: Mapping[Hashable, str] | None = None) -> str:
-    """Replicated comparisons in one line: ``label +0.1 [0.05, 0.2] rises; …``.
+    """Replicated comparisons in one line:
+    ``label +0.1 [0.05, 0.2] (per model +0.08 +0.12 +0.10) rises; …``.
 
     Each row of a :func:`~rsutils.analysis.replicates.replicated_comparisons` table, labelled
     ``labels[index]`` (by default ``"method − against, measure"``), with its gain, its
-    interval and its verdict.
+    interval, each replicate's own difference (where the table has ``per model``) and
+    its verdict.
     """
     labels = labels or {}
     return "; ".join(
-        f"{labels.get(index, _label(index))} {gain_text(row)} {row['verdict']}"
+        f"{labels.get(index, _label(index))} {gain_text(row)}{_per_model(row)} {row['verdict']}"
         for index, row in rows.iterrows()
     )
+
+
+def _per_model(row: pd.Series) -> str:
+    each = row.get("per model")
+    return f" (per model {each})" if isinstance(each, str) and each else ""
 
 
 def verdict_counts(rows: Rows) -> str:
     """How many comparisons rise, fall, are equivalent within the margin or are
     undecided: ``"of 4 comparisons, 1 rises, 0 falls, 2 equivalent within ±0.05,
-    1 undecided"`` (one count per margin that occurs; a margin is stated even at 0)."""
+    1 undecided"`` (one count per margin that occurs; a margin is stated even at 0;
+    a sign within a margin counted apart, where it occurs)."""
     verdicts = _verdicts(rows)
-    kinds = [RISES, FALLS, *sorted({v for v in verdicts if _equivalent(v)}), UNDECIDED]
+    within = sorted({v for v in verdicts if _sign(v) and v not in (RISES, FALLS)})
+    equivalent = sorted({v for v in verdicts if _equivalent(v)})
+    kinds = [RISES, FALLS, *within, *equivalent, UNDECIDED]
     if not any(_equivalent(v) for v in verdicts) and isinstance(rows, pd.DataFrame):
         margins = rows["margin"].dropna().unique() if "margin" in rows.columns else []
-        kinds[2:2] = [f"{EQUIVALENT}±{m:g}" for m in sorted(margins)]
+        kinds[2 + len(within) : 2 + len(within)] = [f"{EQUIVALENT}±{m:g}" for m in sorted(margins)]
     counts = [f"{verdicts.count(v)} {v}" for v in kinds]
     return f"of {len(verdicts)} comparisons, " + ", ".join(counts)
