@@ -4,12 +4,16 @@
 layout of :mod:`rsutils.book.papers.released`) into a temporary folder, each with contents
 the test can replace before a rule reads them (``fake_release.curve`` and
 ``fake_release.predictions`` build logs: test modules cannot import this one).
+
+``fake_chapter`` builds a chapter for the book's per-replicate helpers: a profile, a
+seed, the CPU, and the secondary experiments and test split the test gives.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
@@ -92,3 +96,18 @@ def fake_release(tmp_path: Path) -> FakeRelease:
     for n in COHEN2019_PREDICT_NS:
         release.predict(n, predict_log([1] * 500, [0] * 500))
     return release
+
+
+@pytest.fixture
+def fake_chapter():
+    """``fake_chapter(profile, secondary, test, seed=0)``: what
+    :class:`~rsutils.book.chapter.Chapter` offers the per-replicate helpers, with the
+    given experiments and test split, on the CPU, without progress bars."""
+
+    def make(profile, secondary, test, seed: int = 0) -> SimpleNamespace:
+        return SimpleNamespace(
+            profile=profile, seed=seed, device="cpu", progress=False, secondary=secondary,
+            test=test,
+        )  # fmt: skip
+
+    return make

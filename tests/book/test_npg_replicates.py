@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pandas as pd
 import pytest
@@ -35,17 +35,7 @@ class FakeRuns:
         return pd.DataFrame({"idx": list(self.indices), "correct": [1, 1, 0, 1], "radius": radius})
 
 
-@dataclass
-class FakeChapter:
-    profile: object
-    seed: int = 0
-    device: str = "cpu"
-    progress: bool = False
-    secondary: FakeRuns = field(default_factory=FakeRuns)
-    test: Dataset = field(default_factory=pool)
-
-
-def test_every_replicate_is_probed_on_the_same_images(monkeypatch) -> None:
+def test_every_replicate_is_probed_on_the_same_images(monkeypatch, fake_chapter) -> None:
     # A classifier that answers class 1 exactly when the mean pixel is above 0.5, and an
     # offset of +1 everywhere: the offset, not the image, decides the vote.
     class Bright(nn.Module):
@@ -56,7 +46,7 @@ def test_every_replicate_is_probed_on_the_same_images(monkeypatch) -> None:
     generator = FixedNoise(torch.full((1, 2, 2), 1e-3), mu=torch.ones(1, 2, 2))
     monkeypatch.setattr(offset_probes, "trained_npg", lambda config, **_: (Bright(), generator))
     monkeypatch.setattr(offset_probes, "load_dataset", lambda name, split: pool())
-    chapter = FakeChapter(PROFILES["smoke"], seed=2)
+    chapter = fake_chapter(PROFILES["smoke"], FakeRuns(), pool(), seed=2)
     table = offset_probes.offset_probes_by_replicate(chapter, draws=10)
     seeds = PROFILES["smoke"].replicate_seeds(2)
     assert table.index.tolist() == [f"model {k + 1}" for k in range(len(seeds))]
@@ -74,7 +64,7 @@ def test_every_replicate_is_probed_on_the_same_images(monkeypatch) -> None:
     assert (spread.loc["lowest"] <= spread.loc["highest"]).all()
 
 
-def test_the_audit_runs_on_every_replicates_deployed_classifier(monkeypatch) -> None:
+def test_the_audit_runs_on_every_replicates_deployed_classifier(monkeypatch, fake_chapter) -> None:
     calls = []
 
     class AuditRuns:
@@ -93,7 +83,7 @@ def test_the_audit_runs_on_every_replicates_deployed_classifier(monkeypatch) -> 
     monkeypatch.setattr(
         offset_probes, "summarize_audits", lambda records: Found(10, records[0] % 3, 0.1, 0.0, 0.4)
     )
-    chapter = FakeChapter(PROFILES["smoke"], seed=5, secondary=AuditRuns())
+    chapter = fake_chapter(PROFILES["smoke"], AuditRuns(), pool(), seed=5)
     table = offset_probes.audit_by_replicate(chapter, "settings")
     seeds = PROFILES["smoke"].replicate_seeds(5)
     limit = PROFILES["smoke"].audit.images

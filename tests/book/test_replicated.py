@@ -135,24 +135,15 @@ class FakeConstantRuns:
         )
 
 
-@dataclass
-class FakeDeployChapter:
-    profile: object
-    seed: int = 0
-    device: str = "cpu"
-    progress: bool = False
-    secondary: FakeConstantRuns = field(default_factory=FakeConstantRuns)
-    test: Dataset = field(
-        default_factory=lambda: Dataset("fashion-mnist", "test", torch.zeros(2, 1, 2, 2),
-                                        torch.tensor([3, 4]), tuple("abcdefghij"))
-    )  # fmt: skip
-
-
-def test_the_deployed_certification_wise_classifier_of_every_replicate(monkeypatch) -> None:
+def test_the_deployed_certification_wise_classifier_of_every_replicate(
+    monkeypatch, fake_chapter
+) -> None:
     sigma = torch.tensor([[[0.5, 1.234], [1.236, 3.0]]])
     monkeypatch.setattr(replicated, "trained_npg", lambda config, **_: (None, FixedNoise(sigma)))
     monkeypatch.setattr(replicated, "deployed_lipschitz", lambda generator, size: 1.0)
-    chapter = FakeDeployChapter(PROFILES["cpu"], seed=3)
+    test = Dataset("fashion-mnist", "test", torch.zeros(2, 1, 2, 2), torch.tensor([3, 4]),
+                   tuple("abcdefghij"))  # fmt: skip
+    chapter = fake_chapter(PROFILES["cpu"], FakeConstantRuns(), test, seed=3)
     logs = replicated.deployed_cw_replicates(chapter, cached=True)
     seeds = PROFILES["cpu"].replicate_seeds(3)
     assert len(logs) == len(seeds)
