@@ -1396,9 +1396,10 @@ glue_all(
 # refutation at theirs.
 #
 # Each claim is turned into comparisons of replicate logs: the fixed-σ models against
-# each other for Cohen et al.'s trade-off, Cohen-DS against Cohen for DDRS's claim;
-# the certification-wise generator against every other method, by radius and by ALM,
-# for UCAN's main claim; the dataset-wise generator by radius, and by how much more it
+# each other for Cohen et al.'s trade-off, Cohen-DS against Cohen at a grid of radii
+# for DDRS's claim; the certification-wise classifier as deployed against every other
+# method, by radius and by ALM, for UCAN's main claim (Theorem 7's radius for $g_x$
+# beside it); the dataset-wise generator by radius, and by how much more it
 # gains by ALM, for UCAN's "modest by radius but significant by ALM"; the patterns by
 # ALM, including chapter 05's Fig. 4 pattern on the isotropic model. Each claim is a
 # function of the replicates, so that it can also be judged on the first model alone.
