@@ -1489,7 +1489,9 @@ from rsutils.book.chapters.npg_replicates import (
     with_spread,
 )
 
-probes_by_model = offset_probes_by_replicate(chapter)
+probes_by_model = offset_probes_by_replicate(
+    chapter, background=float(train_mean)
+)
 with_spread(probes_by_model).round(3).T
 
 # %% [markdown]

@@ -441,12 +441,7 @@ class Profile:
         """Chapter 06's recipe grid (:data:`~rsutils.book.recipe_grid.RECIPE_GRID`) for
         each of ``generators.recipe_kinds``, around the chapter's recipe (the minimum
         as variance term) with ``generators.recipe_steps`` steps."""
-        steps = self.generators.recipe_steps or self.generators.steps
-        runs = []
-        for kind in self.generators.recipe_kinds:
-            recipe = replace(self.npg(base, kind, seed, variance_term="min"), steps=steps)
-            runs += RECIPE_GRID.runs(recipe)
-        return runs
+        return [run for recipe in self._recipes(base, seed) for run in RECIPE_GRID.runs(recipe)]
 
     def head_runs(self, base: TrainConfig, seed: int = 0) -> list[HeadRun]:
         """Chapter 06's head grid (:data:`~rsutils.book.recipe_grid.HEAD_GRID`) for each
@@ -454,12 +449,16 @@ class Profile:
         runs at ``w = 0`` and with the shape only, with each head on ``sigma``. UCAN's
         head at Adam ``1e-2`` gives the recipe grid's ``w = 0`` run and the shape-only
         run of :meth:`shape_only_methods` (when the grid's steps are the chapter's)."""
+        return [run for recipe in self._recipes(base, seed) for run in HEAD_GRID.runs(recipe)]
+
+    def _recipes(self, base: TrainConfig, seed: int) -> list[NPGConfig]:
+        """The chapter's recipe (the minimum as variance term) with
+        ``generators.recipe_steps`` steps, for each of ``generators.recipe_kinds``."""
         steps = self.generators.recipe_steps or self.generators.steps
-        runs = []
-        for kind in self.generators.recipe_kinds:
-            recipe = replace(self.npg(base, kind, seed, variance_term="min"), steps=steps)
-            runs += HEAD_GRID.runs(recipe)
-        return runs
+        return [
+            replace(self.npg(base, kind, seed, variance_term="min"), steps=steps)
+            for kind in self.generators.recipe_kinds
+        ]
 
 
 PROFILES: dict[str, Profile] = {

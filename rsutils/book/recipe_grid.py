@@ -60,6 +60,12 @@ def effective_gamma(config: NPGConfig) -> float:
     return 2.0 if config.method == "dataset" else 1.0
 
 
+def _check_optimisers(names: tuple[str, ...]) -> None:
+    unknown = set(names) - set(_OPTIMISERS)
+    if unknown:
+        raise ValueError(f"unknown optimisers {sorted(unknown)}; choose from {list(_OPTIMISERS)}")
+
+
 @dataclass(frozen=True)
 class RecipeRun:
     """One run of the grid: the generator ``kind``, the ``factor`` changed and its
@@ -87,11 +93,7 @@ class RecipeGrid:
     draws: tuple[int, ...] = (1, 5)
 
     def __post_init__(self) -> None:
-        unknown = set(self.optimisers) - set(_OPTIMISERS)
-        if unknown:
-            raise ValueError(
-                f"unknown optimisers {sorted(unknown)}; choose from {list(_OPTIMISERS)}"
-            )
+        _check_optimisers(self.optimisers)
 
     def runs(self, recipe: NPGConfig) -> list[RecipeRun]:
         """Every factor's values around ``recipe`` (a dataset- or certification-wise
@@ -171,11 +173,7 @@ class HeadGrid:
     optimisers: tuple[str, ...] = ("Adam 1e-2", "Adam 1e-3")
 
     def __post_init__(self) -> None:
-        unknown = set(self.optimisers) - set(_OPTIMISERS)
-        if unknown:
-            raise ValueError(
-                f"unknown optimisers {sorted(unknown)}; choose from {list(_OPTIMISERS)}"
-            )
+        _check_optimisers(self.optimisers)
 
     def runs(self, recipe: NPGConfig) -> list[HeadRun]:
         """Every (objective, head, optimiser) around ``recipe`` (a dataset- or
@@ -197,5 +195,5 @@ class HeadGrid:
         return runs
 
 
-#: The head grid of chapter 06 (issue 36).
+#: The head grid of chapter 06.
 HEAD_GRID = HeadGrid()

@@ -45,9 +45,8 @@ def test_every_replicate_is_probed_on_the_same_images(monkeypatch, fake_chapter)
 
     generator = FixedNoise(torch.full((1, 2, 2), 1e-3), mu=torch.ones(1, 2, 2))
     monkeypatch.setattr(offset_probes, "trained_npg", lambda config, **_: (Bright(), generator))
-    monkeypatch.setattr(offset_probes, "load_dataset", lambda name, split: pool())
     chapter = fake_chapter(PROFILES["smoke"], FakeRuns(), pool(), seed=2)
-    table = offset_probes.offset_probes_by_replicate(chapter, draws=10)
+    table = offset_probes.offset_probes_by_replicate(chapter, background=0.3, draws=10)
     seeds = PROFILES["smoke"].replicate_seeds(2)
     assert table.index.tolist() == [f"model {k + 1}" for k in range(len(seeds))]
     assert list(table.columns) == list(offset_probes.PROBE_COLUMNS)

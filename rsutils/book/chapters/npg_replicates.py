@@ -28,7 +28,6 @@ from rsutils.anisotropic.soundness.audit import AuditSettings, summarize_audits
 from rsutils.book.chapter import Chapter
 from rsutils.book.experiments import trained_npg
 from rsutils.book.profiles import ANISOTROPIC_LAMBDA, NPG_GROUPS
-from rsutils.data import load_dataset
 
 __all__ = ["PROBE_COLUMNS", "audit_by_replicate", "offset_probes_by_replicate", "with_spread"]
 
@@ -44,14 +43,17 @@ PROBE_COLUMNS = (
 )
 
 
-def offset_probes_by_replicate(chapter: Chapter, *, draws: int = 100) -> pd.DataFrame:
+def offset_probes_by_replicate(
+    chapter: Chapter, *, background: float, draws: int = 100
+) -> pd.DataFrame:
     """The offset probes of the certification-wise classifier of every replicate model.
 
     One row per replicate model, ``"model 1"`` the chapter's own, on the chapter's
     secondary images with ``draws`` votes per probe: the share of votes for the other
     image's class when ``x_i`` gets ``mu(x_j)`` of an image of another class (pairs
     drawn from the chapter's seed, the same for every replicate); the share for
-    ``y_i`` on a blank image (the training set's mean pixel) plus ``mu(x_i)``, and on
+    ``y_i`` on a blank image (pixels ``background``, the chapter's training-set mean) plus
+    ``mu(x_i)``, and on
     the blank alone (its chance level); and the certified accuracy at radius 0 and the
     ACR with and without the offset (certified, and cached, like the chapter's runs).
     """
@@ -59,7 +61,6 @@ def offset_probes_by_replicate(chapter: Chapter, *, draws: int = 100) -> pd.Data
     test, indices = chapter.test, list(runs.indices)
     images, labels = test.images[indices], test.labels[indices]
     pairs = leakage.different_class_pairs(labels, len(indices), seed=chapter.seed)
-    background = float(load_dataset(test.name, "train").images.mean())
     name = NPG_GROUPS.certification_wise[0]
     rows = {}
     for number, seed in enumerate(P.replicate_seeds(chapter.seed), start=1):
