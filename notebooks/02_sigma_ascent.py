@@ -463,19 +463,26 @@ glue_fields(
 # data-dependent gain may therefore be a gain of ceilings, which more draws would
 # also have bought the fixed $\sigma$.
 #
-# To see how much, the images are split by the fixed-$\sigma$ certificate, with one
-# rule for all replicate models: an image is "at ceiling" when its Cohen certificate
-# sits at the ceiling in more than half of the replicate models
-# ({func}`~rsutils.analysis.replicate_groups.ceiling_groups`), and every replicate's logs
-# are restricted to the same images before the comparison
-# ({func}`~rsutils.analysis.replicate_groups.grouped_comparisons`). The split reads the
-# control's outcome, so it describes where the gain lies rather than what causes it.
+# To see how much, the images are split by whether the fixed $\sigma$ certifies them at
+# its ceiling. Splitting by the very certificates being compared would choose the
+# groups on the draws they are judged on: an image whose control happened to draw
+# all $n$ votes right would land "at ceiling" because of that luck, and its gain
+# would be measured against the same lucky draws. So the groups come from a second,
+# independent certification of the same models and images (other draws,
+# {func}`~rsutils.book.replicated.independent_fixed_sigma_replicates`): an image is
+# "at ceiling" when that run's Cohen certificate sits at the ceiling in more than half
+# of the replicate models ({func}`~rsutils.analysis.replicate_groups.ceiling_groups`),
+# and every replicate's logs are restricted to the same images before the comparison
+# ({func}`~rsutils.analysis.replicate_groups.grouped_comparisons`). The split still
+# sorts images by how confident the base model is on them, so it says where the gain
+# lies rather than what causes it.
 
 # %%
+regroup = replicated.independent_fixed_sigma_replicates(chapter)
 by_ceiling = groups.grouped_comparisons(
     replicates,
     pairs_b,
-    lambda method, control: groups.ceiling_groups(replicates, control),
+    lambda method, control: groups.ceiling_groups(regroup, control),
     measures={"ACR": "radius"},
     margin=MARGINS,
     seed=seed,
@@ -797,7 +804,9 @@ climbing.map(dict(enumerate(test.classes))).value_counts().to_frame()
 #
 # Does the gain over Cohen come from them? The same split as for the ceiling, with
 # the group read off the Cohen-DS paths by the same majority rule: $\sigma^*_x$ still
-# rising at the budget in more than half of the replicate models.
+# rising at the budget in more than half of the replicate models. Here no second run
+# is needed: the ascent draws its noise from its own stream, apart from the draws
+# CERTIFY then spends on the certificate being compared.
 
 
 # %%

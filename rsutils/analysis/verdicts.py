@@ -132,13 +132,6 @@ def _interval(name: str, low: float, high: float) -> tuple[float, float]:
     return low, high
 
 
-def _interval(name: str, low: float, high: float) -> tuple[float, float]:
-    low, high = float(low), float(high)
-    if math.isnan(low) or math.isnan(high) or low > high:
-        raise ValueError(f"{name} must be an interval with low ≤ high, got ({low!r}, {high!r})")
-    return low, high
-
-
 def _alpha(confidence: float) -> float:
     if not 0.0 < float(confidence) < 1.0:
         raise ValueError(

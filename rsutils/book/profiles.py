@@ -512,8 +512,8 @@ PROFILES: dict[str, Profile] = {
             macer_draws=4,
         ),
         generators=GeneratorScale(steps=320, subset=10_000, recipe_steps=320),
-        audit=AuditScale(images=30, n_verify=500, steps=20, draws=16),
-        replicates=ReplicateScale(models=3, images=80, skip=100),
+        audit=AuditScale(images=20, n_verify=500, steps=20, draws=16),
+        replicates=ReplicateScale(models=5, images=50, skip=200),
         checks=CheckScale(worst_case_draws=200_000, volume_draws=400_000, coverage_runs=2000),
     ),
     "paper": Profile(

@@ -23,6 +23,7 @@ from rsutils.book.chapter import Chapter
 from rsutils.book.experiments import trained_npg
 from rsutils.book.profiles import ANISOTROPIC_LAMBDA, BOOK_SIGMAS, FIG4_PATTERN, NPG_GROUPS
 from rsutils.core.noise import Gaussian
+from rsutils.core.streams import derived_seed
 
 __all__ = [
     "DEPLOYED_CW",
@@ -31,6 +32,7 @@ __all__ = [
     "fig4_replicates",
     "fixed_name",
     "fixed_sigma_replicates",
+    "independent_fixed_sigma_replicates",
     "median_scale",
     "npg_replicates",
     "sigma_ascent_paths",
@@ -71,6 +73,21 @@ def fixed_sigma_replicates(chapter: Chapter, *, cached: bool = False) -> Replica
         return lambda runs, seed: runs.certify(P.base_models(seed)[sigma], Gaussian(sigma))
 
     return _by_replicate(chapter, {fixed_name(s): run(s) for s in BOOK_SIGMAS}, cached)
+
+
+def independent_fixed_sigma_replicates(chapter: Chapter, *, cached: bool = False) -> Replicates:
+    """:func:`fixed_sigma_replicates` certified a second time, on the same models and
+    replicate images with independent draws (the certification seed of the stream
+    ``regroup``): outcomes to sort the images by that are not the draws of the logs
+    being compared (chapter 02's ceiling split). Every replicate, the first included,
+    is certified on the replicate images."""
+    P = chapter.profile
+    runs = chapter.replicated.at(seed=derived_seed(chapter.seed, 0, "regroup"))
+    runs = runs.cached() if cached else runs
+    return [
+        {fixed_name(s): runs.certify(P.base_models(seed)[s], Gaussian(s)) for s in BOOK_SIGMAS}
+        for seed in P.replicate_seeds(chapter.seed)
+    ]
 
 
 def sigma_ascent_replicates(chapter: Chapter, *, cached: bool = False) -> Replicates:

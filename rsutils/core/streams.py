@@ -98,6 +98,12 @@ class StreamKey:
 #: - ``requery`` (2101, index 0): the seed of the run that certifies such points (probes,
 #:   audited points), so that point ``i`` does not reuse test image ``i``'s streams.
 #:
+#: Runs that only sort the test images into groups:
+#:
+#: - ``regroup`` (2200, index 0): the certification seed of a second, independent
+#:   certification of the same models and images, whose outcomes define the groups a
+#:   comparison is split by, so that a group is not chosen on the draws it is judged on.
+#:
 #: Checks and worked examples:
 #:
 #: - ``worst-case`` (3000, index the case, sub-key ``part``): the Neyman-Pearson worst
@@ -149,6 +155,7 @@ STREAMS: Mapping[str, StreamKey] = MappingProxyType(
         "gradient": StreamKey(2005),
         "probes": StreamKey(2100),
         "requery": StreamKey(2101),
+        "regroup": StreamKey(2200),
         "worst-case": StreamKey(3000, ("part",)),
         "pairs": StreamKey(3001),
         "swap": StreamKey(3002),

@@ -1,6 +1,7 @@
 """The replicate runs behind the book's comparisons: which model, which noise, which name."""
 
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 
 import pandas as pd
 import torch
@@ -9,6 +10,7 @@ from rsutils.anisotropic.generators import FixedNoise
 from rsutils.anisotropic.noise import Anisotropic
 from rsutils.book import replicated
 from rsutils.book.profiles import PROFILES
+from rsutils.core.streams import derived_seed
 from rsutils.data import Dataset
 
 
@@ -63,6 +65,38 @@ def test_every_replicate_holds_every_sigma_with_its_own_base_model() -> None:
             by_name["σ = 0.5"]["radius"][0] == 0.5 and by_name["σ = 0.5"]["kind"][0] == "gaussian"
         )
         assert by_name[replicated.ds_name(1.0)]["kind"][0] == "ds"
+
+
+@dataclass
+class SeededRuns(FakeRuns):
+    """Replicate-image experiments that remember their certification seed."""
+
+    certification_seed: int = 0
+    cached_only: bool = False
+
+    def at(self, *, seed):
+        return SeededRuns(certification_seed=seed)
+
+    def cached(self):
+        return SeededRuns(self.certification_seed, cached_only=True)
+
+    def certify(self, config, noise):
+        log = super().certify(config, noise)
+        return log.assign(certification_seed=self.certification_seed, cached=self.cached_only)
+
+
+def test_the_independent_run_draws_apart_from_the_compared_logs() -> None:
+    """Chapter 02's ceiling split sorts images by a second certification: every
+    replicate model, the first too, on the replicate images, with a certification seed
+    that is neither the chapter's nor any replicate's."""
+    chapter = SimpleNamespace(profile=PROFILES["cpu"], seed=4, replicated=SeededRuns())
+    logs = replicated.independent_fixed_sigma_replicates(chapter, cached=True)
+    seeds = PROFILES["cpu"].replicate_seeds(4)
+    assert [int(by_name["σ = 0.5"]["seed"][0]) for by_name in logs] == list(seeds)
+    found = {int(log["certification_seed"][0]) for by in logs for log in by.values()}
+    assert found == {derived_seed(4, 0, "regroup")} and not found & {4, *seeds}
+    assert all(bool(log["cached"][0]) for by in logs for log in by.values())
+    assert [list(by) for by in logs] == [["σ = 0.25", "σ = 0.5", "σ = 1"]] * len(seeds)
 
 
 def test_the_fig4_replicates_pair_the_isotropic_model_with_the_pattern() -> None:

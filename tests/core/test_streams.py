@@ -83,6 +83,7 @@ def test_the_streams_seeds_are_pinned() -> None:
         "gradient": 7518842643298954586,
         "probes": 6216602344994418375,
         "requery": 8976975852875164497,
+        "regroup": 3400910265229827066,
         "worst-case": 13578553808067153,
         "pairs": 5566018115260026432,
         "swap": 8333647316339763395,
