@@ -226,7 +226,7 @@ class GeneratorScale:
     """The noise parameter generators of chapter 06: every method's fine-tuning budget,
     and which generators its shape-only runs and recipe grid train."""
 
-    #: Fine-tuning steps of every method, batches of 128 images.
+    #: Fine-tuning steps of every method, each on ``batch_size`` images.
     steps: int
     #: Training images they cycle through (``None``: all of them).
     subset: int | None
@@ -241,6 +241,10 @@ class GeneratorScale:
     #: cross-entropy's gradient along sigma at the start of training
     #: (:func:`~rsutils.anisotropic.saturation.ce_sigma_gradient`).
     gradient_draws: int = 200
+    #: Images per step (UCAN's code: 128). A smaller batch keeps the number of steps,
+    #: which is what the saturation of sigma depends on (Adam's normalised steps), at a
+    #: fraction of the cost of a step.
+    batch_size: int = 128
 
     def run_at_rows(self) -> dict[str, str]:
         """Rows of chapter 06's run-at table for its section (b'): which generators
@@ -249,7 +253,10 @@ class GeneratorScale:
         kinds = " and ".join(KIND_NAMES[kind] for kind in self.recipe_kinds)
         steps = self.recipe_steps or self.steps
         shape = " and ".join(KIND_NAMES[kind] for kind in self.shape_only_kinds)
-        return {"recipe grid (b')": f"{kinds}, {steps:,} steps", "shape-only runs (b')": shape}
+        return {
+            "recipe grid (b')": f"{kinds}, {steps:,} steps of {self.batch_size} images",
+            "shape-only runs (b')": shape,
+        }
 
 
 @dataclass(frozen=True)
@@ -392,6 +399,7 @@ class Profile:
             base=base,
             method=method,
             steps=self.generators.steps,
+            batch_size=self.generators.batch_size,
             train_subset=self.generators.subset,
             seed=seed,
             **changes,  # type: ignore[arg-type]
@@ -491,13 +499,13 @@ PROFILES: dict[str, Profile] = {
     ),
     "cpu": Profile(
         name="cpu",
-        training=TrainingScale(epochs=6, subset=None, precision="bf16"),
+        training=TrainingScale(epochs=3, subset=None, precision="bf16"),
         certify=CertifyScale(
             n0=COHEN.n0,
             n=10_000,
             alpha=COHEN.alpha,
-            images=200,
-            skip=50,
+            images=100,
+            skip=100,
             batch_size=1000,
             predict_ns=(100, 1000, 10_000),
             inference="bf16_channels_last",
@@ -507,13 +515,13 @@ PROFILES: dict[str, Profile] = {
             iterations=50,
             draws=8,
             ablation_ks=(0, 1, 5, 20, 50),
-            finetune_epochs=2,
+            finetune_epochs=1,
             finetune_subset=20_000,
             macer_draws=4,
         ),
-        generators=GeneratorScale(steps=320, subset=10_000, recipe_steps=320),
-        audit=AuditScale(images=20, n_verify=500, steps=20, draws=16),
-        replicates=ReplicateScale(models=5, images=50, skip=200),
+        generators=GeneratorScale(steps=320, subset=10_000, recipe_steps=320, batch_size=64),
+        audit=AuditScale(images=10, n_verify=500, steps=20, draws=16),
+        replicates=ReplicateScale(models=5, images=40, skip=200),
         checks=CheckScale(worst_case_draws=200_000, volume_draws=400_000, coverage_runs=2000),
     ),
     "paper": Profile(

@@ -108,5 +108,5 @@ def test_the_first_replicate_is_the_main_run_on_the_replicate_images(
 def test_the_replicate_rows_state_models_and_images(fake_fashion_mnist, monkeypatch) -> None:
     monkeypatch.setenv("RSUTILS_DATA", str(fake_fashion_mnist))
     rows = Chapter.open("cpu", progress=False).replicate_rows()
-    assert rows["replicate models"].startswith("3 per setting")
+    assert rows["replicate models"].startswith("5 per setting")
     assert rows["replicate test images"].startswith("1 of the main ones")  # 40 fake images

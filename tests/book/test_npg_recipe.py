@@ -134,7 +134,7 @@ def test_the_table_names_the_runs_that_saturate_and_the_figure_has_a_panel_each(
 
 def test_the_run_at_table_says_which_generators_the_grid_trains() -> None:
     assert PROFILES["cpu"].generators.run_at_rows() == {
-        "recipe grid (b')": "dataset-wise, 320 steps",
+        "recipe grid (b')": "dataset-wise, 320 steps of 64 images",
         "shape-only runs (b')": "dataset-wise",
     }
     paper = PROFILES["paper"].generators.run_at_rows()

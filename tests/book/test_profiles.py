@@ -27,7 +27,7 @@ def test_smoke_profile_is_tiny_and_paper_profile_is_the_papers() -> None:
         20,
     )
     cpu = PROFILES["cpu"]
-    assert cpu.certify.n >= 10_000 and cpu.certify.images >= 200
+    assert cpu.certify.n >= 10_000 and cpu.certify.images >= 100
     assert smoke.secondary.n <= 1000 and smoke.secondary.images <= 20
     assert smoke.ds.finetune_epochs <= 1
     assert paper.ds.macer_draws == 64  # MACER's own setting
@@ -41,7 +41,7 @@ def test_chapters_share_base_models_and_scales() -> None:
         c.scale == s and c.seed == 3 and c.epochs == cpu.training.epochs for s, c in configs.items()
     )
     main = cpu.certify
-    assert cpu.indices(10_000) == list(range(0, 200 * main.skip, main.skip))
+    assert cpu.indices(10_000) == list(range(0, main.images * main.skip, main.skip))
     assert cpu.indices(10_000, secondary=True)[:2] == [0, cpu.secondary.skip]
     assert cpu.certify_settings(seed=4) == CertifySettings(
         n0=main.n0, n=main.n, alpha=main.alpha, seed=4, batch_size=main.batch_size
@@ -84,7 +84,7 @@ def test_every_method_of_chapter_06_gets_the_same_training_budget() -> None:
         base = P.base_models()[0.5]
         configs = [P.npg(base, m) for m in ("isotropic", "pattern", "dataset", "certification")]
         assert {(c.steps, c.train_subset, c.batch_size, c.draws) for c in configs} == {
-            (P.generators.steps, P.generators.subset, 128, 1)
+            (P.generators.steps, P.generators.subset, P.generators.batch_size, 1)
         }
         assert all(c.base == base and c.scale == 0.5 for c in configs)
 
@@ -143,7 +143,7 @@ def test_replicates_are_certified_on_a_subset_of_the_main_images() -> None:
         chosen, main = profile.replicate_indices(10_000), profile.indices(10_000)
         assert set(chosen) <= set(main), name
         assert len(chosen) == (profile.replicates.images or len(main)), name
-    assert len(PROFILES["cpu"].replicate_indices(10_000)) == 50
+    assert len(PROFILES["cpu"].replicate_indices(10_000)) == 40
     bad = replace(PROFILES["cpu"], replicates=ReplicateScale(models=3, images=10, skip=75))
     with pytest.raises(ValueError, match=r"multiple of certify\.skip"):
         bad.replicate_indices(10_000)
