@@ -45,7 +45,7 @@ from rsutils.anisotropic.generators import (
 )
 from rsutils.anisotropic.patterns import spatial_pattern
 from rsutils.core.settings import check_count
-from rsutils.core.streams import derived_seed, stream_generator
+from rsutils.core.streams import derived_seed, seed_label, stream_generator
 from rsutils.data import Dataset
 from rsutils.progress import ProgressBar
 from rsutils.training.train import (
@@ -389,7 +389,7 @@ def describe_npg(config: NPGConfig) -> str:
     if config.generator_optimiser != "adam" or config.accumulate != 1:
         noise += f", {config.generator_optimiser} every {config.accumulate} batches"
     base = describe_training(config.base).removeprefix("train ")
-    return f"train {noise}, seed {config.seed}, {config.steps} steps, from the base {base}"
+    return f"train {noise}, {seed_label(config.seed)}, {config.steps} steps, from the base {base}"
 
 
 def _batches(length: int, config: NPGConfig) -> list[torch.Tensor]:

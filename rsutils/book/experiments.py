@@ -41,7 +41,7 @@ from rsutils.cache import atomic_write_bytes, cached_path, config_key
 from rsutils.checks.probes import points_inside
 from rsutils.core.devices import pick_device
 from rsutils.core.environment import describe_environment
-from rsutils.core.inference import inference_model
+from rsutils.core.inference import device_identity, inference_model
 from rsutils.core.noise import Gaussian, NoiseFamily
 from rsutils.core.reference_precision import FAST_MODES, ReferenceSmooth
 from rsutils.core.settings import CertifySettings
@@ -529,10 +529,13 @@ class Experiments:
         }
         return cached_path(folder, key, ".tsv")
 
-    def _mode(self) -> dict[str, str]:
-        """The inference mode in a cache key, only when it is not fp32 (whose keys are
-        those the cache always had)."""
-        return {} if self.inference == "fp32" else {"inference": self.inference}
+    def _mode(self) -> dict[str, object]:
+        """What the base classifier is besides its model, in a cache key: the inference
+        mode (only when it is not fp32) and the kind of device with the rows of its
+        forward passes (:func:`~rsutils.core.inference.device_identity`), so that a log
+        computed on a CPU is never read as one of a GPU's."""
+        mode = {} if self.inference == "fp32" else {"inference": self.inference}
+        return {**mode, **device_identity(pick_device(self.device))}
 
     def _read_cached(
         self, path: Path, read: Callable[[Path], pd.DataFrame] = read_log

@@ -42,6 +42,7 @@ __all__ = [
     "INFERENCE_MODES",
     "InferenceModel",
     "check_inference_mode",
+    "device_identity",
     "fixed_rows",
     "inference_model",
 ]
@@ -61,6 +62,22 @@ def fixed_rows(device: torch.device | str) -> int:
     """The rows of every forward pass of an :class:`InferenceModel` on ``device``: part
     of the definition of its base classifier (see the module's text)."""
     return CPU_ROWS if torch.device(device).type == "cpu" else ACCELERATOR_ROWS
+
+
+def device_identity(device: torch.device | str) -> dict[str, object]:
+    """The device as part of a base classifier's identity: its kind (``"cpu"``,
+    ``"cuda"``, ``"mps"``…) and the :func:`fixed_rows` of every forward pass there.
+
+    The same model in the same mode computes a different function on another kind of
+    device (other kernels, other rows per pass), so a log or a cached run records both,
+    and a log resumed on another kind of device is refused
+    (:class:`~rsutils.logs.resumable.ResumableLog`) rather than mixing two base
+    classifiers' rows. Devices of one kind share the identity: which GPU or CPU model
+    ran is recorded beside it (:func:`~rsutils.core.environment.describe_environment`),
+    not compared.
+    """
+    device = torch.device(device)
+    return {"device": device.type, "rows": fixed_rows(device)}
 
 
 def check_inference_mode(mode: str) -> str:

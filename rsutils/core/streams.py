@@ -34,6 +34,7 @@ __all__ = [
     "draw_seed",
     "image_generator",
     "replicate_seeds",
+    "seed_label",
     "stream_generator",
 ]
 
@@ -219,7 +220,23 @@ def replicate_seeds(seed: int, count: int) -> tuple[int, ...]:
     """
     if isinstance(count, bool) or not isinstance(count, int | np.integer) or count < 1:
         raise ValueError(f"count must be a positive integer (the number of models), got {count!r}")
-    return (int(seed), *(derived_seed(seed, r, "replicate") for r in range(1, int(count))))
+    seeds = (int(seed), *(derived_seed(seed, r, "replicate") for r in range(1, int(count))))
+    _REPLICATES.update({s: (int(seed), r) for r, s in enumerate(seeds) if r})
+    return seeds
+
+
+#: The replicate seeds :func:`replicate_seeds` has given in this process: derived seed →
+#: (the seed it was derived from, replicate number), for :func:`seed_label`.
+_REPLICATES: dict[int, tuple[int, int]] = {}
+
+
+def seed_label(seed: int) -> str:
+    """``seed`` as a person set it: ``"seed 0, replicate 3"`` for a replicate seed that
+    :func:`replicate_seeds` gave in this process (a 63-bit number nobody typed), else
+    ``"seed <seed>"``. For progress lines and messages; identities keep the number."""
+    if (found := _REPLICATES.get(int(seed))) is not None:
+        return f"seed {found[0]}, replicate {found[1]}"
+    return f"seed {seed}"
 
 
 def stream_generator(

@@ -16,7 +16,9 @@ an input's row) and :func:`run_dataset` does the rest:
 3. it returns the log as the run reads it.
 
 The sidecar records, in this order, what identifies the classifier
-(:meth:`~rsutils.core.smoothed.SmoothedClassifier.identity`), the dataset and split,
+(:meth:`~rsutils.core.smoothed.SmoothedClassifier.identity`), the kind of device it ran
+on with the rows of its forward passes (:func:`~rsutils.core.inference.device_identity`:
+the same model is another base classifier on another kind of device), the dataset and split,
 the run's own settings and ``config`` (e.g. the model's checkpoint). A row depends
 only on the classifier, these settings and its input's index (the noise of input
 ``idx`` depends on ``(seed, idx)`` only), so a resumed log equals the log of an
@@ -41,6 +43,7 @@ from typing import Any
 import pandas as pd
 
 from rsutils.core.environment import describe_environment
+from rsutils.core.inference import device_identity
 from rsutils.core.settings import check_count
 from rsutils.core.smoothed import SmoothedClassifier, check_algorithm
 from rsutils.data import Dataset
@@ -170,6 +173,7 @@ def run_dataset(
     indices = check_indices(indices, len(data))
     recorded = {
         **classifier.identity(run.algorithm),
+        **device_identity(classifier.device),
         **dataset_settings(data),
         **run.settings,
         **(config or {}),

@@ -33,10 +33,81 @@ try:
 except ImportError:  # Windows: no flock, so no locking
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["ENVIRONMENTS", "LogRepairedWarning", "ResumableLog"]
+__all__ = [
+    "ADOPTED",
+    "DEVICE_KEYS",
+    "ENVIRONMENTS",
+    "DeviceChangedError",
+    "LogRepairedWarning",
+    "ResumableLog",
+    "adopt_device",
+]
 
 #: The sidecar's key listing the environments that appended rows (never compared).
 ENVIRONMENTS = "environments"
+#: The sidecar's keys that name the kind of device and the rows of its forward passes
+#: (:func:`~rsutils.core.inference.device_identity`).
+DEVICE_KEYS = ("device", "rows")
+#: The sidecar's key listing the device identities a log was written under before
+#: :func:`adopt_device` (never compared).
+ADOPTED = "adopted_devices"
+
+
+class DeviceChangedError(ValueError):
+    """A log written on one kind of device, reopened on another.
+
+    The rows of the two would come from two different base classifiers (the same model
+    computes another function on another kind of device), so resuming is refused
+    unless the caller accepts the change explicitly with :func:`adopt_device`.
+    """
+
+    def __init__(self, path: Path, previous: Mapping[str, Any], config: Mapping[str, Any]):
+        was, now = (_device_text(c) for c in (previous, config))
+        super().__init__(
+            f"{path} was written on {was} and this run is on {now}: its rows would come "
+            "from two different base classifiers; resume it on the same kind of device, "
+            "write to another file, or accept the change explicitly "
+            "(--allow-device-change, or rsutils.logs.resumable.adopt_device)"
+        )
+
+
+def _device_text(config: Mapping[str, Any]) -> str:
+    device, rows = config.get("device"), config.get("rows")
+    if device is None:
+        return "an unrecorded device"
+    return f"{device} ({rows} rows per forward pass)"
+
+
+def adopt_device(path: str | os.PathLike[str], device: Mapping[str, Any]) -> bool:
+    """Let the log at ``path`` be resumed on another kind of device: its sidecar's
+    :data:`DEVICE_KEYS` become ``device``'s (a
+    :func:`~rsutils.core.inference.device_identity`). Rows already written keep their
+    values, so the log then mixes two base classifiers; the sidecar's ``environments``
+    list keeps every device that appended rows, and ``adopted_devices`` every device
+    identity the log was written under. Returns whether anything changed (nothing does
+    for a log that does not exist yet or already names ``device``). Holds the log's
+    lock while it rewrites the sidecar.
+    """
+    path = Path(path)
+    sidecar = path.with_name(path.name + ".json")
+    if not path.exists():
+        return False
+    lockfile = path.with_name(path.name + ".lock")
+    lock = _acquire_lock(lockfile, path)
+    try:
+        recorded = _read_sidecar(sidecar, path)
+        wanted = {key: device[key] for key in DEVICE_KEYS}
+        if all(recorded.get(key) == value for key, value in wanted.items()):
+            return False
+        before = {key: recorded.get(key) for key in DEVICE_KEYS}
+        history = recorded.setdefault(ADOPTED, [])
+        history.append(before)
+        recorded.update(wanted)
+        atomic_write_bytes(sidecar, json.dumps(recorded, indent=2).encode())
+        return True
+    finally:
+        if lock is not None:
+            _release_lock(lock, lockfile)
 
 
 class LogRepairedWarning(UserWarning):
@@ -105,7 +176,10 @@ class ResumableLog:
         """Refuse a log whose sidecar is unreadable or records other settings."""
         previous = _read_sidecar(self.sidecar, self.path)
         previous.pop(ENVIRONMENTS, None)
+        previous.pop(ADOPTED, None)
         changed = sorted(k for k in set(previous) | set(config) if previous.get(k) != config.get(k))
+        if changed and set(changed) <= set(DEVICE_KEYS):
+            raise DeviceChangedError(self.path, previous, config)
         if changed:
             raise ValueError(
                 f"{self.path} was written by a run with different settings "

@@ -22,7 +22,7 @@ from torch import nn
 from rsutils.core.devices import model_device
 from rsutils.core.noise import make_noise
 from rsutils.core.settings import check_count
-from rsutils.core.streams import derived_seed, stream_generator
+from rsutils.core.streams import derived_seed, seed_label, stream_generator
 from rsutils.data import Dataset
 from rsutils.ddrs.sigma_ascent import SigmaAscent, optimize_sigma
 from rsutils.ddrs.sigma_store import SigmaStore
@@ -224,7 +224,7 @@ def describe_training(config: TrainConfig) -> str:
     words = [
         f"train {config.arch} on {config.dataset}",
         f"σ={config.scale:g}" if gaussian else f"{config.noise} noise of scale {config.scale:g}",
-        f"seed {config.seed}",
+        seed_label(config.seed),
         f"{config.method} training",
     ]
     if config.precision != "fp32":
@@ -232,7 +232,8 @@ def describe_training(config: TrainConfig) -> str:
     if config.ds is not None:
         words.append(f"data-dependent sigma from epoch {config.ds_start_epoch + 1}")
     if config.init is not None:
-        words.append(f"fine-tuning the {config.init.method} model of seed {config.init.seed}")
+        init = config.init
+        words.append(f"fine-tuning the {init.method} model of {seed_label(init.seed)}")
     return ", ".join(words)
 
 

@@ -80,8 +80,12 @@ def test_cache_keys_name_the_model_images_noise_and_settings(experiments) -> Non
         "n": 200,
         "alpha": 0.01,
         "seed": 0,
+        "device": "cpu",
+        "rows": 100,
     }
     assert sidecar.stem == config_key(json.loads(sidecar.read_text()))
+    recorded = json.loads(log.with_name(log.name + ".json").read_text())
+    assert (recorded["device"], recorded["rows"]) == ("cpu", 100)  # the log's own sidecar
 
 
 def test_anisotropic_logs_are_cached_by_the_content_of_sigma(experiments, monkeypatch) -> None:
@@ -138,29 +142,33 @@ def test_cached_experiments_read_what_was_run_and_compute_nothing(experiments, m
         cached.certify(CONFIG, Gaussian(0.5))
     assert "run_notebooks.py" in str(missing.value)
     # A log that a killed run left with only some of the inputs is not complete.
-    path = experiments._log_path("certify", CONFIG, {"noise": "gaussian", "scale": 0.25}, "certify")
+    key = {"noise": "gaussian", "scale": 0.25, **experiments._mode()}
+    path = experiments._log_path("certify", CONFIG, key, "certify")
     lines = path.read_text().splitlines(keepends=True)
     path.write_text("".join(lines[:-1]))
     with pytest.raises(NotCachedError, match="1 of 3"):
         cached.certify(CONFIG, Gaussian(0.25))
 
 
-def test_a_faster_mode_has_its_own_logs_and_fp32_keeps_its_keys(experiments) -> None:
+def test_a_faster_mode_and_another_device_have_their_own_logs(experiments) -> None:
+    """The inference mode and the kind of device are both part of the base classifier:
+    each has its own cached log; fp32 names no mode, every key names the device."""
     fp32 = experiments.certify(CONFIG, Gaussian(0.25))
     fast = replace(experiments, inference="bf16_channels_last")
     key = {"noise": "gaussian", "scale": 0.25}
     path = fast._log_path("certify", CONFIG, {**key, **fast._mode()}, "certify")
-    assert path != experiments._log_path("certify", CONFIG, key, "certify")
+    fp32_path = experiments._log_path("certify", CONFIG, {**key, **experiments._mode()}, "certify")
+    assert path != fp32_path and fp32_path.exists()
     log = fast.certify(CONFIG, Gaussian(0.25))
     assert list(log["idx"]) == list(fp32["idx"])
     assert json.loads(path.with_name(path.name + ".json").read_text())["inference"] == (
         "bf16_channels_last"
     )
-    assert "inference" not in json.loads(
-        experiments._log_path("certify", CONFIG, key, "certify")
-        .with_suffix(".tsv.json")
-        .read_text()
-    )
+    recorded = json.loads(fp32_path.with_suffix(".tsv.json").read_text())
+    assert "inference" not in recorded and recorded["device"] == "cpu"
+    assert experiments._mode() == {"device": "cpu", "rows": 100}
+    elsewhere = {**key, "device": "cuda", "rows": 1000}
+    assert experiments._log_path("certify", CONFIG, elsewhere, "certify") != fp32_path
 
 
 def test_any_procedure_is_cached_and_read_back(experiments, monkeypatch) -> None:

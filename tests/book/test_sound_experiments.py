@@ -39,7 +39,8 @@ def test_a_constant_sigma_has_its_own_log_and_leaves_the_other_keys(experiments)
     }
     assert set(sidecars) == {None, 0.75}
     assert set(sidecars[None]) == {
-        "model", "dataset", "split", "indices", "without_mu", "n0", "n", "alpha", "seed"
+        "model", "dataset", "split", "indices", "without_mu", "n0", "n", "alpha", "seed",
+        "device", "rows",
     }  # fmt: skip
     assert sidecars[None]["model"] == config_key(NPG.as_dict())
     certified = constant[constant["predict"] >= 0]

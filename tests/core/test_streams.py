@@ -14,6 +14,7 @@ from rsutils.core.streams import (
     derived_seed,
     image_generator,
     replicate_seeds,
+    seed_label,
     stream_generator,
 )
 
@@ -229,3 +230,13 @@ SEEDED = [
 def test_every_random_stream_comes_from_the_registry(path: Path) -> None:
     """One convention: the library and the chapters seed through :data:`STREAMS`."""
     assert ad_hoc_seeding(path.read_text()) == [], path.relative_to(REPO)
+
+
+def test_a_replicate_seed_is_shown_as_the_seed_a_person_set() -> None:
+    seeds = replicate_seeds(7, 3)
+    assert [seed_label(s) for s in seeds] == [
+        "seed 7",
+        "seed 7, replicate 1",
+        "seed 7, replicate 2",
+    ]
+    assert seed_label(12345) == "seed 12345"

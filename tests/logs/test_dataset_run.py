@@ -37,7 +37,9 @@ def test_the_sidecar_records_classifier_dataset_run_and_config_in_that_order(
     log = run_dataset(smooth, data, [3, 1], path, label_run(data), config={"m": 1}, progress=False)
     assert list(log["idx"]) == [3, 1] and list(log["correct"]) == [0, 0]
     recorded = json.loads((tmp_path / "l.tsv.json").read_text())
-    assert list(recorded) == ["noise", "dataset", "split", "what", "m", "environments"]
+    assert list(recorded) == [
+        "noise", "device", "rows", "dataset", "split", "what", "m", "environments"
+    ]  # fmt: skip
     run, config = label_run(data), {"m": 1}
     resumed = run_dataset(smooth, data, [3, 1, 0], path, run, config=config, progress=False)
     assert list(resumed["idx"]) == [3, 1, 0] and list(resumed["correct"]) == [0, 0, 1]

@@ -218,3 +218,38 @@ def test_the_sidecar_lists_every_environment_that_appended_rows(tmp_path) -> Non
     assert json.loads(sidecar.read_text()) == {**CONFIG, "environments": [here, there]}
     with pytest.raises(ValueError, match=r"different settings \(run\)"):
         ResumableLog(path, COLUMNS, {"run": 2}, environment=here)
+
+
+CPU = {"device": "cpu", "rows": 100}
+CUDA = {"device": "cuda", "rows": 1000}
+
+
+def test_a_log_reopened_on_another_kind_of_device_is_refused_until_adopted(tmp_path) -> None:
+    """The same model is another base classifier on another kind of device: resuming
+    names both devices and the explicit way out, and leaves the log as it was."""
+    path = tmp_path / "log.tsv"
+    with ResumableLog(path, COLUMNS, {**CONFIG, **CPU}) as log:
+        log.append({"idx": 0, "value": 1.5})
+    before = path.read_bytes(), path.with_name("log.tsv.json").read_bytes()
+    message = r"written on cpu \(100 rows .*\) and this run is on cuda \(1000 rows .*--allow-device"
+    with pytest.raises(resumable.DeviceChangedError, match=message):
+        ResumableLog(path, COLUMNS, {**CONFIG, **CUDA})
+    assert (path.read_bytes(), path.with_name("log.tsv.json").read_bytes()) == before
+    with pytest.raises(ValueError, match=r"different settings \(device, rows, run\)"):
+        ResumableLog(path, COLUMNS, {"run": 2, **CUDA, "rows": 7})  # not only the device
+
+    assert resumable.adopt_device(path, {"other": "ignored", **CUDA})
+    assert not resumable.adopt_device(path, CUDA)  # already adopted: nothing to do
+    assert not resumable.adopt_device(tmp_path / "none.tsv", CUDA)  # nothing to adopt
+    sidecar = json.loads(path.with_name("log.tsv.json").read_text())
+    assert sidecar[resumable.ADOPTED] == [CPU] and sidecar["device"] == "cuda"
+    with ResumableLog(path, COLUMNS, {**CONFIG, **CUDA}) as log:
+        assert log.done == {0}
+    assert not path.with_name("log.tsv.lock").exists()
+
+
+def test_a_log_from_before_devices_were_recorded_names_its_device_unrecorded(tmp_path) -> None:
+    path = tmp_path / "log.tsv"
+    write_log(path)
+    with pytest.raises(resumable.DeviceChangedError, match="written on an unrecorded device"):
+        ResumableLog(path, COLUMNS, {**CONFIG, **CPU})
