@@ -11,8 +11,24 @@ the four original IDX files (``train-images-idx3-ubyte.gz`` etc.), directly or i
 torchvision's ``FashionMNIST/raw`` layout. MNIST and CIFAR-10 go through torchvision
 (download, or a local copy under ``root``).
 
-Images come back as float32 tensors in [0, 1] of shape ``(N, C, H, W)``, labels as
-int64; normalisation belongs to the model.
+ImageNet (``imagenet``) is an ``ImageFolder`` tree: its ``train`` split is
+``<folder>/train`` and its ``test`` split ``<folder>/val`` (Cohen et al. certify on the
+validation set), with ``<folder>`` the first of
+
+1. an explicit ``root`` argument (``--data-root``);
+2. the ``IMAGENET_DIR`` environment variable (Cohen et al.'s);
+3. the ``RSUTILS_DATA`` environment variable;
+
+each taken as it is or with ``imagenet/`` appended. ``folder:PATH`` is a folder of class
+subfolders of your own: ``PATH/train`` and ``PATH/test`` (or ``PATH/val``) are its
+splits if it has them, else ``PATH`` itself is its test split (and it has no training
+split). Both are read lazily and preprocessed as :mod:`rsutils.image_folders` describes
+(``image_size`` for ``folder:PATH``: resize each image's short side, crop the centre).
+
+Images come back as float32 in [0, 1] of shape ``(N, C, H, W)``: a tensor, or for
+image folders a :class:`~rsutils.image_folders.FolderImages` that decodes the images
+when indexed (``images[i]``, ``images[a:b]``, ``images[indices]``); labels are int64
+and normalisation belongs to the model.
 """
 
 from __future__ import annotations
@@ -26,10 +42,31 @@ import numpy as np
 import torch
 
 from rsutils.cache import cache_dir
+from rsutils.image_folders import (
+    FolderImages,
+    ImageFolderData,
+    check_image_size,
+    read_image_folder,
+    read_imagenet,
+)
 
-__all__ = ["DEBIAN_FASHION_MNIST", "Dataset", "fashion_mnist_folder", "load_dataset"]
+__all__ = [
+    "DEBIAN_FASHION_MNIST",
+    "FOLDER_PREFIX",
+    "NAMED_DATASETS",
+    "Dataset",
+    "check_dataset_name",
+    "fashion_mnist_folder",
+    "imagenet_folder",
+    "load_dataset",
+]
 
 DEBIAN_FASHION_MNIST = Path("/usr/share/datasets/fashion-mnist")
+#: The datasets known by name; ``folder:PATH`` names a folder of class subfolders.
+NAMED_DATASETS = ("fashion-mnist", "mnist", "cifar10", "imagenet")
+FOLDER_PREFIX = "folder:"
+#: ImageNet's folder of each split (Cohen et al. certify on the validation set).
+IMAGENET_SPLITS = {"train": "train", "test": "val"}
 
 _FILES = {
     "train": ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz"),
@@ -52,11 +89,12 @@ FASHION_MNIST_CLASSES = (
 
 @dataclass(frozen=True)
 class Dataset:
-    """Images in [0, 1] ``(N, C, H, W)``, int64 labels, and class names."""
+    """Images in [0, 1] ``(N, C, H, W)`` (a tensor, or images decoded when indexed),
+    int64 labels, and class names."""
 
     name: str
     split: str
-    images: torch.Tensor
+    images: torch.Tensor | FolderImages
     labels: torch.Tensor
     classes: tuple[str, ...]
 
@@ -154,14 +192,94 @@ def _load_torchvision(name: str, split: str, root: str | os.PathLike[str] | None
     return Dataset(name, split, images.contiguous(), labels, tuple(data.classes))
 
 
+def check_dataset_name(name: str) -> str:
+    """``name`` if it names a dataset (one of :data:`NAMED_DATASETS`, or ``folder:PATH``)."""
+    if name in NAMED_DATASETS or (name.startswith(FOLDER_PREFIX) and name[len(FOLDER_PREFIX) :]):
+        return name
+    if name == FOLDER_PREFIX:
+        raise ValueError("folder: needs the folder's path, as in folder:my_images")
+    raise ValueError(
+        f"unknown dataset {name!r}; choose {', '.join(NAMED_DATASETS)}, or folder:PATH for "
+        "a folder holding one subfolder of images per class"
+    )
+
+
 def load_dataset(
-    name: str = "fashion-mnist", split: str = "test", root: str | os.PathLike[str] | None = None
+    name: str = "fashion-mnist",
+    split: str = "test",
+    root: str | os.PathLike[str] | None = None,
+    *,
+    image_size: int | None = None,
 ) -> Dataset:
-    """Load ``name`` (fashion-mnist, mnist or cifar10), ``split`` train or test."""
+    """Load ``name`` (fashion-mnist, mnist, cifar10, imagenet or folder:PATH), ``split``
+    train or test; ``image_size`` S resizes and crops folder:PATH's images to S×S."""
     if split not in _FILES:
         raise ValueError(f"split must be 'train' or 'test', got {split!r}")
+    check_dataset_name(name)
+    check_image_size(image_size)
+    if image_size is not None and not name.startswith(FOLDER_PREFIX):
+        raise ValueError(
+            f"image_size (--image-size) applies to folder:PATH datasets, not to {name}; drop it"
+        )
+    if name.startswith(FOLDER_PREFIX):
+        return _load_folder(name, split, root, image_size)
+    if name == "imagenet":
+        return _from_folder("imagenet", split, read_imagenet(imagenet_folder(split, root)))
     if name == "fashion-mnist":
         return _load_fashion_mnist(split, root)
-    if name in ("mnist", "cifar10"):
-        return _load_torchvision(name, split, root)
-    raise ValueError(f"unknown dataset {name!r}; choose fashion-mnist, mnist or cifar10")
+    return _load_torchvision(name, split, root)
+
+
+def imagenet_folder(split: str = "test", root: str | os.PathLike[str] | None = None) -> Path:
+    """ImageNet's folder of ``split`` (``train``, or ``val`` for test), by the order above."""
+    sub = IMAGENET_SPLITS[split]
+    if root is not None:
+        bases = [("root", Path(root))]
+    else:
+        variables = ("IMAGENET_DIR", "RSUTILS_DATA")
+        bases = [(v, Path(os.environ[v])) for v in variables if os.environ.get(v)]
+    for _, base in bases:
+        for candidate in (base / sub, base / "imagenet" / sub):
+            if candidate.is_dir():
+                return candidate
+    looked = "; ".join(f"{where} {base}" for where, base in bases) or "none is set"
+    raise FileNotFoundError(
+        f"ImageNet's {sub}/ folder was not found ({looked}): pass --data-root (root=...) or set "
+        f"IMAGENET_DIR to the folder holding train/ and val/, each with one folder per class"
+    )
+
+
+def _load_folder(
+    name: str, split: str, root: str | os.PathLike[str] | None, image_size: int | None
+) -> Dataset:
+    if root is not None:
+        raise ValueError(f"--data-root (root=...) does not apply to {name}; its path names it")
+    folder = Path(name[len(FOLDER_PREFIX) :]).expanduser()
+    return _from_folder(
+        name, split, read_image_folder(_split_folder(folder, split), image_size=image_size)
+    )
+
+
+def _split_folder(folder: Path, split: str) -> Path:
+    """``folder/train``, ``folder/test`` or ``folder/val``, or ``folder`` for its test split."""
+    if not folder.is_dir():
+        return folder  # read_image_folder names what is wrong with it
+    named = [folder / sub for sub in ("test", "val") if (folder / sub).is_dir()]
+    if split == "test":
+        if named:
+            return named[0]
+        if (folder / "train").is_dir():
+            raise FileNotFoundError(
+                f"{folder} has train/ but no test/ or val/ folder; add one, or pass --split train"
+            )
+        return folder
+    if (folder / "train").is_dir():
+        return folder / "train"
+    raise FileNotFoundError(
+        f"{folder} has no train/ folder, so it is a test split only; pass --split test, or "
+        f"put the training images in {folder / 'train'} and the test images in {folder / 'test'}"
+    )
+
+
+def _from_folder(name: str, split: str, found: ImageFolderData) -> Dataset:
+    return Dataset(name, split, found.images, found.labels, found.classes)

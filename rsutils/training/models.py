@@ -30,7 +30,9 @@ __all__ = [
     "Normalize",
     "build_model",
     "load_checkpoint",
+    "read_checkpoint",
     "save_checkpoint",
+    "strip_data_parallel",
 ]
 
 #: Per-channel mean and standard deviation of each dataset's training images.
@@ -186,14 +188,15 @@ def save_checkpoint(
     atomic_write_bytes(Path(path), buffer.getvalue())
 
 
-def _strip_data_parallel(state_dict: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+def strip_data_parallel(state_dict: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """``state_dict`` without the ``module`` parts of its keys that ``DataParallel`` adds."""
     return {
         ".".join(part for part in key.split(".") if part != "module"): value
         for key, value in state_dict.items()
     }
 
 
-def _read_checkpoint(path: str | os.PathLike[str], map_location: str | torch.device) -> Any:
+def read_checkpoint(path: str | os.PathLike[str], map_location: str | torch.device) -> Any:
     """``torch.load`` (weights only), with a damaged file named as such."""
     if os.path.isdir(path):
         raise ValueError(f"{os.fspath(path)!r} is a directory, not a checkpoint file")
@@ -233,7 +236,7 @@ def load_checkpoint(
     """
     if not os.path.exists(path):
         raise FileNotFoundError(f"no checkpoint at {os.fspath(path)!r}")
-    checkpoint = _read_checkpoint(path, map_location)
+    checkpoint = read_checkpoint(path, map_location)
     if (
         not isinstance(checkpoint, dict)
         or "arch" not in checkpoint
@@ -248,7 +251,7 @@ def load_checkpoint(
     if dataset is None:
         raise ValueError(f"checkpoint arch {arch!r} does not say its dataset; pass dataset=...")
     model = build_model(arch, dataset)
-    state = _strip_data_parallel(checkpoint["state_dict"])
+    state = strip_data_parallel(checkpoint["state_dict"])
     if not any(key.startswith("1.") for key in state):  # a bare network without Normalize
         state = {f"1.{key}": value for key, value in state.items()}
     try:
