@@ -9,6 +9,8 @@ largest radius ``n`` draws can certify, and which inputs sit at it),
 :mod:`~rsutils.analysis.replicates` (differences over images and retrained models),
 :mod:`~rsutils.analysis.verdicts` (the verdict rule), :mod:`~rsutils.analysis.margins`
 (the margin of each kind of measure),
-:mod:`~rsutils.analysis.multiplicity` (Holm's correction within a family) and
-:mod:`~rsutils.analysis.replicate_groups` (their groups of logs).
+:mod:`~rsutils.analysis.multiplicity` (Holm's correction within a family),
+:mod:`~rsutils.analysis.replicate_groups` (their groups of logs),
+:mod:`~rsutils.analysis.report` (the tables of ``python -m rsutils analyze``) and
+:mod:`~rsutils.analysis.plot` (its curves, drawn with matplotlib when asked).
 """
