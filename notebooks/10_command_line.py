@@ -42,6 +42,7 @@ from rsutils.book.manual import describe_page_model, page_model
 profile = "cpu"  # smoke | cpu | paper
 progress = True  # progress bars (papermill runs pass False)
 seed = 0
+reference_root = None  # released artefacts (None: ../shared/reference)
 
 # %% [markdown]
 # The page ran at the scale below: the profile sets the number of draws `--N`, that of
@@ -185,7 +186,215 @@ run_command(f"{certify} truncated.pt 0.25 out.tsv", status=2)
 sorted(path.name for path in Path().glob("out*"))
 
 # %% [markdown]
-# ## (e) Every option
+# A log also names the kind of device its rows were computed on, with the rows of
+# every forward pass there (100 on a CPU, 1,000 on a GPU,
+# {func}`~rsutils.core.inference.device_identity`): the same model is a different
+# base classifier on another kind of device. Resuming a log elsewhere is refused in
+# one line; `--allow-device-change` resumes it anyway and records the change in the
+# sidecar (`adopted_devices`). Here the sidecar of `certify.tsv` is made to say that
+# a GPU wrote it:
+
+# %%
+import json
+
+recorded = json.loads(Path("certify.tsv.json").read_text())
+elsewhere = {**recorded, "device": "cuda", "rows": 1000}
+Path("moved.tsv").write_bytes(Path("certify.tsv").read_bytes())
+Path("moved.tsv.json").write_text(json.dumps(elsewhere))
+run_command(
+    f"{certify} model.pt 0.25 moved.tsv --N0 100 --N {n} --alpha 0.001 "
+    "--batch 1000 --skip 1000 --quiet",
+    status=2,
+)
+
+# %% [markdown]
+# ## (e) Your own images: `folder:PATH` and `imagenet`
+#
+# Besides `fashion-mnist`, `mnist` and `cifar10`, the dataset may be `imagenet` or
+# `folder:PATH`. ImageNet is a tree of `train/` and `val/` (the test split, as in
+# Cohen et al.'s `certify.py`), each with one folder per class, found by
+# `--data-root`, else the `IMAGENET_DIR` or `RSUTILS_DATA` variable, and prepared as
+# Cohen et al. did: the short side resized to 256, the centre 224×224 kept.
+# `folder:PATH` is a folder of your own in the same layout: one subfolder per class,
+# whose sorted names give the labels; with `train/` and `test/` (or `val/`)
+# subfolders, `--split` picks one, else PATH is the test split. Images are read when
+# they are certified, so a folder may be larger than the memory
+# ({mod}`~rsutils.image_folders`).
+#
+# Here, two test images of each class saved as PNG files, in folders named so that
+# their sorted order is the model's class order; the second image of each class is
+# enlarged to 56×56:
+
+# %%
+from PIL import Image
+
+test = rs.load_dataset("fashion-mnist", "test")
+for label, name in enumerate(test.classes):
+    folder = Path("my_images") / f"{label}-{name.replace('/', '-')}"
+    folder.mkdir(parents=True)
+    found = (test.labels == label).nonzero().flatten()[:2].tolist()
+    for k, idx in enumerate(found):
+        pixels = (test.images[idx, 0] * 255).round().byte().numpy()
+        image = Image.fromarray(pixels, "L")
+        image.resize((56, 56) if k else (28, 28)).save(
+            folder / f"{idx}.png"
+        )
+run_command("ls my_images")
+
+# %% [markdown]
+# The images do not share one size, so the command is refused before it writes
+# anything, naming a file that differs and the fix. A folder is checked when it is
+# loaded: every image's header is read (not its pixels), so a damaged file or one of
+# another size is found before the first draw, not an hour into the run; a file whose
+# pixels are damaged behind a sound header is named when its turn comes.
+
+# %%
+on_folder = "python -m rsutils certify folder:my_images model.pt 0.25"
+run_command(f"{on_folder} folder.tsv --N0 100 --N {n} --quiet", status=2)
+
+# %% [markdown]
+# `--image-size 28` resizes each image's short side to 28 pixels and keeps the
+# centre 28×28, the input of the page's model:
+
+# %%
+run_command(
+    f"{on_folder} folder.tsv --N0 100 --N {n} --image-size 28 --quiet"
+)
+run_command("cut -f 1-6 folder.tsv")
+
+# %% [markdown]
+# ## (f) Your own model
+#
+# `base_classifier` may also be the model you have: a program saved with
+# `torch.export.save` (a `.pt2` file), a TorchScript file (`torch.jit.save`), a module
+# pickled whole with `torch.save(model, path)`, or `torchvision:NAME`, torchvision's
+# classifier NAME with `--weights` (a state-dict file, or torchvision's own weights by
+# name, downloaded when online; {mod}`~rsutils.training.sources`). The kind is read
+# from the file's content, not its name. rsutils feeds images in [0, 1], so a model
+# trained on normalised inputs gets a normalisation layer in front: `--normalize
+# DATASET` (that dataset's mean and std) or `--mean` and `--std`. Below, the network
+# of `model.pt` without its normalisation layer is exported and certified with
+# `--normalize fashion-mnist`: the rows are those of (b), and the sidecar records the
+# file's digest and the normalisation.
+
+# %%
+import warnings
+
+import torch
+
+model, _ = rs.load_checkpoint("model.pt")  # Sequential(Normalize, network)
+example = (torch.rand(2, 1, 28, 28),)
+batch = {0: torch.export.Dim("batch")}  # any batch size, not the example's
+program = torch.export.export(model[1], example, dynamic_shapes=(batch,))
+torch.export.save(program, "network.pt2")
+run_command(
+    "python -m rsutils certify fashion-mnist network.pt2 0.25 "
+    f"exported.tsv --normalize fashion-mnist --N0 100 --N {n} "
+    "--alpha 0.001 --batch 1000 --skip 1000 --quiet"
+)
+run_command("python -m json.tool exported.tsv.json")
+
+# %% tags=["remove-cell"]
+assert (
+    rs.read_log("exported.tsv")
+    .drop(columns="time")
+    .equals(rs.read_log("certify.tsv").drop(columns="time"))
+)
+
+# %% [markdown]
+# A TorchScript file loads the same way. A pickled module is refused unless
+# `--trust-pickle` says you trust where it came from, since unpickling runs code
+# named in the file:
+
+# %%
+with warnings.catch_warnings():  # torch deprecates TorchScript
+    warnings.simplefilter("ignore", FutureWarning)
+    torch.jit.save(torch.jit.trace(model, example), "model.ts")
+torch.save(model, "whole.pt")
+predict = "python -m rsutils predict fashion-mnist"
+options = "--N 1000 --skip 1000 --quiet"
+run_command(f"{predict} model.ts 0.25 scripted.tsv {options}")
+run_command(f"{predict} whole.pt 0.25 pickled.tsv {options}", status=2)
+run_command(
+    f"{predict} whole.pt 0.25 pickled.tsv {options} --trust-pickle"
+)
+
+# %% [markdown]
+# `torchvision:NAME` needs its weights (or `--untrained`, for tests and demos):
+# certifying a network's random initialisation by mistake would give certificates of
+# a classifier nobody meant, so the command asks for the weights by name.
+# Before any draw, one forward pass checks the model against the dataset's input
+# shape and class count: torchvision's classifiers take three-channel images, and
+# Fashion-MNIST's have one. With a three-channel dataset, such as `cifar10` or a
+# folder of colour images, the same command certifies (with `--normalize` for the
+# data the weights were trained on).
+
+# %%
+import torchvision
+
+resnet = torchvision.models.resnet18(num_classes=10)
+torch.save(resnet.state_dict(), "resnet18.pt")
+certify = "python -m rsutils certify fashion-mnist torchvision:resnet18"
+run_command(f"{certify} 0.25 out.tsv", status=2)
+run_command(f"{certify} 0.25 out.tsv --weights resnet18.pt", status=2)
+sorted(path.name for path in Path().glob("out*"))
+
+# %% [markdown]
+# ## (g) What logs say: `analyze`
+#
+# `analyze` reads one or more logs (this library's, or Cohen et al.'s released ones)
+# and prints, per log, the number of inputs, the share of abstentions, the ACR, the
+# certified accuracy at each radius with its 95% Clopper–Pearson interval over the
+# test images, and the run time ({mod}`~rsutils.analysis.report`). `--radii` chooses
+# the radii (by default 0 up to the largest radius certified); `--format markdown` or
+# `--format latex` prints a table to paste into a paper:
+
+# %%
+run_command(
+    "python -m rsutils analyze certify.tsv --radii 0 0.25 0.5 "
+    "--format markdown"
+)
+
+# %% [markdown]
+# Logs of the same test images are compared with the first, image by image: the
+# difference of ACR and of certified accuracy at each radius, its interval over the
+# images (one model each: not over retrained models) and the verdict of the rule the
+# book's chapters use, Holm-corrected over the table. The run killed in (c) and
+# resumed holds the certificates of the uninterrupted one, so every difference is 0;
+# logs of different images are refused in one line:
+
+# %%
+run_command(
+    "python -m rsutils analyze certify.tsv killed.tsv --radii 0 0.5"
+)
+run_command("python -m rsutils analyze certify.tsv folder.tsv", status=2)
+
+# %% [markdown]
+# Cohen et al.'s released CIFAR-10 logs of the models trained and certified at
+# $\sigma = 0.25$ and $0.5$ hold the same 500 test images (linked here from the
+# folder of released artefacts, not copied). `--plot` draws the curves (it needs
+# matplotlib, and says how to install it when it is missing):
+
+# %%
+from IPython.display import Image as Picture
+
+from rsutils.book.papers.released import cohen2019_certify_log
+
+released = Path("cohen2019")
+released.mkdir()
+for sigma in ("0.25", "0.50"):
+    log = cohen2019_certify_log(
+        "cifar10", sigma, sigma, root=reference_root
+    )
+    (released / f"sigma_{sigma}").symlink_to(log)
+run_command(
+    "python -m rsutils analyze cohen2019/sigma_0.25 cohen2019/sigma_0.50 "
+    "--radii 0 0.5 1 --plot released.png"
+)
+Picture("released.png", width=480)
+
+# %% [markdown]
+# ## (h) Every option
 #
 # `--help` after a subcommand lists its options with their defaults:
 

@@ -93,6 +93,7 @@ def test_only_declared_parameters_are_injected() -> None:
         "01_tight_radius",
         "06_npg_training",
         "07_sota_tables",
+        "10_command_line",
     ]
 
 

@@ -12,11 +12,15 @@ import re
 import textwrap
 
 from rsutils.core.noise import FAMILIES
+from rsutils.data import FOLDER_PREFIX, NAMED_DATASETS, check_dataset_name
 
 __all__ = [
     "HelpFormatter",
     "add_noise_family_argument",
+    "dataset_name",
+    "named_dataset",
     "non_negative_int",
+    "plain_text",
     "positive_float",
     "positive_int",
     "probability",
@@ -29,16 +33,33 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
     default, if it has one."""
 
     def _fill_text(self, text: str, width: int, indent: str) -> str:
-        paragraphs = re.split(r"\n\s*\n", textwrap.dedent(text).strip())
+        paragraphs = re.split(r"\n\s*\n", plain_text(textwrap.dedent(text).strip()))
         return "\n\n".join(_refilled(p, width, indent) for p in paragraphs)
 
     def _get_help_string(self, action: argparse.Action) -> str:
-        text = action.help or ""
+        text = plain_text(action.help or "")
         silent = any(action.default is v for v in (None, False, argparse.SUPPRESS))
         silent = silent or not action.option_strings
         if silent or "%(default)" in text:
             return text
         return f"{text} (default: %(default)s)"
+
+
+def plain_text(text: str) -> str:
+    """``text`` without the reStructuredText markup of docstrings, for a terminal:
+    ````code```` and ```code``` become ``code``, a role such as
+    ``:func:`~rsutils.core.smooth.Smooth``` becomes ``Smooth`` (the last part of a
+    ``~`` target, else the whole target), and ``**bold**`` loses its stars."""
+    text = re.sub(r":[a-z:]+:`~?([^`<]*?)(?:\s*<[^>]*>)?`", _role_target, text)
+    text = re.sub(r"``([^`]+)``", r"\1", text)
+    text = re.sub(r"\*\*([^*]+)\*\*", r"\1", text)
+    return re.sub(r"(?<![\w`])`([^`]+)`(?![\w`])", r"\1", text)
+
+
+def _role_target(match: re.Match[str]) -> str:
+    whole = match.group(0)
+    target = match.group(1).strip()
+    return target.rsplit(".", 1)[-1] if "`~" in whole else target
 
 
 def add_noise_family_argument(parser: argparse.ArgumentParser) -> None:
@@ -80,3 +101,22 @@ non_negative_int = _checked(int, lambda v: v >= 0, "an integer >= 0")
 positive_float = _checked(float, lambda v: math.isfinite(v) and v > 0, "a finite number > 0")
 non_negative_float = _checked(float, lambda v: math.isfinite(v) and v >= 0, "a finite number >= 0")
 probability = _checked(float, lambda v: 0 < v < 1, "a number strictly between 0 and 1")
+
+
+def dataset_name(text: str) -> str:
+    """A dataset: one of :data:`~rsutils.data.NAMED_DATASETS`, or ``folder:PATH``."""
+    try:
+        return check_dataset_name(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def named_dataset(text: str) -> str:
+    """A dataset known by name: a checkpoint is built for one (its normalisation and
+    classes), so ``train`` refuses ``folder:PATH``."""
+    if text.startswith(FOLDER_PREFIX):
+        raise argparse.ArgumentTypeError(
+            f"{text} cannot be trained on: a checkpoint is built for a named dataset "
+            f"(its normalisation and classes); choose {', '.join(NAMED_DATASETS)}"
+        )
+    return dataset_name(text)

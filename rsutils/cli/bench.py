@@ -305,7 +305,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     )
     bench.add_argument(
         "--dataset",
-        choices=[*DATASETS, "imagenet"],
+        choices=DATASETS,
         default="fashion-mnist",
         metavar="DATASET",
         help="input shape and classes: %(choices)s",

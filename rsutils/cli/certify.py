@@ -42,6 +42,7 @@ from rsutils.cli.common import (
     run_log,
     settings_from_args,
 )
+from rsutils.core.inference import device_identity
 from rsutils.core.noise import FAMILIES
 from rsutils.core.reference_precision import FAST_MODES, ReferenceSmooth
 from rsutils.core.settings import CertifySettings
@@ -51,6 +52,7 @@ from rsutils.ddrs.sigma_ascent import SigmaAscent
 from rsutils.geometry.norms import NORM_ORDERS
 from rsutils.logs.distributed import distributed_rank
 from rsutils.logs.reference_runs import certify_reference_dataset
+from rsutils.logs.resumable import adopt_device
 from rsutils.logs.runner import certify_dataset
 from rsutils.memory.balls import CertificateMemory
 from rsutils.sequential.procedure import PROCEDURES, TESTS, Procedure
@@ -352,6 +354,8 @@ def _certify_data_dependent(
         with CertificateMemory(memory_path, norm=ascent.norm) as memory:
             model, classes = loaded.smooth.model, loaded.data.num_classes
             ds = DataDependentSmooth(model, classes, ascent, memory, inference=args.inference)
+            if args.allow_device_change:
+                adopt_device(args.outfile, device_identity(ds.device))
             try:
                 certify_dataset_ds(
                     ds, loaded.data, loaded.indices, args.outfile, settings, **options

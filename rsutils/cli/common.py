@@ -27,20 +27,24 @@ from rsutils.anisotropic.generators import load_generator
 from rsutils.anisotropic.noise import Anisotropic
 from rsutils.cli.arguments import (
     add_noise_family_argument,
+    dataset_name,
     non_negative_int,
     positive_float,
     positive_int,
     probability,
 )
 from rsutils.core.devices import pick_device
-from rsutils.core.inference import INFERENCE_MODES
+from rsutils.core.inference import INFERENCE_MODES, device_identity
 from rsutils.core.noise import NoiseFamily, make_noise
 from rsutils.core.settings import CertifySettings
 from rsutils.core.smooth import Smooth
 from rsutils.data import Dataset, load_dataset
 from rsutils.logs.dataset_run import select_indices
 from rsutils.logs.distributed import distributed_rank, run_sharded
-from rsutils.training.models import load_checkpoint
+from rsutils.logs.resumable import adopt_device
+from rsutils.training.dataset_fit import check_model_fits, normalization_stats
+from rsutils.training.models import DATASET_STATS, NUM_CLASSES
+from rsutils.training.sources import load_model
 
 __all__ = [
     "DATASETS",
@@ -57,14 +61,71 @@ __all__ = [
     "settings_from_args",
 ]
 
-#: The datasets a checkpoint may be trained on (``bench`` adds ImageNet's input shape).
-DATASETS = ("fashion-mnist", "mnist", "cifar10")
+#: The datasets known by name, which a checkpoint may be trained on; ``certify`` and
+#: ``predict`` also take ``folder:PATH``, a folder of class subfolders of images.
+DATASETS = ("fashion-mnist", "mnist", "cifar10", "imagenet")
 
 
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     """The arguments of Cohen et al.'s certify.py and predict.py, and ours."""
-    parser.add_argument("dataset", choices=DATASETS, help="the dataset of the checkpoint")
-    parser.add_argument("base_classifier", help="checkpoint file (ours, or Cohen et al.'s format)")
+    parser.add_argument(
+        "dataset",
+        type=dataset_name,
+        help=f"the data: {', '.join(DATASETS)} (its folder by --data-root), or folder:PATH, "
+        "a folder of class subfolders of images (PATH/train and PATH/test or PATH/val if it "
+        "has them, else PATH is the test split)",
+    )
+    parser.add_argument(
+        "base_classifier",
+        help="the model: a checkpoint (ours, or Cohen et al.'s format), torchvision:NAME "
+        "(with --weights or --untrained), a torch.export .pt2 or TorchScript file, or a "
+        "module saved with torch.save(model) (with --trust-pickle)",
+    )
+    parser.add_argument(
+        "--weights",
+        default=None,
+        metavar="FILE|NAME",
+        help="with torchvision:NAME: a state-dict file (plain, {'state_dict': ...} or with "
+        "DataParallel's module. prefixes), or torchvision's weights by name (DEFAULT, "
+        "IMAGENET1K_V1...), downloaded into torch's hub cache when online",
+    )
+    parser.add_argument(
+        "--untrained",
+        action="store_true",
+        help="with torchvision:NAME and no --weights: certify its random (seeded) "
+        "initialisation, for tests and demos only",
+    )
+    parser.add_argument(
+        "--trust-pickle",
+        action="store_true",
+        help="load a base_classifier saved with torch.save(model): unpickling it runs code "
+        "from the file, so pass this only for a file whose source you trust",
+    )
+    parser.add_argument(
+        "--normalize",
+        choices=(*sorted(DATASET_STATS), "none"),
+        default=None,
+        metavar="DATASET",
+        help="for a model trained on normalised inputs (rsutils feeds images in [0, 1]): put "
+        "a layer in front that subtracts this dataset's per-channel mean and divides by its "
+        "std, one of %(choices)s; none (as without it) adds no layer; checkpoints of rsutils "
+        "and Cohen et al. carry their own",
+    )
+    parser.add_argument(
+        "--mean",
+        type=float,
+        nargs="+",
+        default=None,
+        help="instead of --normalize: the mean to subtract, one value or one per channel "
+        "(with --std)",
+    )
+    parser.add_argument(
+        "--std",
+        type=positive_float,
+        nargs="+",
+        default=None,
+        help="with --mean: the standard deviation to divide by, one value or one per channel",
+    )
     parser.add_argument(
         "sigma", type=positive_float, help="noise scale (the standard deviation for gaussian)"
     )
@@ -124,7 +185,22 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="dataset folder (else RSUTILS_DATA, Debian's package, or a download)",
     )
+    parser.add_argument(
+        "--image-size",
+        type=positive_int,
+        default=None,
+        metavar="S",
+        help="folder:PATH only: resize each image's short side to S and crop its centre S×S "
+        "(without it, the folder's images must share one size)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--allow-device-change",
+        action="store_true",
+        help="resume a log written on another kind of device (CPU, CUDA…), whose rows then "
+        "come from two base classifiers (the same model computes a different function "
+        "there); without it such a resume is refused",
+    )
 
 
 def _add_noise_arguments(parser: argparse.ArgumentParser) -> None:
@@ -235,21 +311,32 @@ class LoadedRun:
 def load_run(args: argparse.Namespace, *, inference: str) -> LoadedRun:
     """Load the checkpoint, the split and the noise, with the base model in ``inference``
     mode; check them with one noisy draw (:func:`preflight`)."""
-    model, info = load_checkpoint(
-        args.base_classifier, dataset=args.dataset, map_location=device_from_args(args)
+    loaded = load_model(
+        args.base_classifier,
+        dataset=args.dataset,
+        num_classes=NUM_CLASSES.get(args.dataset),
+        weights=args.weights,
+        untrained=args.untrained,
+        trust_pickle=args.trust_pickle,
+        normalize=normalization_stats(args.normalize, args.mean, args.std),
+        map_location=device_from_args(args),
     )
-    if info["dataset"] != args.dataset:
+    model, info = loaded.model, loaded.info
+    # A folder of images names no training set: preflight checks the model against it.
+    named = not args.dataset.startswith("folder:")
+    if info is not None and named and info["dataset"] != args.dataset:
         raise ValueError(
             f"{args.base_classifier} was trained on {info['dataset']}, not {args.dataset}; "
             f"pass {info['dataset']} as the dataset argument"
         )
-    data = load_dataset(args.dataset, args.split, args.data_root)
+    data = load_dataset(args.dataset, args.split, args.data_root, image_size=args.image_size)
     smooth = _smooth(args, model, data.num_classes, inference)
     indices = select_indices(len(data), args.skip, args.max)
-    # Rows depend on (checkpoint, settings, idx) only, so a log may be extended with
-    # another --skip/--max; the checkpoint's digest guards against mixing models. An
-    # anisotropic noise is identified by its content in the "noise" setting.
-    config = {"checkpoint": file_digest(args.base_classifier)}
+    # Rows depend on (model, settings, idx) only, so a log may be extended with another
+    # --skip/--max; the model's identity (a file's digest, or torchvision's name and its
+    # weights, and any normalisation) guards against mixing models. An anisotropic noise
+    # is identified by its content in the "noise" setting.
+    config = dict(loaded.identity)
     preflight(smooth, data, indices)
     return LoadedRun(data, smooth, indices, config)
 
@@ -270,8 +357,11 @@ def preflight(smooth: Smooth | GeneratedSmooth, data: Dataset, indices: list[int
 
     The draw checks what only shows when sampling (the shape of a sigma map, power_law's
     exponent against the input size, the model against the input, the input's range);
-    the log checks its own path before writing.
+    the log checks its own path before writing. Before it, one forward pass on zeros
+    checks the model against the dataset's input shape and class count
+    (:func:`~rsutils.training.dataset_fit.check_model_fits`).
     """
+    check_model_fits(smooth.model, tuple(data.images.shape[1:]), data.num_classes)
     if indices:
         first = data.images[indices[0]]
         smooth.sample_counts(first, 1, seed=0, index=indices[0])
@@ -289,6 +379,11 @@ def run_log(
     options = {"config": loaded.config, "progress": not args.quiet}
 
     def run(share: list[int], path: Path) -> None:
+        if args.allow_device_change:
+            adopt_device(path, device_identity(loaded.smooth.device))
         runner(loaded.smooth, loaded.data, share, path, settings, **options)
+
+    if args.allow_device_change:
+        adopt_device(args.outfile, device_identity(loaded.smooth.device))
 
     run_sharded(run, args.outfile, loaded.indices, loaded.smooth.device)

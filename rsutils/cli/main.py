@@ -27,6 +27,10 @@ checkpoint (UCAN): the noise at input x is ``mu(x) + sigma(x) ⊙ eps``, with ``
 family and ``sigma`` given on the command line, and the log has ``region_radius`` and
 ``alm``.
 
+``analyze LOG [LOG ...]`` tabulates what logs say (certified accuracy with its
+intervals, ACR, abstentions, run time), compares logs of the same images with the
+first by the book's verdict rule, and draws the curves with ``--plot FILE``.
+
 A mistake in a command (a bad value, a damaged checkpoint or map, a device this machine
 does not have, an output path that is a folder) is one line on stderr and exit status
 2, found before anything is written; ``RSUTILS_TRACEBACK=1`` shows the traceback too.
@@ -35,14 +39,17 @@ does not have, an output path that is a folder) is one line on stderr and exit s
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
 
-from rsutils.cli import bench, certify, device_check, predict, train
+from rsutils.cli import analyze, bench, certify, device_check, predict, train
 from rsutils.cli.arguments import HelpFormatter
+from rsutils.logs.resumable import LogRepairedWarning
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "main", "notices_on_stderr"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -52,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m rsutils", description=__doc__, formatter_class=HelpFormatter
     )
     commands = parser.add_subparsers(dest="command", required=True)
-    for command in (certify, predict, train, bench, device_check):
+    for command in (certify, predict, train, bench, device_check, analyze):
         command.add_parser(commands)
     return parser
 
@@ -64,13 +71,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     args = build_parser().parse_args(argv)
     try:
-        args.run(args)
+        with notices_on_stderr():
+            args.run(args)
     except (ValueError, TypeError, OSError) as error:
         if os.environ.get("RSUTILS_TRACEBACK"):
             raise
         print(f"error: {_describe(error)}", file=sys.stderr)
         return 2
     return 0
+
+
+@contextlib.contextmanager
+def notices_on_stderr() -> Iterator[None]:
+    """Show every warning that says the command changed data (a damaged log tail cut
+    on resume, :class:`~rsutils.logs.resumable.LogRepairedWarning`) as one line on
+    stderr, ``notice: ...``, whatever ``--quiet`` says and every time it happens;
+    other warnings are shown as Python shows them."""
+    shown = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, LogRepairedWarning):
+            print(f"notice: {message}", file=sys.stderr, flush=True)
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", LogRepairedWarning)
+        warnings.showwarning = show
+        yield
 
 
 def _describe(error: BaseException) -> str:

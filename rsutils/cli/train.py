@@ -10,6 +10,7 @@ import os
 from rsutils.cli.arguments import (
     HelpFormatter,
     add_noise_family_argument,
+    named_dataset,
     non_negative_int,
     positive_float,
     positive_int,
@@ -77,7 +78,12 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         formatter_class=HelpFormatter,
         help="train a base model (noise augmentation, SmoothAdv or MACER; DS optional)",
     )
-    train.add_argument("dataset", choices=DATASETS, help="training data")
+    train.add_argument(
+        "dataset",
+        type=named_dataset,
+        help=f"training data: {', '.join(DATASETS)} (ImageNet's train/ folder by --data-root "
+        "or IMAGENET_DIR)",
+    )
     train.add_argument(
         "arch", choices=sorted(ARCHITECTURES), metavar="arch", help="network: %(choices)s"
     )

@@ -138,4 +138,6 @@ def test_the_run_at_table_says_which_generators_the_grid_trains() -> None:
         "shape-only runs (b')": "dataset-wise",
     }
     paper = PROFILES["paper"].generators.run_at_rows()
-    assert paper["recipe grid (b')"] == "dataset-wise and certification-wise, 93,750 steps"
+    assert paper["recipe grid (b')"] == (
+        "dataset-wise and certification-wise, 93,750 steps of 128 images"
+    )

@@ -253,7 +253,7 @@ def test_an_outfile_that_is_a_directory_is_refused_before_writing(
         (["train", "fashion-mnist", "small_cnn", "m.pt", "--noise-sd", "inf"], "--noise-sd: must"),
         (["train", "fashion-mnist", "small_cnn", "m.pt"], "arguments are required: --noise-sd"),
         (["train", "fashion-mnist", "vgg", "m.pt", "--noise-sd", ".25"], "invalid choice: 'vgg'"),
-        (["train", "svhn", "small_cnn", "m.pt", "--noise-sd", ".25"], "invalid choice: 'svhn'"),
+        (["train", "svhn", "small_cnn", "m.pt", "--noise-sd", ".25"], "unknown dataset 'svhn'"),
         (["train", "fashion-mnist", "small_cnn", ".", "--noise-sd", ".25"], ". is a directory"),
         (
             ["train", "mnist", "small_cnn", "m.pt", "--noise-sd", "1", "--train-subset", "0"],

@@ -1,0 +1,107 @@
+"""The commands on folders of images: ``folder:PATH`` (and ``imagenet``) as the dataset."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+from rsutils import read_log
+from rsutils.cli.main import main
+from rsutils.training.models import build_model, save_checkpoint
+
+
+def write_digits(root: Path, per_class: int = 2, sizes=((28, 28),)) -> Path:
+    """``root/<d>/<i>.png``: greyscale images of ten classes, of the given sizes in turn."""
+    rng = np.random.default_rng(0)
+    for digit in range(10):
+        (root / str(digit)).mkdir(parents=True)
+        for i in range(per_class):
+            width, height = sizes[(digit + i) % len(sizes)]
+            pixels = rng.integers(0, 256, (height, width), dtype=np.uint8)
+            Image.fromarray(pixels, "L").save(root / str(digit) / f"{i}.png")
+    return root
+
+
+@pytest.fixture
+def checkpoint(tmp_path: Path) -> Path:
+    """An untrained Fashion-MNIST model: it takes 1×28×28 images and has 10 classes."""
+    torch.manual_seed(0)
+    path = tmp_path / "model.pt"
+    save_checkpoint(
+        build_model("small_cnn", "fashion-mnist"), path, arch="small_cnn", dataset="fashion-mnist"
+    )
+    return path
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    """Exit status and stderr of ``python -m rsutils argv`` (argparse errors included)."""
+    try:
+        status = main(argv)
+    except SystemExit as stop:
+        status = int(stop.code or 0)
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    return status, err
+
+
+def settings(out: Path, n0: bool = True) -> list[str]:
+    """The log and small Monte Carlo settings (``predict`` has no ``--N0``)."""
+    return [str(out), *(["--N0", "10"] if n0 else []), "--N", "50", "--batch", "50", "--quiet"]
+
+
+def test_certify_a_folder_end_to_end(tmp_path, checkpoint, capsys) -> None:
+    digits = write_digits(tmp_path / "digits")
+    out = tmp_path / "certify.tsv"
+    argv = ["certify", f"folder:{digits}", str(checkpoint), "0.25", *settings(out)]
+    status, err = run(argv, capsys)
+    assert status == 0, err
+    log = read_log(out)
+    assert list(log["idx"]) == list(range(20))
+    assert list(log["label"]) == [d for d in range(10) for _ in range(2)]
+    assert log["predict"].between(-1, 9).all()
+
+
+def test_predict_a_folder_of_mixed_sizes_with_image_size(tmp_path, checkpoint, capsys) -> None:
+    digits = write_digits(tmp_path / "digits", sizes=((40, 30), (30, 50)))
+    out = tmp_path / "predict.tsv"
+    argv = ["predict", f"folder:{digits}", str(checkpoint), "0.25", *settings(out, n0=False)]
+    status, err = run([*argv, "--skip", "5"], capsys)
+    assert status == 2 and not out.exists()
+    assert "error: " in err and "pass --image-size S" in err and len(err.splitlines()) == 1
+    status, err = run([*argv, "--skip", "5", "--image-size", "28"], capsys)
+    assert status == 0, err
+    assert list(read_log(out)["idx"]) == [0, 5, 10, 15]
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["certify", "svhn"], "argument dataset: unknown dataset 'svhn'; choose "),
+        (["predict", "folder:"], "argument dataset: folder: needs the folder's path"),
+        (["certify", "folder:x", "--image-size", "0"], "argument --image-size: must be an "),
+        (["train", "folder:x", "small_cnn"], "argument dataset: folder:x cannot be trained on"),
+    ],
+)
+def test_a_bad_dataset_argument_is_refused_by_the_parser(tmp_path, argv, expected, capsys):
+    out = tmp_path / "out"
+    rest = ["model.pt", "0.25", str(out)] if argv[0] != "train" else [str(out), "--noise-sd", "1"]
+    status, err = run([*argv[:2], *rest, *argv[2:]], capsys)
+    assert status == 2 and expected in err and not out.exists()
+
+
+def test_a_missing_or_empty_folder_is_one_line_and_nothing_is_written(
+    tmp_path, checkpoint, capsys
+) -> None:
+    out = tmp_path / "log.tsv"
+    argv = ["certify", f"folder:{tmp_path / 'nowhere'}", str(checkpoint), "0.25", *settings(out)]
+    status, err = run(argv, capsys)
+    assert status == 2 and f"error: {tmp_path / 'nowhere'}: no such folder" in err
+    (tmp_path / "empty").mkdir()
+    argv[1] = f"folder:{tmp_path / 'empty'}"
+    status, err = run(argv, capsys)
+    assert status == 2 and "has no class folders" in err and len(err.splitlines()) == 1
+    assert not out.exists()
