@@ -68,7 +68,7 @@ class FolderImages:
         files: Sequence[str],
         shape: tuple[int, int, int],
         mode: str,
-        transform: _Transform,
+        transform: Callable[[object], torch.Tensor],
     ) -> None:
         self.files = tuple(files)
         self.mode = mode
@@ -169,8 +169,9 @@ def read_imagenet(folder: str | os.PathLike[str]) -> ImageFolderData:
 def read_image_folder(
     folder: str | os.PathLike[str], *, image_size: int | None = None
 ) -> ImageFolderData:
-    """A folder of class subfolders; every image ``image_size``² if given (short side
-    resized, centre cropped), else all of one size (checked from the headers)."""
+    """A folder of class subfolders; every image ``image_size`` × ``image_size`` if given
+    (short side resized, centre cropped), else all of one size (checked from the
+    headers)."""
     from torchvision import transforms
 
     check_image_size(image_size)

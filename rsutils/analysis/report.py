@@ -50,9 +50,9 @@ __all__ = [
     "summary_table",
 ]
 
-#: The equivalence margins comparisons are judged with unless told otherwise: the book's
-#: (``rsutils.book.margins.MARGINS``, 0.05 of ACR and 0.05 of certified accuracy, the
-#: smallest differences that matter to its chapters; the tests keep the two equal).
+#: The equivalence margins comparisons are judged with unless told otherwise, the
+#: book's (``rsutils.book.margins.MARGINS``, 0.05 of ACR and 0.05 of certified accuracy,
+#: the smallest differences that matter to its chapters; the tests keep the two equal).
 DEFAULT_MARGINS = Margins(acr=0.05, accuracy=0.05)
 
 #: The output formats of :func:`render`: a plain terminal table, Markdown, LaTeX.

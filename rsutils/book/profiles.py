@@ -241,7 +241,7 @@ class GeneratorScale:
     #: cross-entropy's gradient along sigma at the start of training
     #: (:func:`~rsutils.anisotropic.saturation.ce_sigma_gradient`).
     gradient_draws: int = 200
-    #: Images per step (UCAN's code: 128). A smaller batch keeps the number of steps,
+    #: Images per step, 128 in UCAN's code. A smaller batch keeps the number of steps,
     #: which is what the saturation of sigma depends on (Adam's normalised steps), at a
     #: fraction of the cost of a step.
     batch_size: int = 128

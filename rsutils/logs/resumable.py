@@ -61,7 +61,9 @@ class DeviceChangedError(ValueError):
     unless the caller accepts the change explicitly with :func:`adopt_device`.
     """
 
-    def __init__(self, path: Path, previous: Mapping[str, Any], config: Mapping[str, Any]):
+    def __init__(
+        self, path: str | os.PathLike[str], previous: Mapping[str, Any], config: Mapping[str, Any]
+    ):
         was, now = (_device_text(c) for c in (previous, config))
         super().__init__(
             f"{path} was written on {was} and this run is on {now}: its rows would come "
