@@ -834,7 +834,7 @@ glue_all(
     ddrs_beside_table="; ".join(ids.loc[beside, "found"]),
     ddrs_acr_reading=acr_found,
 )
-# issue 36: these once read "does not hold" or "not printed"
+# an earlier rule read these as "does not hold" or "not printed"
 redone = [*beside, "ucan-cohen-cifar-logs"]
 assert (ids.loc[redone, "verdict"] == "not checkable").all()
 assert ids.loc["ddrs-cohen-acr-imagenet", "verdict"] == "holds"

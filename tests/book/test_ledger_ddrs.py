@@ -89,7 +89,7 @@ def test_a_zero_above_the_ceiling_is_forced_by_the_certificate() -> None:
 
 def test_another_papers_table_neither_confirms_nor_refutes_a_number_of_ddrss_runs() -> None:
     """DDRS's Cohen rows on CIFAR-10 are its own runs: Cohen et al.'s table is shown
-    beside them, equal, lower or absent, and judges none (issue 36: it once said "does
+    beside them, equal, lower or absent, and judges none (an earlier rule said "does
     not hold" at 40.1 and "not printed" at 0.75, where DDRS cites no table)."""
     envelope = row(check="cohen_table_envelope", value="43.0", tables="cohen2019_tables_1_3",
                    rows=CIFAR_ROWS, column="0.5", reason="DDRS's own runs")  # fmt: skip
@@ -167,7 +167,7 @@ def test_the_acr_of_each_images_best_sigma(fake_release) -> None:
 def test_the_verdict_on_an_acr_names_its_reading(fake_release) -> None:
     """The same implied ACR holds as the mean of each image's best radius and fails as
     one model's ACR; what the rule finds says which reading it used and gives the others
-    (issue 36: DDRS's ImageNet ACR was judged by one model's alone)."""
+    (an earlier rule judged DDRS's ImageNet ACR by one model's alone)."""
     for sigma in ("0.12", "0.25"):
         fake_release.certify("cifar10", sigma, sigma, fake_release.curve({}, images=200))
     two_models(fake_release)
@@ -194,7 +194,7 @@ def test_the_real_ledger_verdicts(reference: Path) -> None:
     rows = ledger("alfarra2022")
     checked = check_ledger(rows, LedgerContext(rows, reference)).set_index("id")
     assert checked["verdict"].value_counts().to_dict() == {"not checkable": 22, "holds": 20}
-    # issue 36: the statements about Cohen's rows that were once called failures
+    # statements about Cohen's rows that an earlier rule called failures
     assert checked.loc["ddrs-cohen-cifar-0.5-logs", "verdict"] == "holds"
     for table_row in ("ddrs-cohen-cifar-0.5-table", "ddrs-cohen-cifar-0.75-table"):
         assert checked.loc[table_row, "verdict"] == "not checkable"

@@ -223,7 +223,7 @@ def test_cohen_images_reads_count_and_stride_of_the_logs(tmp_path: Path) -> None
 def test_the_coverage_of_cohens_release_is_no_verdict_on_ucans_sentence(tmp_path: Path) -> None:
     """ "Following [12], we obtain the certified accuracy on the entire test set" says what
     UCAN did: whether Cohen et al.'s release covers a test set is reported, covered or
-    not, and judged neither way (issue 36: it once said "does not hold")."""
+    not, and judged neither way (an earlier rule said "does not hold")."""
     fake_cohen_release(tmp_path / "whole", "cifar10", stride=1, seconds=1.0)
     entire = row(check="cohen_images_of_ucan", column="cifar10", reason="UCAN's own runs")
     found = check(entire, root=tmp_path / "whole")
