@@ -255,3 +255,18 @@ def test_the_thread_spread_tables_compare_two_sets_of_logs(tmp_path, monkeypatch
     assert ds_pair["ACR change from those inputs"] == 0.0
     assert ds_pair["ACR change from the other inputs"] == pytest.approx(0.5 / 3, abs=1e-3)
     assert "90th percentile of the noise level, 2 threads" in headline.columns
+
+
+def test_the_reading_order_follows_the_numbering() -> None:
+    """The table of contents lists every numbered page once, 01 first, in the order of
+    its numbers (the chapters, then the manual), so that no page numbered 12 is read
+    before the one numbered 01."""
+    toc = yaml.safe_load((REPO / "_toc.yml").read_text())
+    files = [
+        Path(entry["file"]).name
+        for part in toc["parts"]
+        for entry in part["chapters"]
+        if re.match(r"\d\d_", Path(entry["file"]).name)
+    ]
+    numbered = sorted(path.stem for path in (REPO / "notebooks").glob("[0-9][0-9]_*.py"))
+    assert files == numbered
