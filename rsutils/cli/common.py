@@ -11,7 +11,6 @@ torchrun.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -52,7 +51,6 @@ __all__ = [
     "add_run_arguments",
     "check_noise_sources",
     "device_from_args",
-    "file_digest",
     "load_map",
     "load_run",
     "noise_from_args",
@@ -230,15 +228,6 @@ def _add_noise_arguments(parser: argparse.ArgumentParser) -> None:
         help="UCAN noise: the checkpoint (often base_classifier itself) holding a noise "
         "parameter generator; the noise at input x becomes mu(x) + sigma(x) * eps",
     )
-
-
-def file_digest(path: str) -> str:
-    """The first 16 hex digits of the SHA-256 of the file at ``path``."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()[:16]
 
 
 def load_map(path: str, option: str) -> torch.Tensor:

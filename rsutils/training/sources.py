@@ -57,6 +57,7 @@ __all__ = [
     "TORCHVISION_PREFIX",
     "UNTRAINED_SEED",
     "LoadedModel",
+    "file_digest",
     "load_model",
     "source_kind",
 ]
@@ -109,8 +110,9 @@ class LoadedModel:
     info: dict[str, Any] | None = None
 
 
-def _digest(path: str | os.PathLike[str]) -> str:
-    """The first 16 hex digits of the SHA-256 of the file at ``path``."""
+def file_digest(path: str | os.PathLike[str]) -> str:
+    """The first 16 hex digits of the SHA-256 of the file at ``path``: what a log records
+    of the model file it certified, so that it is never resumed with another."""
     sha = hashlib.sha256()
     with open(path, "rb") as handle:
         for chunk in iter(lambda: handle.read(1 << 20), b""):
@@ -271,13 +273,13 @@ def load_model(
                 "inputs itself; drop --normalize/--mean/--std"
             )
         model, info = load_checkpoint(path, dataset=dataset, map_location=map_location)
-        return LoadedModel(model, kind, {"checkpoint": _digest(path)}, info)
+        return LoadedModel(model, kind, {"checkpoint": file_digest(path)}, info)
     if kind == "torchvision":
         name = path.removeprefix(TORCHVISION_PREFIX)
         model, identity = _torchvision(name, weights, untrained, num_classes)
     else:
         model = _LOADERS[kind](path, map_location, trust_pickle)
-        identity = {"checkpoint": _digest(path)}
+        identity = {"checkpoint": file_digest(path)}
     if normalize is not None:
         mean, std = checked_stats(*normalize)
         model = nn.Sequential(Normalize(mean, std), model)
@@ -415,7 +417,7 @@ def _torchvision(
         if not sized:  # a dataset without a known class count: read it off the weights
             model = _sized_to(model, state, name)
         _load_weights(model, state, weights, name)
-        identity["weights"] = _digest(weights)
+        identity["weights"] = file_digest(weights)
         return model, identity
     chosen = _torchvision_weights(name, weights)
     identity["weights"] = f"{type(chosen).__name__}.{chosen.name}"

@@ -17,7 +17,7 @@ import pytest
 import torch
 
 from rsutils.anisotropic.patterns import spatial_pattern
-from rsutils.cli.main import build_parser, main
+from rsutils.cli.main import build_parser
 from rsutils.training.models import build_model, save_checkpoint
 
 
@@ -46,17 +46,6 @@ def certify(data: Path, model: Path, out: Path, *extra: str) -> list[str]:
         *("--N0", "10", "--N", "50", "--max", "2", "--data-root", str(data), "--quiet"),
         *extra,
     ]
-
-
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    """Exit status and stderr of ``python -m rsutils argv`` (argparse errors included)."""
-    try:
-        status = main(argv)
-    except SystemExit as stop:
-        status = int(stop.code or 0)
-    err = capsys.readouterr().err
-    assert "Traceback" not in err
-    return status, err
 
 
 def _write(path: Path, data: bytes) -> Path:
@@ -148,7 +137,7 @@ def test_a_mistake_is_one_line_naming_the_file_and_the_fix(
     fake_fashion_mnist: Path,
     checkpoint: Path,
     out: Path,
-    capsys: pytest.CaptureFixture[str],
+    run_cli,
     case: str,
 ) -> None:
     build, message = CASES[case]
@@ -156,7 +145,7 @@ def test_a_mistake_is_one_line_naming_the_file_and_the_fix(
     model = checkpoint
     if extra[0] == "--checkpoint-file":  # the bad file is the checkpoint itself
         model, extra = Path(extra[1]), []
-    status, err = run(certify(fake_fashion_mnist, model, out, *extra), capsys)
+    status, err = run_cli(certify(fake_fashion_mnist, model, out, *extra))
     assert status == 2
     assert err.startswith("error: ") and err.count("\n") == 1, err
     assert re.search(message, err), err
@@ -164,12 +153,12 @@ def test_a_mistake_is_one_line_naming_the_file_and_the_fix(
 
 
 def test_a_foreign_sqlite_file_is_left_untouched(
-    fake_fashion_mnist: Path, checkpoint: Path, out: Path, capsys: pytest.CaptureFixture[str]
+    fake_fashion_mnist: Path, checkpoint: Path, out: Path, run_cli
 ) -> None:
     app = _foreign_sqlite(checkpoint.parent / "app.db")
     before = app.read_bytes()
     argv = certify(fake_fashion_mnist, checkpoint, out, "--ascent-steps", "1", "--memory", str(app))
-    assert run(argv, capsys)[0] == 2
+    assert run_cli(argv)[0] == 2
     assert app.read_bytes() == before
 
 
@@ -210,22 +199,22 @@ def test_rejected_values_leave_nothing_and_the_corrected_command_runs(
     fake_fashion_mnist: Path,
     checkpoint: Path,
     out: Path,
-    capsys: pytest.CaptureFixture[str],
+    run_cli,
     argv: list[str],
     message: str,
 ) -> None:
-    status, err = run(certify(fake_fashion_mnist, checkpoint, out, *argv), capsys)
+    status, err = run_cli(certify(fake_fashion_mnist, checkpoint, out, *argv))
     assert status == 2 and re.search(message, err), err
     assert list(out.iterdir()) == []
-    assert run(certify(fake_fashion_mnist, checkpoint, out), capsys)[0] == 0
+    assert run_cli(certify(fake_fashion_mnist, checkpoint, out))[0] == 0
 
 
 def test_the_sigma_of_the_positional_arguments_is_checked(
-    fake_fashion_mnist: Path, checkpoint: Path, out: Path, capsys: pytest.CaptureFixture[str]
+    fake_fashion_mnist: Path, checkpoint: Path, out: Path, run_cli
 ) -> None:
     argv = certify(fake_fashion_mnist, checkpoint, out)
     argv[3] = "0"
-    status, err = run(argv, capsys)
+    status, err = run_cli(argv)
     assert status == 2 and "argument sigma: must be a finite number > 0, got '0'" in err
 
 
@@ -234,12 +223,12 @@ def test_an_outfile_that_is_a_directory_is_refused_before_writing(
     fake_fashion_mnist: Path,
     checkpoint: Path,
     out: Path,
-    capsys: pytest.CaptureFixture[str],
+    run_cli,
     extra: tuple[str, ...],
 ) -> None:
     argv = certify(fake_fashion_mnist, checkpoint, out, *extra)
     argv[4] = str(out)
-    status, err = run(argv, capsys)
+    status, err = run_cli(argv)
     assert status == 2 and f"{out} is a directory; pass a file" in err
     assert list(out.iterdir()) == []
     assert not list(out.parent.glob("*.sqlite*")), "no memory left next to it"
@@ -266,20 +255,18 @@ def test_an_outfile_that_is_a_directory_is_refused_before_writing(
     ],
     ids=lambda v: " ".join(v[:1] + v[-2:]) if isinstance(v, list) else None,
 )
-def test_train_and_bench_refuse_bad_values(
-    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
-) -> None:
-    status, err = run(argv, capsys)
+def test_train_and_bench_refuse_bad_values(run_cli, argv: list[str], message: str) -> None:
+    status, err = run_cli(argv)
     assert status == 2 and message in err, err
 
 
 def test_train_refuses_a_subset_larger_than_the_split(
-    fake_fashion_mnist: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    fake_fashion_mnist: Path, tmp_path: Path, run_cli
 ) -> None:
     out = tmp_path / "m.pt"
     argv = ["train", "fashion-mnist", "small_cnn", str(out), "--noise-sd", ".25"]
     argv += ["--train-subset", "65", "--data-root", str(fake_fashion_mnist)]
-    status, err = run(argv, capsys)
+    status, err = run_cli(argv)
     assert status == 2 and "--train-subset 65 exceeds the 64 images" in err, err
     assert not out.exists()
 
@@ -336,60 +323,60 @@ def test_help_documents_every_option_with_its_default(command: str) -> None:
 
 
 def test_a_refused_data_dependent_run_leaves_no_new_memory(
-    fake_fashion_mnist: Path, checkpoint: Path, out: Path, capsys: pytest.CaptureFixture[str]
+    fake_fashion_mnist: Path, checkpoint: Path, out: Path, run_cli
 ) -> None:
     ds = ("--ascent-steps", "1", "--ascent-draws", "2")
-    assert run(certify(fake_fashion_mnist, checkpoint, out, *ds), capsys)[0] == 0
+    assert run_cli(certify(fake_fashion_mnist, checkpoint, out, *ds))[0] == 0
     before = sorted(p.name for p in out.iterdir())
     other = certify(fake_fashion_mnist, checkpoint, out, *ds, "--N", "60")
-    status, err = run([*other, "--memory", str(out / "new.sqlite")], capsys)
+    status, err = run_cli([*other, "--memory", str(out / "new.sqlite")])
     assert status == 2 and "different settings (memory, n)" in err, err
     assert sorted(p.name for p in out.iterdir()) == before
 
 
 def test_a_log_records_its_inference_mode_and_refuses_another(
-    fake_fashion_mnist: Path, checkpoint: Path, out: Path, capsys: pytest.CaptureFixture[str]
+    fake_fashion_mnist: Path, checkpoint: Path, out: Path, run_cli
 ) -> None:
     import json
 
     argv = certify(fake_fashion_mnist, checkpoint, out, "--inference", "bf16_channels_last")
-    assert run(argv, capsys)[0] == 0
+    assert run_cli(argv)[0] == 0
     recorded = json.loads((out / "log.tsv.json").read_text())
     assert recorded["inference"] == "bf16_channels_last"
-    status, err = run(certify(fake_fashion_mnist, checkpoint, out), capsys)  # fp32 now
+    status, err = run_cli(certify(fake_fashion_mnist, checkpoint, out))  # fp32 now
     assert status == 2 and "inference" in err
-    status, err = run([*argv[:-2], "--inference", "fp16"], capsys)
+    status, err = run_cli([*argv[:-2], "--inference", "fp16"])
     assert status == 2 and "invalid choice: 'fp16'" in err
 
 
 def test_the_fewer_draw_options_write_their_logs(
-    fake_fashion_mnist: Path, checkpoint: Path, out: Path, capsys: pytest.CaptureFixture[str]
+    fake_fashion_mnist: Path, checkpoint: Path, out: Path, run_cli
 ) -> None:
     import pandas as pd
 
     planned = ("--procedure", "planned", "--radius-loss", "0.05")
     argv = certify(fake_fashion_mnist, checkpoint, out, *planned)
-    assert run(argv, capsys)[0] == 0
+    assert run_cli(argv)[0] == 0
     planned = pd.read_csv(out / "log.tsv", sep="\t")
     assert len(planned) == 2 and (planned["n"] <= 50).all()
     looks = [*argv[:4], str(out / "looks.tsv"), *argv[5:-4], "--procedure", "radius-looks",
              "--radius-loss", "0.05"]  # fmt: skip
-    assert run(looks, capsys)[0] == 0
+    assert run_cli(looks)[0] == 0
     looked = pd.read_csv(out / "looks.tsv", sep="\t")
     assert len(looked) == 2 and {"look", "alpha_spent"} <= set(looked.columns)
     argv = [*argv[:4], str(out / "decide.tsv"), *argv[5:-4], "--procedure", "decide",
             "--radii", "0", "0.1"]  # fmt: skip
-    assert run(argv, capsys)[0] == 0
+    assert run_cli(argv)[0] == 0
     decided = pd.read_csv(out / "decide.tsv", sep="\t")
     assert {"certified@0", "draws@0.1"} <= set(decided.columns) and len(decided) == 2
     argv = [*argv[:4], str(out / "label.tsv"), *argv[5:], "--true-label"]
-    assert run(argv, capsys)[0] == 0
+    assert run_cli(argv)[0] == 0
     labelled = pd.read_csv(out / "label.tsv", sep="\t")
     assert list(labelled.columns) == list(decided.columns) and (labelled["n0"] == 0).all()
     assert (labelled["selected"] == labelled["label"]).all()
     for test in ("sequence", "randomised"):
         argv = [*argv[:4], str(out / f"{test}.tsv"), *argv[5:], "--test", test]
-        assert run(argv, capsys)[0] == 0
+        assert run_cli(argv)[0] == 0
         tested = pd.read_csv(out / f"{test}.tsv", sep="\t")
         assert len(tested) == 2 and ("u" in tested.columns) == (test == "randomised")
         assert tested["u"].between(0, 1).all() if test == "randomised" else True
@@ -397,12 +384,12 @@ def test_the_fewer_draw_options_write_their_logs(
 
 
 def test_data_dependent_certification_records_its_inference_mode(
-    fake_fashion_mnist: Path, checkpoint: Path, out: Path, capsys: pytest.CaptureFixture[str]
+    fake_fashion_mnist: Path, checkpoint: Path, out: Path, run_cli
 ) -> None:
     import json
 
     argv = certify(fake_fashion_mnist, checkpoint, out, "--ascent-steps", "1")
-    assert run([*argv, "--inference", "bf16_channels_last"], capsys)[0] == 0
+    assert run_cli([*argv, "--inference", "bf16_channels_last"])[0] == 0
     assert json.loads((out / "log.tsv.json").read_text())["inference"] == "bf16_channels_last"
 
 
@@ -459,12 +446,12 @@ def test_every_conflict_between_certifys_modes_is_refused_before_writing(
     fake_fashion_mnist: Path,
     checkpoint: Path,
     out: Path,
-    capsys: pytest.CaptureFixture[str],
+    run_cli,
     case: str,
 ) -> None:
     build, message = CONFLICTS[case]
     argv = certify(fake_fashion_mnist, checkpoint, out, *build(checkpoint.parent, checkpoint))
-    status, err = run(argv, capsys)
+    status, err = run_cli(argv)
     assert status == 2 and err.count("\n") == 1 and re.search(message, err), err
     assert list(out.iterdir()) == []
 
@@ -473,22 +460,22 @@ def test_data_dependent_certification_under_torchrun_is_refused_before_writing(
     fake_fashion_mnist: Path,
     checkpoint: Path,
     out: Path,
-    capsys: pytest.CaptureFixture[str],
+    run_cli,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     for name, value in {"WORLD_SIZE": "2", "RANK": "0", "LOCAL_RANK": "0"}.items():
         monkeypatch.setenv(name, value)
-    status, err = run(certify(fake_fashion_mnist, checkpoint, out, "--ascent-steps", "1"), capsys)
+    status, err = run_cli(certify(fake_fashion_mnist, checkpoint, out, "--ascent-steps", "1"))
     assert status == 2 and "run it in a single process (without torchrun)" in err, err
     assert list(out.iterdir()) == []
 
 
 def test_predict_refuses_maps_with_a_generator(
-    fake_fashion_mnist: Path, checkpoint: Path, out: Path, capsys: pytest.CaptureFixture[str]
+    fake_fashion_mnist: Path, checkpoint: Path, out: Path, run_cli
 ) -> None:
     argv = ["predict", *certify(fake_fashion_mnist, checkpoint, out)[1:5], "--quiet"]
     argv += ["--data-root", str(fake_fashion_mnist), "--generator", str(checkpoint)]
-    status, err = run([*argv, "--sigma-map", _map(checkpoint.parent)], capsys)
+    status, err = run_cli([*argv, "--sigma-map", _map(checkpoint.parent)])
     assert status == 2 and "--generator makes mu and sigma itself" in err, err
     assert list(out.iterdir()) == []
 
@@ -524,7 +511,7 @@ def test_the_options_choose_one_mode(extra: tuple[str, ...], mode: str) -> None:
 
 
 def test_reference_draws_certify_the_fp32_model_from_bf16_counts(
-    fake_fashion_mnist: Path, checkpoint: Path, out: Path, capsys: pytest.CaptureFixture[str]
+    fake_fashion_mnist: Path, checkpoint: Path, out: Path, run_cli
 ) -> None:
     import json
 
@@ -532,7 +519,7 @@ def test_reference_draws_certify_the_fp32_model_from_bf16_counts(
 
     fast = ("--inference", "bf16_channels_last")
     argv = certify(fake_fashion_mnist, checkpoint, out, *fast, "--reference-draws", "30")
-    assert run([*argv, "--fast-share", "0.7"], capsys)[0] == 0
+    assert run_cli([*argv, "--fast-share", "0.7"])[0] == 0
     log = pd.read_csv(out / "log.tsv", sep="\t")
     assert len(log) == 2 and {"m", "disagreements", "d_upper", "fast_pA_lower"} <= set(log)
     recorded = json.loads((out / "log.tsv.json").read_text())
@@ -542,7 +529,7 @@ def test_reference_draws_certify_the_fp32_model_from_bf16_counts(
         0.7,
     )
     plain = [*argv[:4], str(out / "fast.tsv"), *argv[5:-2]]
-    assert run([*plain, "--alpha", "0.0007"], capsys)[0] == 0
+    assert run_cli([*plain, "--alpha", "0.0007"])[0] == 0
     fast_log = pd.read_csv(out / "fast.tsv", sep="\t")
     assert list(fast_log["count"]) == list(log["count"])
     assert list(fast_log["pA_lower"]) == pytest.approx(list(log["fast_pA_lower"]))
@@ -570,10 +557,10 @@ def test_reference_draws_refuse_what_they_cannot_go_with(
     fake_fashion_mnist: Path,
     checkpoint: Path,
     out: Path,
-    capsys: pytest.CaptureFixture[str],
+    run_cli,
     extra: tuple[str, ...],
     message: str,
 ) -> None:
-    status, err = run(certify(fake_fashion_mnist, checkpoint, out, *extra), capsys)
+    status, err = run_cli(certify(fake_fashion_mnist, checkpoint, out, *extra))
     assert status == 2 and message in err, err
     assert not (out / "log.tsv").exists()

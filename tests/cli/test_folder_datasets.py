@@ -10,7 +10,6 @@ import torch
 from PIL import Image
 
 from rsutils import read_log
-from rsutils.cli.main import main
 from rsutils.training.models import build_model, save_checkpoint
 
 
@@ -37,27 +36,16 @@ def checkpoint(tmp_path: Path) -> Path:
     return path
 
 
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    """Exit status and stderr of ``python -m rsutils argv`` (argparse errors included)."""
-    try:
-        status = main(argv)
-    except SystemExit as stop:
-        status = int(stop.code or 0)
-    err = capsys.readouterr().err
-    assert "Traceback" not in err
-    return status, err
-
-
 def settings(out: Path, n0: bool = True) -> list[str]:
     """The log and small Monte Carlo settings (``predict`` has no ``--N0``)."""
     return [str(out), *(["--N0", "10"] if n0 else []), "--N", "50", "--batch", "50", "--quiet"]
 
 
-def test_certify_a_folder_end_to_end(tmp_path, checkpoint, capsys) -> None:
+def test_certify_a_folder_end_to_end(tmp_path, checkpoint, run_cli) -> None:
     digits = write_digits(tmp_path / "digits")
     out = tmp_path / "certify.tsv"
     argv = ["certify", f"folder:{digits}", str(checkpoint), "0.25", *settings(out)]
-    status, err = run(argv, capsys)
+    status, err = run_cli(argv)
     assert status == 0, err
     log = read_log(out)
     assert list(log["idx"]) == list(range(20))
@@ -65,14 +53,14 @@ def test_certify_a_folder_end_to_end(tmp_path, checkpoint, capsys) -> None:
     assert log["predict"].between(-1, 9).all()
 
 
-def test_predict_a_folder_of_mixed_sizes_with_image_size(tmp_path, checkpoint, capsys) -> None:
+def test_predict_a_folder_of_mixed_sizes_with_image_size(tmp_path, checkpoint, run_cli) -> None:
     digits = write_digits(tmp_path / "digits", sizes=((40, 30), (30, 50)))
     out = tmp_path / "predict.tsv"
     argv = ["predict", f"folder:{digits}", str(checkpoint), "0.25", *settings(out, n0=False)]
-    status, err = run([*argv, "--skip", "5"], capsys)
+    status, err = run_cli([*argv, "--skip", "5"])
     assert status == 2 and not out.exists()
     assert "error: " in err and "pass --image-size S" in err and len(err.splitlines()) == 1
-    status, err = run([*argv, "--skip", "5", "--image-size", "28"], capsys)
+    status, err = run_cli([*argv, "--skip", "5", "--image-size", "28"])
     assert status == 0, err
     assert list(read_log(out)["idx"]) == [0, 5, 10, 15]
 
@@ -86,22 +74,22 @@ def test_predict_a_folder_of_mixed_sizes_with_image_size(tmp_path, checkpoint, c
         (["train", "folder:x", "small_cnn"], "argument dataset: folder:x cannot be trained on"),
     ],
 )
-def test_a_bad_dataset_argument_is_refused_by_the_parser(tmp_path, argv, expected, capsys):
+def test_a_bad_dataset_argument_is_refused_by_the_parser(tmp_path, argv, expected, run_cli):
     out = tmp_path / "out"
     rest = ["model.pt", "0.25", str(out)] if argv[0] != "train" else [str(out), "--noise-sd", "1"]
-    status, err = run([*argv[:2], *rest, *argv[2:]], capsys)
+    status, err = run_cli([*argv[:2], *rest, *argv[2:]])
     assert status == 2 and expected in err and not out.exists()
 
 
 def test_a_missing_or_empty_folder_is_one_line_and_nothing_is_written(
-    tmp_path, checkpoint, capsys
+    tmp_path, checkpoint, run_cli
 ) -> None:
     out = tmp_path / "log.tsv"
     argv = ["certify", f"folder:{tmp_path / 'nowhere'}", str(checkpoint), "0.25", *settings(out)]
-    status, err = run(argv, capsys)
+    status, err = run_cli(argv)
     assert status == 2 and f"error: {tmp_path / 'nowhere'}: no such folder" in err
     (tmp_path / "empty").mkdir()
     argv[1] = f"folder:{tmp_path / 'empty'}"
-    status, err = run(argv, capsys)
+    status, err = run_cli(argv)
     assert status == 2 and "has no class folders" in err and len(err.splitlines()) == 1
     assert not out.exists()

@@ -17,7 +17,6 @@ import torch
 import torchvision
 
 from rsutils import read_log
-from rsutils.cli.main import main
 from rsutils.data import Dataset
 from rsutils.training.models import build_model, save_checkpoint
 
@@ -58,16 +57,6 @@ def certify(data: Path, model: str | Path, log: Path, *extra: str) -> list[str]:
     ]
 
 
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    try:
-        status = main(argv)
-    except SystemExit as stop:
-        status = int(stop.code or 0)
-    err = capsys.readouterr().err
-    assert "Traceback" not in err
-    return status, err
-
-
 def rows(log: Path) -> pd.DataFrame:
     return read_log(log).drop(columns="time")
 
@@ -81,11 +70,11 @@ def rows(log: Path) -> pd.DataFrame:
     ],
 )
 def test_each_source_certifies_as_the_checkpoint(
-    fake_fashion_mnist: Path, models: dict[str, Path], out: Path, capsys, name, extra
+    fake_fashion_mnist: Path, models: dict[str, Path], out: Path, run_cli, name, extra
 ) -> None:
-    assert run(certify(fake_fashion_mnist, models["model.pt"], out / "ckpt.tsv"), capsys)[0] == 0
+    assert run_cli(certify(fake_fashion_mnist, models["model.pt"], out / "ckpt.tsv"))[0] == 0
     argv = certify(fake_fashion_mnist, models[name], out / "other.tsv", *extra)
-    assert run(argv, capsys) == (0, "")
+    assert run_cli(argv) == (0, "")
     pd.testing.assert_frame_equal(rows(out / "other.tsv"), rows(out / "ckpt.tsv"))
     config = json.loads((out / "other.tsv.json").read_text())
     assert config["checkpoint"] != json.loads((out / "ckpt.tsv.json").read_text())["checkpoint"]
@@ -111,17 +100,17 @@ def test_each_source_certifies_as_the_checkpoint(
     ],
 )
 def test_a_model_that_does_not_fit_is_one_line_and_writes_nothing(
-    fake_fashion_mnist: Path, models: dict[str, Path], out: Path, capsys, name, extra, message
+    fake_fashion_mnist: Path, models: dict[str, Path], out: Path, run_cli, name, extra, message
 ) -> None:
     model = models.get(name, name)
-    status, err = run(certify(fake_fashion_mnist, model, out / "log.tsv", *extra), capsys)
+    status, err = run_cli(certify(fake_fashion_mnist, model, out / "log.tsv", *extra))
     assert status == 2 and err.startswith("error: ") and err.count("\n") == 1, err
     assert re.search(message, err), err
     assert list(out.iterdir()) == [], "a rejected command must not write anything"
 
 
 def test_torchvision_with_a_state_dict_and_normalisation(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, out: Path, capsys
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, out: Path, run_cli
 ) -> None:
     """resnet18 on a fake CIFAR-10 split: the log records the architecture, the weights'
     digest and the normalisation, and resumes only with the same ones."""
@@ -132,12 +121,12 @@ def test_torchvision_with_a_state_dict_and_normalisation(
     torch.save(torchvision.models.resnet18(num_classes=10).state_dict(), tmp_path / "w.pt")
     argv = ["certify", "cifar10", "torchvision:resnet18", "0.25", str(out / "log.tsv")]
     argv += ["--N0", "10", "--N", "20", "--quiet", "--weights", str(tmp_path / "w.pt")]
-    assert run([*argv, "--normalize", "cifar10"], capsys) == (0, "")
+    assert run_cli([*argv, "--normalize", "cifar10"]) == (0, "")
     config = json.loads((out / "log.tsv.json").read_text())
     assert config["model"] == "torchvision:resnet18" and len(config["weights"]) == 16
     assert config["normalize"]["mean"] == [0.4914, 0.4822, 0.4465]
     assert len(read_log(out / "log.tsv")) == 3
-    status, err = run([*argv, "--normalize", "imagenet"], capsys)
+    status, err = run_cli([*argv, "--normalize", "imagenet"])
     assert status == 2 and "normalize" in err, err
 
 

@@ -51,42 +51,37 @@ def certify_command(tmp_path, fake_fashion_mnist):
     return [*args, "--data-root", str(fake_fashion_mnist), "--quiet"], log
 
 
-def run(args, capsys) -> tuple[int, list[str]]:
-    from rsutils.cli import main
-
-    status = main(args)
-    return status, capsys.readouterr().err.splitlines()
-
-
-def test_a_cut_log_tail_is_one_notice_line_even_when_quiet(certify_command, capsys) -> None:
+def test_a_cut_log_tail_is_one_notice_line_even_when_quiet(certify_command, run_cli) -> None:
     args, log = certify_command
-    assert run(args, capsys) == (0, [])
+    assert run_cli(args) == (0, "")
     with open(log, "ab") as handle:
         handle.write(b"7\t3\t")  # the torn last line of a killed run
-    status, err = run(args, capsys)
+    status, err = run_cli(args)
+    err = err.splitlines()
     assert status == 0 and len(err) == 1, err
     assert err[0].startswith(f"notice: {log}: cut 4 bytes from line 5 on")
     assert "site-packages" not in err[0] and "Warning" not in err[0]
 
 
-def test_resuming_on_another_device_needs_the_flag(certify_command, capsys) -> None:
+def test_resuming_on_another_device_needs_the_flag(certify_command, run_cli) -> None:
     """A log written elsewhere (here: its sidecar says CUDA) is refused in one line,
     untouched; with --allow-device-change it is resumed and says where it came from."""
     args, log = certify_command
     fewer = list(args)
     fewer[args.index("--max") + 1] = "2"
-    assert run(fewer, capsys) == (0, [])
+    assert run_cli(fewer) == (0, "")
     sidecar = log.with_name("log.tsv.json")
     recorded = json.loads(sidecar.read_text())
     assert (recorded["device"], recorded["rows"]) == ("cpu", 100)
     sidecar.write_text(json.dumps({**recorded, "device": "cuda", "rows": 1000}))
     before = log.read_bytes()
 
-    status, err = run(args, capsys)
+    status, err = run_cli(args)
+    err = err.splitlines()
     assert status == 2 and len(err) == 1 and "--allow-device-change" in err[0]
     assert "written on cuda (1000 rows" in err[0] and log.read_bytes() == before
 
-    assert run([*args, "--allow-device-change"], capsys) == (0, [])
+    assert run_cli([*args, "--allow-device-change"]) == (0, "")
     after = json.loads(sidecar.read_text())
     assert after["device"] == "cpu" and after["adopted_devices"] == [
         {"device": "cuda", "rows": 1000}
