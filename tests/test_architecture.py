@@ -49,12 +49,13 @@ INNER_LAYERS: dict[str, tuple[tuple[str, ...], ...]] = {
     ),
     "book": (
         (
-            "chapter", "experiments", "glue", "manual", "margins", "measurements", "plots",
-            "profiles", "recipe_grid", "replicated", "replicates",
+            "chapter", "choice", "experiments", "glue", "interactive", "manual", "margins",
+            "measurements", "plots", "profiles", "recipe_grid", "replicated", "replicates",
         ),
         ("papers",),
         ("audit",),
         ("chapters",),
+        ("findings",),
     ),
 }  # fmt: skip
 #: The public surface, which may import every part.

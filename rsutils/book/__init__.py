@@ -20,6 +20,7 @@ except ImportError as missing:
     ) from missing
 
 from rsutils.book.chapter import Chapter, run_at_table
+from rsutils.book.choice import run_chose
 from rsutils.book.experiments import Experiments, trained_model, training_sigmas
 from rsutils.book.glue import glue_all, glue_fields, glue_table
 from rsutils.book.manual import kill_part_way, run_command, show_refusals
@@ -39,6 +40,7 @@ __all__ = [
     "kill_part_way",
     "plot_curves",
     "run_at_table",
+    "run_chose",
     "run_command",
     "setup_style",
     "show_refusals",
