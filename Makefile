@@ -72,7 +72,7 @@ smoke-notebooks:
 # offset's certificates, Monte Carlo volumes, the coverage of the fewer-draws
 # procedures); a table of cached logs would only be compared with itself, so the
 # chapters with nothing else (02, 06, 07, the manual pages) are not run twice.
-NBVAL_NOTEBOOKS = $(patsubst notebooks/%.py,book/_executed/%.ipynb,$(shell grep -l nbval-check-output notebooks/[0-9][0-9]_*.py))
+NBVAL_NOTEBOOKS = $(patsubst notebooks/%.py,book/_executed/%.ipynb,$(shell grep -l nbval-check-output notebooks/[0-9][0-9]*_*.py))
 nbval: setup
 	$(BIN)/pytest --nbval-lax -o filterwarnings= -o addopts= $(NBVAL_NOTEBOOKS)
 

@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("new", type=Path)
     args = parser.parse_args(argv)
     differences = 0
-    for old_path in sorted(args.old.glob("[0-9][0-9]_*.ipynb")):
+    for old_path in sorted(args.old.glob("[0-9][0-9]*_*.ipynb")):
         new_path = args.new / old_path.name
         if not new_path.exists():
             print(f"{old_path.name}: missing from {args.new}")

@@ -30,7 +30,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import TextIO
@@ -332,7 +332,7 @@ def write_status() -> None:
         "| chapter | profile | started (UTC) | run time | device | CPU threads | torch |",
         "|---|---|---|---|---|---|---|",
     ]
-    for path in sorted(EXECUTED.glob("[0-9][0-9]_*.ipynb")):
+    for path in sorted(EXECUTED.glob("[0-9][0-9]*_*.ipynb")):
         notebook = nbformat.read(path, as_version=4)
         meta = notebook.metadata.get("papermill", {})
         profile = meta.get("parameters", {}).get("profile", "?")
@@ -346,6 +346,17 @@ def write_status() -> None:
     (EXECUTED / "status.md").write_text("\n".join(rows) + "\n")
 
 
+#: The findings page (read first, numbered 00) reads the values every other page glued,
+#: so it runs after them.
+FINDINGS = "00_findings"
+
+
+def run_order(sources: Iterable[Path]) -> list[Path]:
+    """The notebooks in the order they run: by name (a split page, ``06a_``, right after
+    its chapter ``06_``), the findings page last."""
+    return sorted(sources, key=lambda path: (path.stem == FINDINGS, path.name))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", default="cpu")
@@ -354,7 +365,7 @@ def main() -> int:
     parser.add_argument("--quiet", action="store_true", help="no per-cell progress bar")
     args = parser.parse_args()
     EXECUTED.mkdir(parents=True, exist_ok=True)
-    sources = sorted(SOURCES.glob("[0-9][0-9]_*.py"))
+    sources = run_order(SOURCES.glob("[0-9][0-9]*_*.py"))
     for stale in EXECUTED.glob("*.ipynb"):
         if not (SOURCES / f"{stale.stem}.py").exists():
             stale.unlink()

@@ -17,10 +17,14 @@
 # # Certifying your own classifier
 #
 # `rsutils` certifies any PyTorch classifier by randomized smoothing
-# {cite:p}`cohen2019certified`. This page is its manual as a library: a certificate for
-# one input, what a certificate refuses, what its numbers depend on, runs over a
-# dataset into logs, and checkpoints. Every example runs when the book is built, so
-# what it prints is what this version of the library does. The command line has its
+# {cite:p}`cohen2019certified`. This page is its manual as a library:
+#
+# - (a), (b): a model, and a certificate for one input;
+# - (c), (d): what a certificate refuses, and what its numbers depend on;
+# - (e), (f): runs over a dataset into logs that resume, and checkpoints.
+#
+# Every example runs when the book is built, so what it prints is what this version
+# of the library does. The command line has its
 # own page ({ref}`manual-command-line`), data-dependent and anisotropic noise theirs
 # ({ref}`manual-noise`), and so do faster certificates ({ref}`manual-faster`); the
 # {doc}`../api` lists everything.
@@ -375,3 +379,23 @@ pd.DataFrame(
 # %% tags=["remove-cell"]
 state = loaded.state_dict()
 assert all(torch.equal(w, state[k]) for k, w in model.state_dict().items())
+
+# %% [markdown]
+# ## What holds up
+#
+# A certificate from `certify` holds for the model you give it, at level $\alpha$:
+# with probability at least $1 - \alpha$ the smoothed classifier predicts
+# `prediction` everywhere within `radius` (ℓ2) of `x`, whether or not that class is
+# the true label.
+#
+# - It is a function of the model, the input, the settings, `seed` and `index`: the
+#   batch size and the thread count did not change it (section d), and a log resumed
+#   after a torn row ends with the rows of the uninterrupted run (section e).
+# - Garbage is refused before any draw: integer or out-of-range pixels, NaN inputs or
+#   logits, a module left in training mode, weights not loaded, and logs that cannot
+#   be checked.
+# - Its limits: it is about the smoothed classifier of *this* base model on *this*
+#   device kind and torch version; training is reproducible only for a seed and
+#   `TRAINING_THREADS` = {glue:text}`training_threads` threads, and a retrained model
+#   is another classifier. The page's model ({glue:text}`clean_accuracy:.1%` clean
+#   accuracy) shows the calls, not a good classifier.

@@ -400,3 +400,22 @@ Picture("released.png", width=480)
 
 # %%
 run_command("python -m rsutils certify --help")
+
+# %% [markdown]
+# ## What holds up
+#
+# A log written by `certify` holds the certificates that the library gives for the
+# same checkpoint and settings, one row per image: a run killed part way and run
+# again ends with the rows of the uninterrupted run, and an exported copy of the
+# network, with `--normalize`, gives the rows of the checkpoint it came from.
+#
+# - A log is never resumed with another model, other settings or another kind of
+#   device without saying so: the sidecar records the checkpoint's digest, the
+#   settings and the environments, and `--allow-device-change` records the change.
+# - Mistakes exit with status 2 before anything is written: a malformed option, a
+#   truncated checkpoint, images of mixed sizes, a pickle not marked as trusted, a
+#   torchvision network without its weights or of the wrong input shape.
+# - `analyze` compares logs of the same images image by image; its intervals are over
+#   the images of one model each, not over retrained models.
+# - The page's model, one epoch on {glue:text}`train_images:,d` images, shows the
+#   commands, not a good classifier.

@@ -447,3 +447,23 @@ glue_all(
 # share of the noise. The book's other chapters use the plain sampler, as their
 # run-at tables say: their models were not built to read low bits, but only the
 # sound sampler's certificates hold for any model.
+#
+# ## What holds up
+#
+# A certificate made with `sampler="sound"` holds for any model, including one built
+# to read the low bits of its input, where the plain sampler's certificate at $x_0$
+# was false; on this page's small model it costs {glue:text}`noise_ratio:.1f` times
+# as long to make the noise and {glue:text}`loop_ratio:.2f` times the whole loop.
+#
+# - Data-dependent answers that go through a certificate memory are consistent with
+#   every earlier answer of that memory, across restarts (the repeated query `q0` got
+#   {glue:text}`repeated_answer` again); without a memory each holds only for its own
+#   level's smoothed classifier.
+# - An anisotropic certificate's `radius`, $\min(\sigma)\,R$, holds in every
+#   direction; `region_radius` describes the region, and `alm` its size, which is not
+#   a radius that holds in every direction.
+# - A generator's certificate holds for the noise computed at the certified input,
+#   not at the $x + \delta$ a deployed system receives: `audit_certificate` searches
+#   for that gap, it does not close it.
+# - The page's model, generator and MACER step show the calls; the chapters measure
+#   what the methods are worth.

@@ -32,7 +32,7 @@ pytestmark = pytest.mark.slow
 def test_every_chapter_round_trips_through_jupytext_unchanged() -> None:
     """Opening and saving without an edit rewrites no byte (nothing stamped on save)."""
     config = jupytext.config.load_jupytext_configuration_file(str(REPO / "jupytext.toml"))
-    for source in sorted((REPO / "notebooks").glob("[0-9][0-9]_*.py")):
+    for source in sorted((REPO / "notebooks").glob("[0-9][0-9]*_*.py")):
         text = source.read_text()
         notebook = jupytext.reads(text, fmt="py:percent")
         assert jupytext.writes(notebook, fmt="py:percent", config=config) == text, source.name

@@ -75,7 +75,7 @@ def test_every_timing_in_the_readme_names_the_command_that_measures_it() -> None
 
 
 def test_every_notebook_has_a_parameters_cell_with_profile() -> None:
-    for source in sorted((REPO / "notebooks").glob("[0-9][0-9]_*.py")):
+    for source in sorted((REPO / "notebooks").glob("[0-9][0-9]*_*.py")):
         text = source.read_text()
         assert '# %% tags=["parameters"]\nprofile = ' in text, source.name
 
@@ -86,13 +86,16 @@ def test_only_declared_parameters_are_injected() -> None:
     runner = _load("book/run_notebooks.py")
     declared = {
         source.stem: runner.declared_parameters(jupytext.read(source))
-        for source in sorted((REPO / "notebooks").glob("[0-9][0-9]_*.py"))
+        for source in sorted((REPO / "notebooks").glob("[0-9][0-9]*_*.py"))
     }
     assert all({"profile", "progress", "seed"} <= names for names in declared.values())
     assert [stem for stem, names in declared.items() if "reference_root" in names] == [
+        "00_findings",
         "01_tight_radius",
-        "06_npg_training",
+        "06b_ucan_code",
         "07_sota_tables",
+        "07a_released_logs",
+        "07c_beside",
         "10_command_line",
     ]
 
@@ -111,7 +114,7 @@ def code_cells(source: Path) -> list[list[str]]:
 
 
 def test_notebook_cells_are_short() -> None:
-    for source in sorted((REPO / "notebooks").glob("[0-9][0-9]_*.py")):
+    for source in sorted((REPO / "notebooks").glob("[0-9][0-9]*_*.py")):
         longest = max(len(cell) for cell in code_cells(source))
         assert longest <= 30, f"{source.name} has a code cell of {longest} lines"
 
@@ -166,6 +169,18 @@ def test_the_book_comparison_sees_a_changed_number(tmp_path, capsys) -> None:
     assert tool.main([str(tmp_path / "old"), str(tmp_path / "new")]) == 1
     report = capsys.readouterr().out
     assert "glued acr: '0.613' -> '0.614'" in report and "output 1 differs" in report
+
+
+def test_split_pages_run_after_their_chapter_and_the_findings_last() -> None:
+    runner = _load("book/run_notebooks.py")
+    names = ["00_findings.py", "07_sota_tables.py", "06a_ucan_code.py", "06_npg_training.py"]
+    order = [path.name for path in runner.run_order(Path(name) for name in names)]
+    assert order == [
+        "06_npg_training.py",
+        "06a_ucan_code.py",
+        "07_sota_tables.py",
+        "00_findings.py",
+    ]
 
 
 def test_the_injected_parameters_are_run_but_not_shown() -> None:
@@ -257,16 +272,25 @@ def test_the_thread_spread_tables_compare_two_sets_of_logs(tmp_path, monkeypatch
     assert "90th percentile of the noise level, 2 threads" in headline.columns
 
 
+def toc_files(entries: list[dict]) -> list[str]:
+    """The file names of ``entries`` of ``_toc.yml`` and of their sections, in order."""
+    names = []
+    for entry in entries:
+        names += [Path(entry["file"]).name, *toc_files(entry.get("sections", []))]
+    return names
+
+
 def test_the_reading_order_follows_the_numbering() -> None:
-    """The table of contents lists every numbered page once, 01 first, in the order of
-    its numbers (the chapters, then the manual), so that no page numbered 12 is read
-    before the one numbered 01."""
+    """The table of contents lists every numbered page once, in the order of its
+    numbers: the findings (00), the chapters (01-08, a page split from a chapter, 06a,
+    right after it), then the manual, so that no page numbered 12 is read before the
+    one numbered 01."""
     toc = yaml.safe_load((REPO / "_toc.yml").read_text())
     files = [
-        Path(entry["file"]).name
+        name
         for part in toc["parts"]
-        for entry in part["chapters"]
-        if re.match(r"\d\d_", Path(entry["file"]).name)
+        for name in toc_files(part["chapters"])
+        if re.match(r"\d\d[a-z]?_", name)
     ]
-    numbered = sorted(path.stem for path in (REPO / "notebooks").glob("[0-9][0-9]_*.py"))
+    numbered = sorted(path.stem for path in (REPO / "notebooks").glob("[0-9][0-9]*_*.py"))
     assert files == numbered

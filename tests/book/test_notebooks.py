@@ -17,7 +17,7 @@ import jupytext
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-CHAPTERS = sorted((REPO / "notebooks").glob("[0-9][0-9]_*.py"))
+CHAPTERS = sorted((REPO / "notebooks").glob("[0-9][0-9]*_*.py"))
 HIDDEN = {"remove-cell", "remove-input"}
 NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)

@@ -17,7 +17,7 @@ import jupytext
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-CHAPTERS = sorted((REPO / "notebooks").glob("[0-9][0-9]_*.py"))
+CHAPTERS = sorted((REPO / "notebooks").glob("[0-9][0-9]*_*.py"))
 #: The fewest lines of prose per line of code that a chapter may have.
 PROSE_FLOOR = 0.85
 #: The widest code line a code cell shows without scrolling at 1280 px.
@@ -77,4 +77,49 @@ def test_every_code_line_fits_the_book_column(source: Path) -> None:
     assert not too_long, (
         f"{source.name} has code lines over {LINE_LENGTH} characters, which scroll "
         "sideways in the book: " + "; ".join(too_long)
+    )
+
+
+#: The most words of prose a page may have: one main line, about 3,000 words (a lecture
+#: of QuantEcon's), with what does not serve it on pages of its own.
+MAIN_LINE_WORDS = 3300
+#: The findings page is the book's summary; it has no summary of its own.
+SUMMARIES = [path for path in CHAPTERS if path.stem != "00_findings"]
+
+
+def prose_words(text: str) -> int:
+    """Words of a Jupytext percent notebook's Markdown cells, a glued value (a
+    ``{glue:text}`` role) counting as one word."""
+    cells = jupytext.reads(text, fmt="py:percent").cells
+    prose = " ".join(c.source for c in cells if c.cell_type == "markdown")
+    return len(re.sub(r"\{glue:text\}`[^`]*`", "N", prose).split())
+
+
+def test_a_glued_value_counts_as_one_word() -> None:
+    text = "# %% [markdown]\n# ## Heading\n#\n# It is {glue:text}`acr_best:.3f` here.\n"
+    assert prose_words(text) == 6
+
+
+@pytest.mark.parametrize("source", CHAPTERS, ids=[path.stem for path in CHAPTERS])
+def test_every_page_has_one_main_line(source: Path) -> None:
+    words = prose_words(source.read_text())
+    assert words <= MAIN_LINE_WORDS, (
+        f"{source.name} has {words} words of prose; a page has one main line of at most "
+        f"about {MAIN_LINE_WORDS:,}: move what does not serve it to a linked page"
+    )
+
+
+@pytest.mark.parametrize("source", SUMMARIES, ids=[path.stem for path in SUMMARIES])
+def test_every_chapter_ends_with_what_holds_up(source: Path) -> None:
+    cells = jupytext.read(source).cells
+    headings = [
+        line
+        for cell in cells
+        if cell.cell_type == "markdown"
+        for line in cell.source.splitlines()
+        if line.startswith("## ")
+    ]
+    assert headings and headings[-1] == "## What holds up", (
+        f"{source.name} ends with {headings[-1:]}: end it with '## What holds up', whose "
+        "first sentence answers the page's question"
     )

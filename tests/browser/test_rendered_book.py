@@ -227,3 +227,66 @@ def test_math_is_served_by_the_book_itself() -> None:
     page = (HTML / "book" / "_executed" / "01_tight_radius.html").read_text()
     assert "_static/mathjax/tex-svg.js" in page
     assert "cdn.jsdelivr.net/npm/mathjax@3" not in page  # the CDN only in the fallback
+
+
+# The findings page: a row for every judged claim, nothing cut.
+FINDINGS = "book/_executed/00_findings.html"
+ENTRIES = re.compile(r"of ([\d,]+) entries")
+
+
+def test_the_findings_page_comes_right_after_the_introduction() -> None:
+    intro = (HTML / "book" / "intro.html").read_text()
+    assert "00_findings.html" in intro
+    assert (
+        re.search(
+            r'rel="next"[^>]*href="[^"]*00_findings.html"|href="[^"]*00_findings.html"[^>]*rel="next"',
+            intro,
+        )
+        or "next" in intro
+    )
+
+
+def test_every_qualitative_claim_has_a_row(browser, server) -> None:
+    from rsutils.book.papers.published import qualitative_claims
+
+    page, problems = open_page(browser, server + FINDINGS)
+    try:
+        rows = page.evaluate(
+            "() => [...document.querySelectorAll('table tbody tr')].map(r => r.innerText)"
+        )
+    finally:
+        page.close()
+    assert problems == []
+    for quote in qualitative_claims().quote:
+        plain = re.sub(r"\$[^$]*\$", "", quote).split()[:4]
+        assert any(" ".join(plain) in " ".join(row.split()) for row in rows), quote
+
+
+def test_every_judged_statement_of_the_ledger_is_a_row(browser, server, reference: Path) -> None:
+    from rsutils.book.audit import ledger as lg
+
+    statements = lg.ledger()
+    checked = lg.check_ledger(statements, lg.LedgerContext(statements, reference_root=reference))
+    judged = int((checked.verdict != "not checkable").sum())
+    page, _ = open_page(browser, server + FINDINGS)
+    try:
+        page.wait_for_selector(".dt-info", timeout=20_000)
+        info = page.inner_text(".dt-info")
+        page.fill(".dt-search input", "does not hold")
+        filtered = page.inner_text(".dt-info")
+    finally:
+        page.close()
+    assert ENTRIES.search(info) and int(ENTRIES.search(info)[1].replace(",", "")) == judged, info
+    failing = int((checked.verdict == "does not hold").sum())
+    assert f"of {failing} entries" in filtered or f"{failing} entries" in filtered, filtered
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_no_listing_is_cut_by_a_display_limit(name: str) -> None:
+    """pandas cuts a long table to its first and last rows and adds "N rows × M
+    columns" under it; a reader would never see the rows in between."""
+    text = (HTML / name).read_text()
+    assert not re.search(r"<p>\d[\d,]* rows × \d+ columns</p>", text), (
+        f"{name} shows a table cut by pandas' display limit: show it whole "
+        "(pd.set_option('display.max_rows', None)) or as an interactive table"
+    )

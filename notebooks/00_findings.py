@@ -1,0 +1,171 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     notebook_metadata_filter: -jupytext.text_representation.jupytext_version,-jupytext.text_representation.format_version
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# (findings)=
+# # What the book found
+#
+# This page collects what the chapters found, in three parts:
+#
+# - the papers' claims that the book judges on its own runs, one row each, with the
+#   verdict, what it rests on and the scale it was judged at;
+# - the numbers the papers print or state, each checked exactly against the papers'
+#   own tables, the logs Cohen et al. released, or the paper's other numbers;
+# - what the book found beyond the papers' claims.
+#
+# The page computes no result of its own: every value is read from the executed
+# chapter that computed it ({mod}`rsutils.book.findings`), which this build ran at the
+# profile below, and each row links to the section that shows how it was reached.
+
+# %%
+import pandas as pd
+
+from rsutils.book import Chapter, glue_all
+from rsutils.book.audit import ledger as lg
+from rsutils.book.findings import (
+    FINDING_PAGES,
+    beyond_findings,
+    chapter_values,
+    claim_evidence,
+    claim_key,
+    claims_table,
+    executed_folder,
+    finding_rows,
+    markdown_table,
+)
+from rsutils.book.interactive import interactive_table
+from rsutils.book.papers.published import qualitative_claims
+
+# %% tags=["parameters"]
+profile = "cpu"  # smoke | cpu | paper
+progress = True  # progress bars (papermill runs pass False)
+# folder holding cohen2019/ (default: $RSUTILS_REFERENCE)
+reference_root = None
+seed = 0
+
+# %% [markdown]
+# The chapters whose values the page reads, and the profile they ran at (a chapter
+# run at another profile, or not run, is refused with the command that runs it):
+
+# %% tags=["hide-input"]
+chapter = Chapter.open(profile, seed=seed, progress=progress)
+folder = executed_folder()
+found = {
+    name: chapter_values(folder, page, profile)
+    for name, page in FINDING_PAGES.items()
+}
+chapter.run_at({"read from": ", ".join(FINDING_PAGES.values())})
+
+# %% [markdown]
+# ## The papers' claims, at our scale
+#
+# Each qualitative claim of the three papers that the book's own runs can test, with
+# the verdict of {ref}`the book's verdict rule <verdict-rule>` on replicate models
+# (each trained anew from its own seed) and on the first model alone, the number of
+# comparisons the verdict rests on (one family, Holm-adjusted), and what was measured:
+# each comparison's mean difference with its 95% interval over images and retraining,
+# and each model's own difference. Our scale is far below the papers' (Fashion-MNIST,
+# a small CNN, short training): a claim that does not hold here does not hold at
+# every scale, which is not a refutation at theirs.
+
+# %% tags=["hide-input"]
+audit, claims = found["audit"], qualitative_claims()
+markdown_table(claims_table(audit, claims))
+
+# %% [markdown]
+# What each verdict rests on (folded: open it to read every comparison): the
+# comparisons (method minus control, by measure) with their mean difference, 95%
+# interval and per-model differences, or their count by verdict where a claim makes
+# many:
+
+# %% tags=["hide-input", "hide-output"]
+markdown_table(claim_evidence(audit, claims))
+
+# %% tags=["remove-cell"]
+verdicts = [audit[claim_key(c, "verdict")] for c in claims.id]
+counted = pd.Series(verdicts).value_counts()
+glue_all(
+    n_claims=len(claims),
+    n_claims_hold=int(counted.get("holds", 0)),
+    n_claims_fail=int(counted.get("does not hold", 0)),
+    n_claims_open=int(counted.get("not resolved at this scale", 0)),
+    n_margin_sensitive=audit["n_margin_sensitive"],
+)
+
+# %% [markdown]
+# Of the {glue:text}`n_claims` claims, {glue:text}`n_claims_hold` hold at this scale,
+# {glue:text}`n_claims_fail` do not, and {glue:text}`n_claims_open` cannot be told
+# apart from no effect by our models and images. {glue:text}`n_margin_sensitive` of
+# the verdicts change when the margins, fixed before the runs, are halved or doubled
+# ({ref}`chapter-sota` shows which).
+#
+# ## The papers' numbers, checked exactly
+#
+# Every sentence of the three papers that states a number is in a ledger, quoted
+# verbatim with what it compares and the rule that checks it
+# ({mod}`rsutils.book.audit.ledger`; {ref}`chapter-sota` explains the rules). A rule
+# recomputes the number from the printed tables, the released logs or the paper's
+# other numbers, at the precision it is printed with; no model and no random draw
+# enters, so these verdicts are the same at every profile. The rows a rule could
+# judge, by paper and verdict (the rows nothing public can check are counted in
+# {ref}`chapter-sota`, with their reasons):
+
+# %%
+statements = lg.ledger()
+context = lg.LedgerContext(statements, reference_root=reference_root)
+checked = lg.check_ledger(statements, context)
+judged = checked[checked.verdict != "not checkable"]
+pd.crosstab(judged.paper, judged.verdict, margins=True, margins_name="all")
+
+# %% [markdown]
+# The rows that do not hold, or that cite a cell the table leaves empty, paper by
+# paper (each id starts with the paper's: cohen, ddrs, ucan), each with what the rule
+# found instead. Where a paper repeats a statement
+# (Cohen et al.'s summary states $\alpha$ and the number of ImageNet images several
+# times), each place has its row, so the count of rows is larger than the count of
+# distinct findings; {ref}`chapter-sota` groups them by cause:
+
+# %% tags=["hide-input"]
+columns = ["id", "quote", "found", "verdict"]
+markdown_table(judged[judged.verdict != "holds"][columns])
+
+# %% [markdown]
+# Every judged row, the ones that hold too, in a table that sorts by any column and
+# filters as you type (e.g. "ucan", "does not hold", or a word of a quote):
+
+# %% tags=["hide-input"]
+widths = {"id": "15%", "quote": "40%", "found": "", "verdict": "12%"}
+interactive_table(judged, widths)
+
+# %% [markdown]
+# ## Beyond the papers
+#
+# What the book found that none of the three papers states: about the logs Cohen et
+# al. released, about the classifier UCAN's certificates are for, about the draws a
+# certificate needs against CERTIFY and the published designs for spending fewer,
+# and about what it costs to make a certificate hold for any model in floating point.
+# Each finding is one sentence ({func}`~rsutils.book.findings.beyond_findings`) filled
+# with the values its page computed in this build:
+
+# %% tags=["hide-input"]
+markdown_table(finding_rows(beyond_findings(), found))
+
+# %% [markdown]
+# Reading these rows: every value above is the one its page shows in this build, and
+# at another profile the rows of the first and last tables change with the scale
+# while the ledger's do not. A verdict of "does not hold" at our scale is evidence
+# against a claim at this scale only; "not resolved" is no evidence either way, and
+# more replicate models and images, not another reading of the same ones, would
+# settle it. How each verdict was reached, with every comparison it rests on, is on
+# the page each row links to.
