@@ -104,10 +104,11 @@ glue_all(
 )
 
 # %% [markdown]
-# Of the {glue:text}`n_claims` claims, {glue:text}`n_claims_hold` hold at this scale,
-# {glue:text}`n_claims_fail` do not, and {glue:text}`n_claims_open` cannot be told
-# apart from no effect by our models and images. {glue:text}`n_margin_sensitive` of
-# the verdicts change when the margins, fixed before the runs, are halved or doubled
+# The replicate models' verdicts over the {glue:text}`n_claims` claims: "holds" for
+# {glue:text}`n_claims_hold`, "does not hold" for {glue:text}`n_claims_fail`, and
+# "not resolved at this scale" for {glue:text}`n_claims_open`, where our models and
+# images cannot tell the effect from none. {glue:text}`n_margin_sensitive` of the
+# verdicts change when the margins, fixed before the runs, are halved or doubled
 # ({ref}`chapter-sota` shows which).
 #
 # ## The papers' numbers, checked exactly
@@ -162,10 +163,10 @@ interactive_table(judged, widths)
 markdown_table(finding_rows(beyond_findings(), found))
 
 # %% [markdown]
-# Reading these rows: every value above is the one its page shows in this build, and
-# at another profile the rows of the first and last tables change with the scale
-# while the ledger's do not. A verdict of "does not hold" at our scale is evidence
-# against a claim at this scale only; "not resolved" is no evidence either way, and
-# more replicate models and images, not another reading of the same ones, would
-# settle it. How each verdict was reached, with every comparison it rests on, is on
-# the page each row links to.
+# Reading these rows: every value above is the one its page shows in this build. At
+# another profile the claims' verdicts and the measured findings change with the
+# scale, while the ledger's verdicts and what the released logs imply do not. A
+# verdict of "does not hold" at our scale is evidence against a claim at this scale
+# only; "not resolved" is no evidence either way, and more replicate models and
+# images, not another reading of the same ones, would settle it. How each verdict
+# was reached, with every comparison it rests on, is on the page each row links to.

@@ -755,8 +755,29 @@ glue_all(
 #
 # ## What holds up
 #
-# No: UCAN's certification-wise certificates hold for $g_x$, a classifier nobody
-# deploys, and not for the classifier a user runs, on which the audit contradicts
+# Whether the certificates hold for the classifier one deploys, as the audit of every
+# replicate model answers it. A contradiction the search finds is a proof that a
+# certificate is false; a search that finds none proves nothing, so the answer is
+# "no" only when every replicate model yields one, and otherwise says what was not
+# shown. For either answer to mean anything, the controls audited inside their own
+# certificates (the frozen generator and the isotropic classifier) must show no
+# contradiction: their counts follow the answer.
+
+# %%
+run_chose(
+    "the audit contradicts a certificate of the deployed "
+    "classifier on every replicate model",
+    bool((audit_by_model["rate"] > 0).all()),
+    "No: UCAN's certification-wise certificates hold for g_x, "
+    "a classifier nobody deploys, and not for the classifier a "
+    "user runs.",
+    "Not shown here: on some replicate model the audit found "
+    "no contradiction, which does not make the certificates "
+    "sound (the search's power is measured below).",
+)
+
+# %% [markdown]
+# On the deployed classifier the audit contradicts
 # {glue:text}`rate_deployed` of the audited certificates (between
 # {glue:text}`audit_rate_low:.0%` and {glue:text}`audit_rate_high:.0%` over the
 # replicate models) while the controls inside their own certificates show
