@@ -24,9 +24,11 @@
 #   own tables, the logs Cohen et al. released, or the paper's other numbers;
 # - what the book found beyond the papers' claims.
 #
-# The page computes no result of its own: every value is read from the executed
-# chapter that computed it ({mod}`rsutils.book.findings`), which this build ran at the
-# profile below, and each row links to the section that shows how it was reached.
+# The page measures nothing of its own: every value of the claims and of the book's own
+# findings is read from the executed page that computed it
+# ({mod}`rsutils.book.findings`), which this build ran at the profile below; the
+# ledger's exact checks are run again here by the same rules (a few seconds, no
+# model). Each row links to the section that shows how it was reached.
 
 # %%
 import pandas as pd

@@ -314,9 +314,10 @@ glue_all(
 # %% [markdown]
 # The plain loop's throughput over the sound loop's is
 # {glue:text}`sound_cost_fp32:.2f` in float32 and {glue:text}`sound_cost_bf16:.2f` in
-# `bf16_channels_last` (1: the sound sampler costs nothing). The faster the forward
-# pass, the larger the share of the noise. The run is short and the machine shared,
-# so a ratio near 1 is within its timing noise.
+# `bf16_channels_last` (1: the sound sampler costs nothing). The noise costs the same
+# in both modes, so the faster the forward pass, the larger its share of the loop.
+# The run is short and the machine shared, and the spread of its rounds is not
+# measured here: a ratio near 1 is no evidence of a cost either way.
 #
 # `device-check` (`make gpu-check`) runs such tables for the small CNN and a CIFAR-10
 # ResNet-110 in every inference mode, on the CPU and on each CUDA GPU, and more. On a
@@ -439,6 +440,6 @@ assert not said.isin(["rises", "falls"]).any()
 #   {glue:text}`train_speedup:.1f` times as fast, and the plain sampler's loop ran
 #   {glue:text}`sound_cost_fp32:.2f` and {glue:text}`sound_cost_bf16:.2f` times as
 #   fast as the sound one's, in float32 and bf16. Time your own CPU.
-# - Models trained in bf16 certify as those trained in fp32:
+# - Models trained in bf16 against those trained in fp32:
 #   {glue:text}`bf16_equivalent` of {glue:text}`bf16_comparisons` comparisons are
-#   equivalent within the margin, over {glue:text}`bf16_seeds` seeds per $\sigma$.
+#   equivalent within the margin (the run's choice above says what that means), over {glue:text}`bf16_seeds` seeds per $\sigma$.

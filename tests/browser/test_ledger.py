@@ -10,12 +10,9 @@ page of rows, and it fits the text column at 1280 px.
 
 from __future__ import annotations
 
-import functools
-import http.server
 import os
 import re
 import shutil
-import threading
 from pathlib import Path
 
 import pytest
@@ -39,34 +36,6 @@ LEDGER = "div.dt-container:has(table[id^='itables_'])"
 RAW_TEX = re.compile(r"\$[^$\s][^$]*\$|\\%")
 #: Where an online copy of DataTables would be fetched from.
 CDNS = ("dt_for_itables", "cdn.datatables.net", "cdn.jsdelivr.net/npm/datatables")
-
-
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args) -> None:
-        pass
-
-
-@pytest.fixture(scope="module")
-def server():
-    handler = functools.partial(QuietHandler, directory=str(HTML))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
-    httpd.shutdown()
-    httpd.server_close()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if CHROMIUM is None:
-        raise RuntimeError("the browser test needs Debian's chromium (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
-        yield launched
-        launched.close()
 
 
 @pytest.fixture

@@ -10,12 +10,9 @@ column at the narrowest common desktop width.
 
 from __future__ import annotations
 
-import functools
-import http.server
 import os
 import re
 import shutil
-import threading
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -100,34 +97,6 @@ TOO_WIDE = """() => {
   }
   return found;
 }"""
-
-
-@pytest.fixture(scope="module")
-def server():
-    handler = functools.partial(QuietHandler, directory=str(HTML))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
-    httpd.shutdown()
-    httpd.server_close()
-
-
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args) -> None:
-        pass
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if CHROMIUM is None:
-        raise RuntimeError("the browser test needs Debian's chromium (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
-        yield launched
-        launched.close()
 
 
 def open_page(browser, url: str, viewport: dict[str, int] | None = None):
