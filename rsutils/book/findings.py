@@ -144,16 +144,17 @@ def claim_key(claim: str, field: str) -> str:
 
 def claims_table(audit: Mapping[str, object], claims: pd.DataFrame) -> pd.DataFrame:
     """One row per claim of ``claims`` (:func:`~rsutils.book.papers.published.qualitative_claims`):
-    the claim quoted with its paper (a citation), the verdict of the replicate models and of
-    the first model alone, the scale it was judged at and links to where its runs are
-    measured and where it is judged, from the values ``audit`` (the audit chapter's)
-    glued. A claim :data:`CLAIM_RUNS` does not place raises :class:`KeyError`."""
+    the claim quoted with its paper (a citation) and its place there, the verdict of the
+    replicate models and of the first model alone, the scale it was judged at and links
+    to where its runs are measured and where it is judged, from the values ``audit``
+    (the audit chapter's) glued. A claim :data:`CLAIM_RUNS` does not place raises
+    :class:`KeyError`."""
     rows = []
     for claim in claims.itertuples():
         label, scale = CLAIM_RUNS[claim.id]
         rows.append(
             {
-                "claim": f"“{claim.quote}” ({{cite:t}}`{PAPERS[claim.paper]}`)",
+                "claim": f"“{claim.quote}” ({{cite:t}}`{PAPERS[claim.paper]}`, {claim.place})",
                 "verdict": audit[claim_key(claim.id, "verdict")],
                 "one model says": audit[claim_key(claim.id, "one_model")],
                 "judged at": SCALES[scale].format(**audit) if scale else "exact",

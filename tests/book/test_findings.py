@@ -104,7 +104,7 @@ def test_every_qualitative_claim_has_a_row_with_its_scale_and_links() -> None:
     assert row["verdict"] == "ddrs-cohen-ds verdict"
     assert row["judged at"] == "5 models × 40 images, n = 10,000"
     assert row["shown in"] == "{ref}`chapter-sigma-ascent`"
-    assert row["claim"].endswith("({cite:t}`alfarra2022data`)")
+    assert row["claim"].endswith("({cite:t}`alfarra2022data`, results)")
     exact = table.set_index(claims.id).loc["cohen-samples", "judged at"]
     assert exact == "exact"
     evidence = claim_evidence(audit_values(), claims)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -102,6 +103,29 @@ def test_every_qualitative_claim_is_quoted_verbatim_from_its_paper() -> None:
         text = (SEEDS / claim.seed).read_text(encoding="utf-8")
         assert claim.quote in text, claim.id
         assert claim.measured.strip(), claim.id
+
+
+#: A numbered section heading of a paper's text, as UCAN's text writes them: "VI-A …".
+SECTION_HEADING = re.compile(r"^([IVX]+(?:-[A-Z])?) [A-Z]")
+
+
+@needs_seeds
+def test_every_qualitative_claim_is_placed_where_its_paper_says_it() -> None:
+    """A claim quoted from a text with numbered sections names the last section heading
+    before its quote; one quoted from a text without them names the part of the paper
+    in the ledger's words, as the ledger's own rows do."""
+    from rsutils.book.audit.ledger import ledger
+    from rsutils.book.papers.published import qualitative_claims
+
+    parts = set(ledger().section)
+    for claim in qualitative_claims().itertuples():
+        text = (SEEDS / claim.seed).read_text(encoding="utf-8")
+        before = text[: text.index(claim.quote)].splitlines()
+        headings = [m.group(1) for line in before if (m := SECTION_HEADING.match(line))]
+        if any(SECTION_HEADING.match(line) for line in text.splitlines()):
+            assert claim.place == f"§{headings[-1]}", claim.id
+        else:
+            assert claim.place in parts, claim.id
 
 
 def test_a_table_in_fractions_is_checked_against_one() -> None:

@@ -186,8 +186,11 @@ def _same(printed: str, value: object) -> bool:
 def qualitative_claims() -> pd.DataFrame:
     """The papers' qualitative claims that this book's own runs can test, with provenance.
 
-    Columns: ``id``, ``paper``, ``seed``, ``quote`` (verbatim) and ``measured`` (which of
-    the book's runs test it, and how; see :mod:`rsutils.book.audit.measured`).
+    Columns: ``id``, ``paper``, ``seed`` (the text it is quoted from), ``place`` (where in
+    that text: its section, as ``§VI-A``, where the text numbers its sections, else the
+    part of the paper it summarises, in the ledger's words, e.g. ``summary`` or
+    ``results``), ``quote`` (verbatim) and ``measured`` (which of the book's runs test it,
+    and how; see :mod:`rsutils.book.audit.measured`).
     """
     folder = files("rsutils.book").joinpath("tables")
     with folder.joinpath("qualitative_claims.csv").open(encoding="utf-8") as handle:
