@@ -320,6 +320,24 @@ glue_all(
 )
 
 # %% [markdown]
+# Where do the bounded heads end at the paper's step? A head counts as thrown onto
+# its flat parts when most of its pre-activations lie there, the share that counts a
+# run as saturated above:
+
+# %%
+share = npg_recipe.SATURATED_SHARE
+run_chose(
+    "every bounded head at Adam 1e-2 ends with at least "
+    f"{share:.0%} of its pre-activations on its flat part",
+    npg_recipe.bounded_heads_on_flat_part(heads, "Adam 1e-2"),
+    "At the paper's step every bounded head is thrown onto its flat "
+    "parts, where further steps barely move σ; UCAN's fold turns both "
+    "of those ends into the upper bound.",
+    "At the paper's step some bounded head stays off its flat parts, "
+    "so the step alone does not throw σ onto them.",
+)
+
+# %% [markdown]
 # The runs that saturate: {glue:text}`head_saturating`. Those that diverged:
 # {glue:text}`head_diverged`. Those whose $\sigma$ has a shape:
 # {glue:text}`head_shaped`. Those without one: {glue:text}`head_flat`.
@@ -375,9 +393,8 @@ run_chose(
 # At the start the cross-entropy alone asks for {glue:text}`pull_ds_asks`; the
 # dataset-wise run with no reward for noise saturates: {glue:text}`w0_saturates`;
 # the run with the reward at Adam $10^{-3}$ saturates: {glue:text}`adam3_saturates`.
-# The head grid shows where bounded heads at Adam $10^{-2}$ end: on their flat
-# parts, where UCAN's fold turns both ends into the upper bound; whether the same
-# heads hold a shape at the smaller step is the run's choice shown in its section.
+# Where the bounded heads end at Adam $10^{-2}$, and whether the same heads hold a
+# shape at the smaller step, are the run's choices shown in the head grid's section.
 # UCAN's own
 # code steps its generators far less often and at a smaller rate than its paper
 # says, so its released generators' saturation ({ref}`appendix-ucan-code`) is not

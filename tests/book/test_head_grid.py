@@ -11,7 +11,12 @@ import torch
 
 from rsutils.anisotropic.generators import DatasetWiseGenerator
 from rsutils.anisotropic.saturation import SigmaGradient
-from rsutils.book.chapters.npg_recipe import head_names, head_table, pull_table
+from rsutils.book.chapters.npg_recipe import (
+    bounded_heads_on_flat_part,
+    head_names,
+    head_table,
+    pull_table,
+)
 from rsutils.book.profiles import NPG_GROUPS, PROFILES
 from rsutils.book.recipe_grid import HEAD_GRID, HeadGrid
 
@@ -121,6 +126,14 @@ def test_the_head_table_tells_saturation_from_a_shape() -> None:
     assert flat == ["w = 0, abs-tanh, Adam 1e-2", "shape at gmean 1, abs-tanh, Adam 1e-2"]
     assert head_names(table.iloc[:0], "saturates", True) == "none"
     assert not table["diverged"].any()
+    assert bounded_heads_on_flat_part(table, "Adam 1e-2")
+    with pytest.raises(ValueError, match="no bounded head trained with 'Adam 1e-3'"):
+        bounded_heads_on_flat_part(table, "Adam 1e-3")
+    # a sigmoid head left at its steep middle: one bounded head off its flat part
+    (sigmoid_run,) = [r for r in runs if r.head == "sigmoid"]
+    generators[sigmoid_run.config].sigma_net[-1].bias.zero_()
+    generators[sigmoid_run.config].sigma_net[-1].weight.zero_()
+    assert not bounded_heads_on_flat_part(head_table(runs, generators, images), "Adam 1e-2")
     # a log head thrown far: exp overflows, the run diverged and has no shape to show
     (log_run,) = [r for r in runs if r.head == "log"]
     generators[log_run.config].sigma_net[-1].bias.copy_(torch.linspace(-200, 200, 16))

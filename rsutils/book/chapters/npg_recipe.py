@@ -36,6 +36,7 @@ __all__ = [
     "PULL_Z",
     "SATURATED_SHARE",
     "SHAPE_RATIO",
+    "bounded_heads_on_flat_part",
     "head_names",
     "head_table",
     "plot_histories",
@@ -217,3 +218,15 @@ def head_names(table: pd.DataFrame, column: str, value: bool) -> str:
     ``"none"`` if there are none."""
     rows = table.index[table[column] == value]
     return "; ".join(", ".join(row) for row in rows) or "none"
+
+
+def bounded_heads_on_flat_part(table: pd.DataFrame, optimiser: str) -> bool:
+    """Whether every bounded head of :func:`head_table` (one with an upper bound, so not
+    the ``"log"`` head) trained with ``optimiser`` ends with at least
+    :data:`SATURATED_SHARE` of its pre-activations on its flat part, where further steps
+    barely move ``sigma``. Raises :class:`ValueError` when ``table`` has no such run."""
+    runs = table[table.index.get_level_values("optimiser") == optimiser]
+    bounded = runs[runs["at upper bound"].notna()]
+    if bounded.empty:
+        raise ValueError(f"the head table has no bounded head trained with {optimiser!r}")
+    return bool((bounded["flat head"] >= SATURATED_SHARE).all())
