@@ -11,6 +11,7 @@ largest radius ``n`` draws can certify, and which inputs sit at it),
 (the margin of each kind of measure),
 :mod:`~rsutils.analysis.multiplicity` (Holm's correction within a family),
 :mod:`~rsutils.analysis.replicate_groups` (their groups of logs),
-:mod:`~rsutils.analysis.report` (the tables of ``python -m rsutils analyze``) and
+:mod:`~rsutils.analysis.report` (the tables of ``python -m rsutils analyze``),
+:mod:`~rsutils.analysis.pipe_table` (every Markdown table's writer) and
 :mod:`~rsutils.analysis.plot` (its curves, drawn with matplotlib when asked).
 """

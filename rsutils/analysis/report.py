@@ -30,6 +30,7 @@ from rsutils.analysis.metrics import (
     certified_accuracy,
     certified_accuracy_interval,
 )
+from rsutils.analysis.pipe_table import pipe_table
 from rsutils.analysis.replicates import replicated_comparisons
 from rsutils.core.smooth import ABSTAIN
 from rsutils.logs.read import read_log
@@ -313,12 +314,9 @@ def _text(position: int, name: str) -> bool:
 
 
 def _markdown(header: list[str], rows: list[list[str]], caption: str) -> str:
-    def line(cells: list[str]) -> str:
-        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
-
-    rule = "| " + " | ".join("---" if _text(i, h) else "---:" for i, h in enumerate(header)) + " |"
-    table = [line(header), rule, *map(line, rows)]
-    return "\n".join([caption, "", *table] if caption else table)
+    right = [i for i, name in enumerate(header) if not _text(i, name)]
+    table = pipe_table(header, rows, right=right)
+    return f"{caption}\n\n{table}" if caption else table
 
 
 _LATEX = {

@@ -22,6 +22,7 @@ import nbformat
 import pandas as pd
 from IPython.display import Markdown
 
+from rsutils.analysis.pipe_table import pipe_table
 from rsutils.book.glue import glued_values, key_part
 
 __all__ = [
@@ -95,21 +96,12 @@ def chapter_values(folder: Path, stem: str, profile: str) -> dict[str, object]:
     return {name: _value(text) for name, text in glued_values(notebook).items()}
 
 
-def _cell(value: object) -> str:
-    """A table cell as one line of Markdown: a pipe escaped, line breaks as spaces."""
-    return " ".join(str(value).split()).replace("|", "\\|")
-
-
 def markdown_table(frame: pd.DataFrame) -> Markdown:
-    """``frame`` (its columns, not its index) as a Markdown pipe table, shown as such
-    in a notebook and parsed as MyST by the book, so that roles in its cells
-    (``{ref}`label```) become links that the strict build checks."""
-    header = "| " + " | ".join(_cell(c) for c in frame.columns) + " |"
-    rule = "|" + "---|" * len(frame.columns)
-    rows = [
-        "| " + " | ".join(_cell(v) for v in row) + " |" for row in frame.itertuples(index=False)
-    ]
-    return Markdown("\n".join([header, rule, *rows]))
+    """``frame`` (its columns, not its index) as a Markdown pipe table
+    (:func:`~rsutils.analysis.pipe_table.pipe_table`), shown as such in a notebook and
+    parsed as MyST by the book, so that roles in its cells (``{ref}`label```) become
+    links that the strict build checks."""
+    return Markdown(pipe_table(frame.columns, frame.itertuples(index=False)))
 
 
 #: Where each qualitative claim's runs are measured (a chapter's label) and at which of

@@ -78,7 +78,7 @@ def test_a_markdown_table_keeps_roles_and_escapes_pipes() -> None:
     text = markdown_table(frame).data
     assert text.splitlines() == [
         "| claim | where |",
-        "|---|---|",
+        "| --- | --- |",
         "| a \\| b | {ref}`chapter-sota` |",
     ]
 

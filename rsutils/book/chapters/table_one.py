@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from rsutils.analysis.pipe_table import pipe_table
 from rsutils.core.noise import FAMILIES
 from rsutils.core.radius import rules
 
@@ -84,7 +85,7 @@ def table_one_markdown(extra: pd.DataFrame | None = None, columns: Sequence[str]
     table = table_one()
     shown = list(columns)
     header = shown + ([] if extra is None else list(extra.columns))
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines = []
     for i, row in table.iterrows():
         # "\|" would end a Markdown table cell; \Vert is the same double bar.
         cells = [
@@ -94,5 +95,5 @@ def table_one_markdown(extra: pd.DataFrame | None = None, columns: Sequence[str]
             cells[shown.index("source")] = f"{{cite:t}}`{row['source']}`"
         if extra is not None:
             cells += [str(v) for v in extra.loc[i]]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+        lines.append(cells)
+    return pipe_table(header, lines)
