@@ -74,13 +74,13 @@ chapter.run_at({"read from": ", ".join(FINDING_PAGES.values())})
 #
 # Each qualitative claim of the three papers that the book's own runs can test,
 # quoted with its paper and where the paper states it (a section, or the part of the
-# paper), with the verdict of {ref}`the book's verdict rule <verdict-rule>` on replicate models
-# (each trained anew from its own seed) and on the first model alone, the number of
-# comparisons the verdict rests on (one family, Holm-adjusted), and what was measured:
-# each comparison's mean difference with its 95% interval over images and retraining,
-# and each model's own difference. Our scale is far below the papers' (Fashion-MNIST,
-# a small CNN, short training): a claim that does not hold here does not hold at
-# every scale, which is not a refutation at theirs.
+# paper), with the verdict of {ref}`the book's verdict rule <verdict-rule>` on
+# replicate models (each trained anew from its own seed) and on the first model
+# alone, the number of comparisons the verdict rests on (one family, Holm-adjusted),
+# and what was measured: each comparison's mean difference with its 95% interval
+# over images and retraining, and each model's own difference. Our scale is far
+# below the papers' (Fashion-MNIST, a small CNN, short training): a claim that does
+# not hold here does not hold at every scale, which is not a refutation at theirs.
 
 # %% tags=["hide-input"]
 audit, claims = found["audit"], qualitative_claims()
