@@ -21,8 +21,7 @@ def run_chose(test: str, outcome: bool, when_true: str, when_false: str) -> Mark
     or code), its outcome, and the sentence not chosen. The book renders it as MyST;
     in a notebook it reads as Markdown.
     """
-    if not isinstance(outcome, bool):
-        outcome = bool(outcome)  # numpy booleans print as np.True_
+    outcome = bool(outcome)  # a numpy boolean would print as np.True_
     for name, sentence in (("when_true", when_true), ("when_false", when_false)):
         if not sentence.strip():
             raise ValueError(f"{name} is empty: give the sentence each outcome prints")
