@@ -269,7 +269,7 @@ run_command("cut -f 1-6 folder.tsv")
 # `torch.export.save` (a `.pt2` file), a TorchScript file (`torch.jit.save`), a module
 # pickled whole with `torch.save(model, path)`, or `torchvision:NAME`, torchvision's
 # classifier NAME with `--weights` (a state-dict file, or torchvision's own weights by
-# name, downloaded when online; {mod}`~rsutils.training.sources`). The kind is read
+# name, downloaded when online; {mod}`~rsutils.models.sources`). The kind is read
 # from the file's content, not its name. rsutils feeds images in [0, 1], so a model
 # trained on normalised inputs gets a normalisation layer in front: `--normalize
 # DATASET` (that dataset's mean and std) or `--mean` and `--std`. Below, the network

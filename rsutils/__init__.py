@@ -110,6 +110,8 @@ from rsutils.memory import (
     MemoryAnswer,
     MemoryInconsistencyError,
 )
+from rsutils.models.architectures import build_model
+from rsutils.models.checkpoints import load_checkpoint, save_checkpoint
 from rsutils.sequential import (
     AnytimeSchedule,
     Decide,
@@ -126,7 +128,6 @@ from rsutils.sequential import (
     run_procedure,
     settle,
 )
-from rsutils.training.models import build_model, load_checkpoint, save_checkpoint
 from rsutils.training.train import TrainConfig, train_model
 
 __version__ = "0.1.0"

@@ -13,7 +13,7 @@ import torch
 
 from rsutils.checks.classifiers import LinearClassifier
 from rsutils.data import Dataset
-from rsutils.training.models import build_model
+from rsutils.models.architectures import build_model
 
 
 @pytest.fixture(autouse=True)

@@ -1,15 +1,18 @@
-"""The package's layers, read off its import graph, and its public surface.
+"""The package's tiers, read off its import graph, and its public surface.
 
-:data:`LAYERS` declares the order of rsutils' parts (its subpackages and top-level
-modules), lowest first: a module may import its own part and the parts of lower
-layers, never a part of its own layer or a higher one, so the graph of parts is
-acyclic by construction. :data:`INNER_LAYERS` orders the groups of modules inside the
-subpackages that hold more than one concern (a module imports its own group and lower
-ones): UCAN's method below the book's critique of it, and the book's infrastructure
-below the papers as data, the audit of the papers and the one-chapter helpers. The
-package's ``__init__`` (the public surface) and ``__main__`` may import anything. The
-library never depends on the book built on it, nor the certification core on anything
-else.
+:data:`TIERS` declares rsutils' parts (its subpackages and top-level modules) in five
+tiers, lowest first: foundations (the certification core, the data, the geometry of
+regions, utilities), certification (oracles, the memory, logs, their analysis, fewer
+draws), base models (where models come from, how they are trained), the papers'
+methods built on them (data-dependent and anisotropic smoothing), and the surfaces
+(the command line, the book). A module may import the parts of lower tiers and of its
+own, never of a higher one; inside a tier the imports between parts must form no
+cycle (checked per tier), so the whole graph is acyclic. :data:`INNER_LAYERS` orders
+the groups of modules inside the subpackages that hold more than one concern by the
+same rule: UCAN's method below the book's critique of it, and the book's
+infrastructure below the papers as data, the audit of the papers and the one-chapter
+helpers. The package's ``__init__`` (the public surface) and ``__main__`` may import
+anything. The library never depends on the book built on it.
 """
 
 import ast
@@ -24,20 +27,22 @@ import rsutils
 PACKAGE = Path(rsutils.__file__).resolve().parent
 REPO = Path(__file__).resolve().parents[1]
 
-#: rsutils' parts, lowest layer first (see the module's text).
-LAYERS: tuple[tuple[str, ...], ...] = (
-    ("progress", "cache", "reference"),  # utilities
-    ("core",),  # Cohen et al.'s certification and how the base model is evaluated
-    ("image_folders",),  # folders of images, read lazily (the datasets read some)
-    ("geometry", "data"),  # certified regions; datasets
-    ("checks", "memory"),  # exact oracles; the certificate memory
-    ("logs",),  # dataset runs into resumable logs
-    ("analysis", "sequential", "ddrs"),  # what logs say; fewer draws; Alfarra et al.
-    ("training",),  # base models (data-dependent training uses ddrs)
-    ("anisotropic",),  # UCAN (its generators fine-tune trained models)
-    ("cli",),
-    ("book",),
-)
+#: rsutils' parts by tier, lowest first (see the module's text).
+TIERS: dict[str, tuple[str, ...]] = {
+    # certification by randomized smoothing, data, regions, and what they share
+    "foundations": ("progress", "cache", "reference", "core", "geometry", "image_folders", "data"),
+    # exact oracles, the certificate memory, dataset runs into logs, what logs say,
+    # and fewer draws for the same guarantee
+    "certification": ("checks", "memory", "logs", "analysis", "sequential"),
+    # base classifiers: where they come from, and how they are trained
+    "base models": ("models", "training"),
+    # the papers' methods: Alfarra et al.'s data-dependent smoothing, UCAN
+    "methods": ("ddrs", "anisotropic"),
+    # what users and readers touch
+    "surfaces": ("cli", "book"),
+}
+#: The same tiers as an ordered tuple of groups (the form the checker reads).
+LAYERS: tuple[tuple[str, ...], ...] = tuple(TIERS.values())
 #: The layers inside subpackages, lowest first, by their own parts.
 INNER_LAYERS: dict[str, tuple[tuple[str, ...], ...]] = {
     "anisotropic": (
@@ -92,10 +97,11 @@ def layering_violations(
     layers: tuple[tuple[str, ...], ...] = LAYERS,
     package: str = "rsutils",
     *,
-    groups: bool = False,
+    groups: bool = True,
 ) -> list[str]:
-    """The imports of a module of ``part`` that do not go down ``layers``; with
-    ``groups`` (inner layers) the parts of one layer may import each other."""
+    """The imports of a module of ``part`` that go up ``layers`` (the parts of one layer
+    may import each other, which :func:`tier_cycles` keeps acyclic; without ``groups``
+    they may not)."""
     if part in FACADE:
         return []
     levels = rank(layers)
@@ -131,6 +137,19 @@ def part_graph(package: Path, name: str) -> dict[str, set[str]]:
     return graph
 
 
+def tier_cycles(graph: dict[str, set[str]], layers: tuple[tuple[str, ...], ...]) -> list[str]:
+    """The layers of ``layers`` whose parts import each other in a cycle (by ``graph``,
+    which part imports which), each as ``a -> b -> a``."""
+    found = []
+    for parts in layers:
+        inside = {part: graph.get(part, set()) & set(parts) for part in parts}
+        try:
+            list(graphlib.TopologicalSorter(inside).static_order())
+        except graphlib.CycleError as error:
+            found.append(" -> ".join(error.args[1]))
+    return found
+
+
 def test_the_layers_name_every_part_once() -> None:
     declared = [part for parts in LAYERS for part in parts]
     assert len(declared) == len(set(declared))
@@ -143,10 +162,17 @@ def test_the_layers_name_every_part_once() -> None:
         assert present == set(inner), package
 
 
+def test_the_tiers_are_few_and_hold_several_parts() -> None:
+    """Five tiers for the parts, none a rung of its own: a tier says what its parts are
+    for, not how one import happens to run."""
+    assert len(TIERS) == 5
+    assert all(len(parts) >= 2 for parts in TIERS.values())
+
+
 @pytest.mark.parametrize(
     ("part", "path"), modules(), ids=[str(path.relative_to(PACKAGE)) for _, path in modules()]
 )
-def test_every_import_goes_down_the_layers(part: str, path: Path) -> None:
+def test_every_import_goes_down_the_tiers(part: str, path: Path) -> None:
     assert layering_violations(part, path.read_text()) == [], path.relative_to(PACKAGE)
 
 
@@ -156,9 +182,14 @@ def test_every_import_inside_a_layered_subpackage_goes_down_its_layers(package: 
     problems = {
         str(path.relative_to(PACKAGE)): found
         for part, path in modules(PACKAGE / package)
-        if (found := layering_violations(part, path.read_text(), layers, name, groups=True))
+        if (found := layering_violations(part, path.read_text(), layers, name))
     }
     assert problems == {}
+    assert tier_cycles(part_graph(PACKAGE / package, name), layers) == []
+
+
+def test_no_tier_imports_itself_in_a_cycle() -> None:
+    assert tier_cycles(part_graph(PACKAGE, "rsutils"), LAYERS) == []
 
 
 def test_the_graph_of_parts_is_acyclic() -> None:
@@ -168,31 +199,35 @@ def test_the_graph_of_parts_is_acyclic() -> None:
 
 
 def test_the_checker_fails_on_an_upward_or_circular_import() -> None:
-    """Planted imports: upward, within one layer (the old ddrs-training cycle), from the
-    core, into the book, and an undeclared part; the allowed ones pass."""
+    """Planted imports: upward (into a higher tier, into the book, from the core into
+    the certification tier), an undeclared part; the allowed ones (down the tiers,
+    within a tier) pass. The old training-ddrs dependency is refused: DDRS's training
+    lives with DDRS, a tier above the trainer."""
     assert layering_violations("core", "from rsutils.sequential import Decide")
     assert layering_violations("core", "import rsutils.memory.balls")
-    assert layering_violations("ddrs", "from rsutils.training.train import TrainConfig")
+    assert layering_violations("training", "from rsutils.ddrs.sigma_ascent import SigmaAscent")
     assert layering_violations("sequential", "from rsutils.ddrs.runs import certify_dataset_ds")
     assert layering_violations("logs", "from rsutils.book.profiles import PROFILES")
     assert layering_violations("geometry", "from rsutils import anisotropic")
+    assert layering_violations("data", "from rsutils.logs.read import read_log")
     assert layering_violations("extra", "import torch")
     assert layering_violations("core", "from rsutils.nowhere import x")
     assert not layering_violations("core", "from rsutils.core.noise import Gaussian\nimport torch")
-    assert not layering_violations("training", "from rsutils.ddrs.sigma_ascent import SigmaAscent")
+    assert not layering_violations("ddrs", "from rsutils.training.train import TrainConfig")
+    assert not layering_violations("data", "from rsutils.image_folders import ImageFolder")
     assert not layering_violations("book", "from rsutils.memory import replay")
     assert not layering_violations("__init__", "from rsutils.book import chapter")
+    assert layering_violations("ddrs", "from rsutils.anisotropic import x", groups=False)
     soundness = INNER_LAYERS["anisotropic"]
     where = (soundness, "rsutils.anisotropic")
-    assert layering_violations("generated", "from rsutils.anisotropic.soundness import x", *where,
-                               groups=True)  # fmt: skip
-    assert not layering_violations("generated", "from rsutils.anisotropic.noise import x", *where,
-                                   groups=True)  # fmt: skip
+    assert layering_violations("generated", "from rsutils.anisotropic.soundness import x", *where)
+    assert not layering_violations("generated", "from rsutils.anisotropic.noise import x", *where)
 
 
 def test_the_checker_finds_a_planted_cycle_in_a_package(tmp_path: Path) -> None:
     """A package of two parts that import each other: the layer check refuses one of
-    the two imports whatever the order, and the topological sort refuses the graph."""
+    the two imports when they sit in two layers (whatever the order), the cycle check
+    when they share one, and the topological sort refuses the graph."""
     package = tmp_path / "toy"
     for part, other in (("a", "b"), ("b", "a")):
         (package / part).mkdir(parents=True)
@@ -201,12 +236,14 @@ def test_the_checker_finds_a_planted_cycle_in_a_package(tmp_path: Path) -> None:
     assert graph == {"a": {"b"}, "b": {"a"}}
     with pytest.raises(graphlib.CycleError):
         list(graphlib.TopologicalSorter(graph).static_order())
-    for layers in ((("a",), ("b",)), (("b",), ("a",)), (("a", "b"),)):
+    for layers in ((("a",), ("b",)), (("b",), ("a",))):
         found = [
             layering_violations(part, path.read_text(), layers, "toy")
             for part, path in modules(package)
         ]
         assert any(found), layers
+    assert tier_cycles(graph, (("a", "b"),)) in (["a -> b -> a"], ["b -> a -> b"])
+    assert tier_cycles({"a": {"b"}, "b": set()}, (("a", "b"),)) == []
 
 
 def test_every_public_name_is_importable_from_the_top() -> None:

@@ -45,7 +45,7 @@ import os
 import torch
 from torch import nn
 
-from rsutils.training.models import load_checkpoint
+from rsutils.models.checkpoints import load_checkpoint
 
 __all__ = [
     "BUDGETS",

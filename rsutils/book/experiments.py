@@ -51,12 +51,13 @@ from rsutils.data import Dataset, load_dataset
 from rsutils.ddrs.data_dependent import DataDependentSmooth
 from rsutils.ddrs.runs import certify_dataset_ds
 from rsutils.ddrs.sigma_ascent import SigmaAscent
-from rsutils.ddrs.sigma_store import SigmaStore
 from rsutils.ddrs.step_budget import ascent_paths
+from rsutils.ddrs.training import DataDependentSigmas
 from rsutils.logs.read import read_log
 from rsutils.logs.reference_runs import certify_reference_dataset
 from rsutils.logs.runner import certify_dataset, predict_dataset
 from rsutils.memory import CertificateMemory, copy_memory
+from rsutils.models.checkpoints import load_checkpoint, save_checkpoint
 from rsutils.sequential.procedure import Procedure, procedure_identity
 from rsutils.sequential.runs import (
     certify_recorded_dataset,
@@ -65,8 +66,7 @@ from rsutils.sequential.runs import (
     record_dataset,
     run_procedure,
 )
-from rsutils.training.models import load_checkpoint, save_checkpoint
-from rsutils.training.train import TRAINING_THREADS, TrainConfig, train_model
+from rsutils.training.train import TRAINING_THREADS, TrainConfig, run_sigmas, train_model
 
 __all__ = [
     "Experiments",
@@ -97,16 +97,16 @@ def trained_model(
         start = None if config.init is None else trained_model(config.init, device=device)
         data = load_dataset(config.dataset, "train")
         size = len(data) if config.train_subset is None else min(len(data), config.train_subset)
-        store = SigmaStore(size, config.scale)
+        sigmas = run_sigmas(config, size)
         model = train_model(
-            config, data, device=target, progress=progress, start=start, sigma_store=store
+            config, data, device=target, progress=progress, start=start, sigmas=sigmas
         )
         meta: dict[str, object] = {
             "train_config": config.as_dict(),
             "environment": {**describe_environment(target), "threads": TRAINING_THREADS},
         }
-        if config.ds is not None:
-            meta["sigma_store"] = store.values
+        if isinstance(sigmas, DataDependentSigmas):
+            meta["sigma_store"] = sigmas.store.values
         save_checkpoint(model, path, arch=config.arch, dataset=config.dataset, meta=meta)
     model, _ = load_checkpoint(path, map_location=target)
     return model

@@ -48,7 +48,8 @@ from rsutils.core.noise import NoiseFamily
 from rsutils.core.sampling import NoiseStream, count_classes
 from rsutils.core.sound_sampling import DEFAULT_SAMPLER, SAMPLERS, with_sampler
 from rsutils.core.streams import image_generator, stream_generator
-from rsutils.training.models import ARCHITECTURES, build_model, load_checkpoint
+from rsutils.models.architectures import ARCHITECTURES, build_model
+from rsutils.models.checkpoints import load_checkpoint
 
 __all__ = [
     "BenchResult",

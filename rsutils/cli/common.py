@@ -41,9 +41,9 @@ from rsutils.data import Dataset, load_dataset
 from rsutils.logs.dataset_run import select_indices
 from rsutils.logs.distributed import distributed_rank, run_sharded
 from rsutils.logs.resumable import adopt_device
-from rsutils.training.dataset_fit import check_model_fits, normalization_stats
-from rsutils.training.models import DATASET_STATS, NUM_CLASSES
-from rsutils.training.sources import load_model
+from rsutils.models.architectures import DATASET_STATS, NUM_CLASSES
+from rsutils.models.dataset_fit import check_model_fits, normalization_stats
+from rsutils.models.sources import load_model
 
 __all__ = [
     "DATASETS",
@@ -348,7 +348,7 @@ def preflight(smooth: Smooth | GeneratedSmooth, data: Dataset, indices: list[int
     exponent against the input size, the model against the input, the input's range);
     the log checks its own path before writing. Before it, one forward pass on zeros
     checks the model against the dataset's input shape and class count
-    (:func:`~rsutils.training.dataset_fit.check_model_fits`).
+    (:func:`~rsutils.models.dataset_fit.check_model_fits`).
     """
     check_model_fits(smooth.model, tuple(data.images.shape[1:]), data.num_classes)
     if indices:

@@ -34,7 +34,7 @@ from rsutils.cli.bench import BenchResult, BenchSettings, benchmark_modes
 from rsutils.core.inference import INFERENCE_MODES
 from rsutils.core.noise import Gaussian
 from rsutils.core.smooth import Smooth
-from rsutils.training.models import build_model
+from rsutils.models.architectures import build_model
 
 __all__ = ["DESCRIPTION", "MODELS", "add_parser", "device_check", "run"]
 

@@ -20,7 +20,8 @@ from rsutils.core.devices import pick_device
 from rsutils.core.environment import describe_environment
 from rsutils.data import load_dataset
 from rsutils.ddrs.sigma_ascent import SigmaAscent
-from rsutils.training.models import ARCHITECTURES, save_checkpoint
+from rsutils.models.architectures import ARCHITECTURES
+from rsutils.models.checkpoints import save_checkpoint
 from rsutils.training.train import TRAINING_THREADS
 
 __all__ = ["add_parser", "run"]

@@ -23,11 +23,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
 
 from rsutils.core.validation import check_model
+from rsutils.ddrs.sigma_store import SigmaStore
+
+if TYPE_CHECKING:
+    from rsutils.ddrs.training import DataDependentSigmas
 
 __all__ = ["SURROGATES", "SigmaAscent", "SigmaResult", "optimize_sigma", "surrogate_radius"]
 
@@ -91,6 +96,14 @@ class SigmaAscent:
     def norm(self) -> str:
         """The threat norm of the certificate this surrogate stands for."""
         return SURROGATES[self.family][0]
+
+    def batch_sigmas(self, size: int, initial: float, start_epoch: int) -> DataDependentSigmas:
+        """DDRS Algorithm 2's per-sample sigmas for a training run on ``size`` samples
+        with these settings (:class:`~rsutils.ddrs.training.DataDependentSigmas`): what
+        :func:`~rsutils.training.train.train_model` uses when ``TrainConfig.ds`` is set."""
+        from rsutils.ddrs.training import DataDependentSigmas  # built on this module
+
+        return DataDependentSigmas(self, SigmaStore(size, initial), start_epoch)
 
     def as_dict(self) -> dict[str, object]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}

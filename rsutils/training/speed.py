@@ -14,14 +14,14 @@ import torch
 from rsutils.core.settings import check_count
 from rsutils.core.streams import derived_seed, stream_generator
 from rsutils.data import Dataset
-from rsutils.ddrs.sigma_store import SigmaStore
-from rsutils.training.models import build_model
+from rsutils.models.architectures import build_model
 from rsutils.training.train import (
     TRAINING_THREADS,
     TrainConfig,
     batch_loss,
     intra_op_threads,
     precision_mode,
+    run_sigmas,
 )
 
 __all__ = ["training_step_seconds"]
@@ -48,9 +48,8 @@ def training_step_seconds(
     layout, autocast = precision_mode(config.precision, torch.device("cpu"))
     model = model.to(memory_format=layout).train()
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
-    step = batch_loss(
-        config, SigmaStore(len(data), config.scale), stream_generator(config.seed, 0, "augment")
-    )
+    sigmas = run_sigmas(config, len(data))
+    step = batch_loss(config, sigmas, stream_generator(config.seed, 0, "augment"))
     order = torch.randperm(len(data), generator=stream_generator(config.seed, 0, "order"))
     seconds = []
     with intra_op_threads(threads):

@@ -4,10 +4,11 @@ The default is noise data augmentation (Cohen et al., §3.3): each training imag
 perturbed with a fresh draw of the smoothing noise before the forward pass, so that
 the base classifier learns to classify noisy inputs, which is what the smoothed
 classifier asks of it. ``method`` switches to SmoothAdv or MACER
-(:mod:`rsutils.training.objectives`, Gaussian noise), and ``ds`` turns on
-data-dependent smoothing (DDRS Algorithm 2): every sample keeps its own sigma in a
-:class:`~rsutils.ddrs.sigma_store.SigmaStore`, refined by sigma ascent (towards the
-radius of its true class) each time the sample is drawn.
+(:mod:`rsutils.training.objectives`, Gaussian noise). The objectives take a sigma per
+sample (:class:`BatchSigmas`): the config's scale for every sample, unless ``ds`` holds
+the settings of a data-dependent training, which make the run's own per-sample sigmas
+(:class:`PerSampleSigma`; DDRS's Algorithm 2 is :mod:`rsutils.ddrs.training`). The loop
+here knows no method of choosing sigma.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field
+from typing import Protocol
 
 import torch
 from torch import nn
@@ -24,27 +26,82 @@ from rsutils.core.noise import make_noise
 from rsutils.core.settings import check_count
 from rsutils.core.streams import derived_seed, seed_label, stream_generator
 from rsutils.data import Dataset
-from rsutils.ddrs.sigma_ascent import SigmaAscent, optimize_sigma
-from rsutils.ddrs.sigma_store import SigmaStore
+from rsutils.models.architectures import build_model
 from rsutils.progress import ProgressBar
-from rsutils.training.models import build_model
 from rsutils.training.objectives import OBJECTIVES, ObjectiveSettings
 
 __all__ = [
     "PRECISIONS",
     "TRAINING_THREADS",
+    "BatchSigmas",
+    "FixedSigma",
+    "PerSampleSigma",
     "TrainConfig",
     "batch_loss",
     "describe_training",
     "evaluate_accuracy",
     "intra_op_threads",
     "precision_mode",
+    "run_sigmas",
     "train_model",
 ]
 
 #: Intra-op threads of every training run, so that the weights do not depend on the
 #: machine's core count (two: the cores of the machine the book is built on).
 TRAINING_THREADS = 2
+
+
+class BatchSigmas(Protocol):
+    """The noise level of each sample of a batch at one training step."""
+
+    def __call__(
+        self,
+        model: nn.Module,
+        x: torch.Tensor,
+        y: torch.Tensor,
+        batch: torch.Tensor,
+        epoch: int,
+        generator: torch.Generator,
+    ) -> torch.Tensor:
+        """One sigma per sample of ``x`` (float64, on ``x``'s device); ``batch`` holds
+        their training-set indices, ``y`` their labels, ``epoch`` counts from 0."""
+        ...
+
+    def fits(self, size: int) -> None:
+        """Raise a ``ValueError`` unless it can serve a training set of ``size`` samples."""
+        ...
+
+
+class PerSampleSigma(Protocol):
+    """The settings of a data-dependent training (``TrainConfig.ds``), which make one
+    run's per-sample sigmas: DDRS's :class:`~rsutils.ddrs.sigma_ascent.SigmaAscent`
+    (:mod:`rsutils.ddrs.training`)."""
+
+    def batch_sigmas(self, size: int, initial: float, start_epoch: int) -> BatchSigmas:
+        """The sigmas of a run on ``size`` samples, each starting at ``initial`` and
+        chosen by the method from epoch ``start_epoch`` (0-based) on."""
+        ...
+
+
+@dataclass(frozen=True)
+class FixedSigma:
+    """Every sample at ``scale``: noise augmentation's sigma, the default."""
+
+    scale: float
+
+    def __call__(
+        self,
+        model: nn.Module,
+        x: torch.Tensor,
+        y: torch.Tensor,
+        batch: torch.Tensor,
+        epoch: int,
+        generator: torch.Generator,
+    ) -> torch.Tensor:
+        return torch.full((len(x),), float(self.scale), dtype=torch.float64, device=x.device)
+
+    def fits(self, size: int) -> None:
+        """Any training set."""
 
 
 @dataclass(frozen=True)
@@ -73,7 +130,7 @@ class TrainConfig:
     seed: int = 0
     method: str = "gaussian"
     objective: ObjectiveSettings = field(default_factory=ObjectiveSettings)
-    ds: SigmaAscent | None = None
+    ds: PerSampleSigma | None = None
     ds_start_epoch: int = 0
     init: TrainConfig | None = None
     precision: str = "fp32"
@@ -123,7 +180,7 @@ def train_model(
     device: str | torch.device = "cpu",
     progress: bool = True,
     start: nn.Sequential | None = None,
-    sigma_store: SigmaStore | None = None,
+    sigmas: BatchSigmas | None = None,
     threads: int = TRAINING_THREADS,
 ) -> nn.Sequential:
     """Train ``config.arch`` on ``data``; returns the model in eval mode.
@@ -134,11 +191,20 @@ def train_model(
     across threads, so the weights depend on the thread count (the difference grows
     with training), not on the number of cores. The same seed and
     thread count give the same weights on CPUs of the same kind. ``start`` is the
-    model to fine-tune (``config.init``'s, loaded by the caller); ``sigma_store``
-    receives the per-sample sigmas of DS training.
+    model to fine-tune (``config.init``'s, loaded by the caller); ``sigmas`` the
+    per-sample sigmas (default :func:`run_sigmas`), which a caller passes to read
+    them after the run (a data-dependent training's final sigmas).
     """
     with intra_op_threads(threads):
-        return _train(config, data, torch.device(device), progress, start, sigma_store)
+        return _train(config, data, torch.device(device), progress, start, sigmas)
+
+
+def run_sigmas(config: TrainConfig, size: int) -> BatchSigmas:
+    """The per-sample sigmas of a run of ``config`` on ``size`` samples: the data-dependent
+    training's (``config.ds``) when set, else :class:`FixedSigma` at ``config.scale``."""
+    if config.ds is None:
+        return FixedSigma(config.scale)
+    return config.ds.batch_sigmas(size, config.scale, config.ds_start_epoch)
 
 
 @contextmanager
@@ -159,7 +225,7 @@ def _train(
     device: torch.device,
     progress: bool,
     start: nn.Sequential | None,
-    sigma_store: SigmaStore | None,
+    sigmas: BatchSigmas | None,
 ) -> nn.Sequential:
     if config.epochs < 1:
         raise ValueError(f"epochs must be >= 1, got {config.epochs}")
@@ -172,9 +238,8 @@ def _train(
     images, labels = data.images, data.labels
     if config.train_subset is not None:
         images, labels = images[: config.train_subset], labels[: config.train_subset]
-    store = sigma_store if sigma_store is not None else SigmaStore(len(labels), config.scale)
-    if len(store) != len(labels):
-        raise ValueError(f"the sigma store holds {len(store)} samples, the data {len(labels)}")
+    sigmas = sigmas if sigmas is not None else run_sigmas(config, len(labels))
+    sigmas.fits(len(labels))
     shuffle = stream_generator(config.seed, 0, "order")
     noise_generator = stream_generator(config.seed, 0, "augment", device=device)
     steps_per_epoch = -(-len(labels) // config.batch_size)
@@ -182,7 +247,7 @@ def _train(
     schedule = torch.optim.lr_scheduler.CosineAnnealingLR(
         optimizer, config.epochs * steps_per_epoch
     )
-    step = batch_loss(config, store, noise_generator)
+    step = batch_loss(config, sigmas, noise_generator)
     model.train()
     epoch_of = f"{describe_training(config)}, epoch {{}} of {config.epochs}".format
     bar = ProgressBar(total=config.epochs * steps_per_epoch, disable=not progress, desc=epoch_of(1))
@@ -237,14 +302,13 @@ def describe_training(config: TrainConfig) -> str:
     return ", ".join(words)
 
 
-def batch_loss(config: TrainConfig, store: SigmaStore, generator: torch.Generator):
+def batch_loss(config: TrainConfig, sigmas: BatchSigmas, generator: torch.Generator):
     """The training loss of ``config`` as a function ``step(model, x, y, batch, epoch)``.
 
-    ``batch`` holds the training-set indices of ``x``. With data-dependent training
-    (``config.ds``), from ``config.ds_start_epoch`` on, each sample's sigma is first
-    ascended from its stored value (the model in eval mode meanwhile) and written back
-    to ``store``, so only the samples drawn change; the loss then uses those sigmas.
-    Noise is drawn from ``generator``.
+    ``batch`` holds the training-set indices of ``x``. Plain noise augmentation draws
+    ``config.noise`` at ``config.scale``; the other objectives, and data-dependent
+    training, take each sample's sigma from ``sigmas`` (which may change the model's
+    mode while it chooses, and must restore it). Noise is drawn from ``generator``.
     """
     if config.method == "gaussian" and config.ds is None:
         noise = make_noise(config.noise, config.scale)
@@ -257,13 +321,7 @@ def batch_loss(config: TrainConfig, store: SigmaStore, generator: torch.Generato
     objective = OBJECTIVES[config.method]
 
     def step(model, x, y, batch, epoch):
-        sigma = store.get(batch).to(x.device)
-        if config.ds is not None and epoch >= config.ds_start_epoch:
-            model.eval()
-            found = optimize_sigma(model, x, config.ds, generator, classes=y, initial=sigma)
-            model.train()
-            sigma = found.scale
-            store.set(batch, sigma)
+        sigma = sigmas(model, x, y, batch, epoch, generator)
         return objective(model, x, y, sigma, generator, config.objective)
 
     return step

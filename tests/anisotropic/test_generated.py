@@ -11,7 +11,8 @@ from rsutils.anisotropic.generators import CertificationWiseGenerator, load_gene
 from rsutils.core.settings import CertifySettings
 from rsutils.data import load_dataset
 from rsutils.logs.runner import ANISOTROPIC_COLUMNS, certify_dataset
-from rsutils.training.models import build_model, load_checkpoint, save_checkpoint
+from rsutils.models.architectures import build_model
+from rsutils.models.checkpoints import load_checkpoint, save_checkpoint
 
 
 @pytest.fixture

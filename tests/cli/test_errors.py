@@ -18,7 +18,8 @@ import torch
 
 from rsutils.anisotropic.patterns import spatial_pattern
 from rsutils.cli.main import build_parser
-from rsutils.training.models import build_model, save_checkpoint
+from rsutils.models.architectures import build_model
+from rsutils.models.checkpoints import save_checkpoint
 
 
 @pytest.fixture

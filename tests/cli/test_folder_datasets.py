@@ -10,7 +10,8 @@ import torch
 from PIL import Image
 
 from rsutils import read_log
-from rsutils.training.models import build_model, save_checkpoint
+from rsutils.models.architectures import build_model
+from rsutils.models.checkpoints import save_checkpoint
 
 
 def write_digits(root: Path, per_class: int = 2, sizes=((28, 28),)) -> Path:

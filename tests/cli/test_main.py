@@ -14,7 +14,8 @@ from rsutils import read_log
 from rsutils.ddrs.runs import DS_COLUMNS
 from rsutils.logs.runner import CERTIFY_COLUMNS
 from rsutils.memory import CertificateMemory
-from rsutils.training.models import build_model, save_checkpoint
+from rsutils.models.architectures import build_model
+from rsutils.models.checkpoints import save_checkpoint
 
 
 @pytest.fixture
@@ -157,7 +158,7 @@ def test_cli_refuses_a_checkpoint_of_another_dataset(tmp_path, capsys) -> None:
 
 def test_train_command_with_macer_and_data_dependent_sigma(fake_fashion_mnist, tmp_path) -> None:
     from rsutils.cli import main
-    from rsutils.training.models import load_checkpoint
+    from rsutils.models.checkpoints import load_checkpoint
 
     out = tmp_path / "macer.pt"
     argv = ["train", "fashion-mnist", "small_cnn", str(out), "--noise-sd", "0.25"]
@@ -172,7 +173,7 @@ def test_train_command_with_macer_and_data_dependent_sigma(fake_fashion_mnist, t
 
 def test_train_command_on_a_subset_records_it(fake_fashion_mnist, tmp_path) -> None:
     from rsutils.cli import main
-    from rsutils.training.models import load_checkpoint
+    from rsutils.models.checkpoints import load_checkpoint
 
     out = tmp_path / "subset.pt"
     argv = ["train", "fashion-mnist", "small_cnn", str(out), "--noise-sd", "0.25"]

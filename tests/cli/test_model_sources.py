@@ -18,7 +18,8 @@ import torchvision
 
 from rsutils import read_log
 from rsutils.data import Dataset
-from rsutils.training.models import build_model, save_checkpoint
+from rsutils.models.architectures import build_model
+from rsutils.models.checkpoints import save_checkpoint
 
 
 @pytest.fixture

@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from rsutils.cli.arguments import plain_text
-from rsutils.training.models import build_model, save_checkpoint
+from rsutils.models.architectures import build_model
+from rsutils.models.checkpoints import save_checkpoint
 
 COMMANDS = ([], ["certify"], ["predict"], ["train"], ["bench"], ["device-check"])
 

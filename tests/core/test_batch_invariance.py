@@ -14,7 +14,7 @@ from torch import nn
 
 from rsutils import Gaussian, Smooth
 from rsutils.core.inference import INFERENCE_MODES, InferenceModel, fixed_rows
-from rsutils.training.models import build_model
+from rsutils.models.architectures import build_model
 
 #: The two logits' relative difference: about the rounding of each precision.
 TIE = {"fp32": 1e-6, "channels_last": 1e-6, "bf16": 1e-2, "bf16_channels_last": 1e-2}

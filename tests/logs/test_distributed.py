@@ -12,7 +12,8 @@ import torch
 
 from rsutils.logs.distributed import merge_shards, run_sharded, shard_path
 from rsutils.logs.resumable import ResumableLog
-from rsutils.training.models import build_model, save_checkpoint
+from rsutils.models.architectures import build_model
+from rsutils.models.checkpoints import save_checkpoint
 
 COLUMNS = ["idx", "label", "predict", "time"]
 

@@ -10,13 +10,20 @@ from torch import nn
 
 from rsutils.ddrs.sigma_ascent import SigmaAscent
 from rsutils.ddrs.sigma_store import SigmaStore
+from rsutils.ddrs.training import DataDependentSigmas
 from rsutils.training.objectives import (
     ObjectiveSettings,
     gaussian_augmentation_loss,
     macer_loss,
     smoothadv_attack,
 )
-from rsutils.training.train import TrainConfig, batch_loss, evaluate_accuracy, train_model
+from rsutils.training.train import (
+    TrainConfig,
+    batch_loss,
+    evaluate_accuracy,
+    run_sigmas,
+    train_model,
+)
 
 
 class ConstantLogits(nn.Module):
@@ -96,7 +103,8 @@ def test_per_sample_sigma_scales_the_noise() -> None:
 def test_ds_step_updates_only_the_samples_drawn(cnn: nn.Module) -> None:
     config = TrainConfig(ds=SigmaAscent(iterations=2, lr=0.05, draws=1), batch_size=4)
     store = SigmaStore(10, initial=0.25)
-    step = batch_loss(config, store, torch.Generator().manual_seed(0))
+    sigmas = DataDependentSigmas(config.ds, store)
+    step = batch_loss(config, sigmas, torch.Generator().manual_seed(0))
     drawn = torch.tensor([7, 2, 5])
     x, y = torch.rand(3, 1, 28, 28), torch.tensor([0, 1, 2])
     cnn.train()
@@ -114,8 +122,9 @@ def test_ds_training_carries_sigma_across_epochs(separable_data) -> None:
     data = separable_data(256)
     ascent = SigmaAscent(iterations=1, lr=0.05, draws=1)
     config = TrainConfig(epochs=2, batch_size=64, ds=ascent, ds_start_epoch=1, seed=1)
-    store = SigmaStore(256, config.scale)
-    model = train_model(config, data, progress=False, sigma_store=store)
+    sigmas = run_sigmas(config, 256)
+    model = train_model(config, data, progress=False, sigmas=sigmas)
+    store = sigmas.store
     assert store.updates.tolist() == [1] * 256
     assert evaluate_accuracy(model, data, noise_scale=0.25) > 0.95
 

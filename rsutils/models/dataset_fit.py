@@ -1,7 +1,7 @@
 """Whether a base classifier fits a dataset: its normalisation, and one forward pass.
 
 rsutils feeds images in [0, 1] (:mod:`rsutils.data`); a model trained on normalised
-inputs gets a :class:`~rsutils.training.models.Normalize` layer in front, with a
+inputs gets a :class:`~rsutils.models.architectures.Normalize` layer in front, with a
 dataset's statistics or the user's (:func:`normalization_stats`).
 :func:`check_model_fits` runs the model once on zeros of the dataset's input shape and
 says, in one line, what does not fit (the input shape, the class count, a batch), so
@@ -19,7 +19,7 @@ from torch import nn
 
 from rsutils.core.devices import model_device
 from rsutils.core.inference import InferenceModel
-from rsutils.training.models import DATASET_STATS
+from rsutils.models.architectures import DATASET_STATS
 
 __all__ = ["check_model_fits", "checked_stats", "error_line", "normalization_stats"]
 

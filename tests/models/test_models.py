@@ -3,7 +3,8 @@
 import pytest
 import torch
 
-from rsutils.training.models import CifarResNet, build_model, load_checkpoint, save_checkpoint
+from rsutils.models.architectures import CifarResNet, build_model
+from rsutils.models.checkpoints import load_checkpoint, save_checkpoint
 
 
 def parameters(model: torch.nn.Module) -> int:

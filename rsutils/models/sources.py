@@ -9,7 +9,7 @@ prefix or by the file's content (not its name):
   it, or with ``DataParallel``'s ``module.`` prefixes), or torchvision's own weights by
   name (``DEFAULT``, ``IMAGENET1K_V1``…, downloaded into torch's hub cache). Random
   weights need ``untrained=True``: certifying them is a mistake outside tests and demos.
-- a checkpoint of rsutils or Cohen et al. (:func:`~rsutils.training.models.load_checkpoint`,
+- a checkpoint of rsutils or Cohen et al. (:func:`~rsutils.models.checkpoints.load_checkpoint`,
   its behaviour and messages unchanged);
 - a module saved whole with ``torch.save(model, path)``: unpickling it runs code named
   in the file, so it is loaded only with ``trust_pickle=True``;
@@ -17,9 +17,9 @@ prefix or by the file's content (not its name):
   whose graphs load without running the file's Python.
 
 rsutils feeds images in [0, 1]; a model trained on normalised inputs gets a
-:class:`~rsutils.training.models.Normalize` layer in front (``normalize=(mean, std)``,
-see :func:`~rsutils.training.dataset_fit.normalization_stats`);
-:func:`~rsutils.training.dataset_fit.check_model_fits` then checks the model against the
+:class:`~rsutils.models.architectures.Normalize` layer in front (``normalize=(mean, std)``,
+see :func:`~rsutils.models.dataset_fit.normalization_stats`);
+:func:`~rsutils.models.dataset_fit.check_model_fits` then checks the model against the
 dataset with one forward pass, before any noisy draw.
 """
 
@@ -44,13 +44,9 @@ import torch
 from torch import nn
 
 from rsutils.core.streams import derived_seed
-from rsutils.training.dataset_fit import checked_stats, error_line
-from rsutils.training.models import (
-    Normalize,
-    load_checkpoint,
-    read_checkpoint,
-    strip_data_parallel,
-)
+from rsutils.models.architectures import Normalize
+from rsutils.models.checkpoints import load_checkpoint, read_checkpoint, strip_data_parallel
+from rsutils.models.dataset_fit import checked_stats, error_line
 
 __all__ = [
     "KINDS",
@@ -100,7 +96,7 @@ class LoadedModel:
     digest (``checkpoint``) for a file, or for torchvision the architecture (``model``)
     and its weights (``weights``: the file's digest, torchvision's weights name, or
     ``untrained (seed 0)``); with a normalisation layer, ``normalize`` holds its mean and
-    std. ``info`` is :func:`~rsutils.training.models.load_checkpoint`'s for a checkpoint
+    std. ``info`` is :func:`~rsutils.models.checkpoints.load_checkpoint`'s for a checkpoint
     (its ``dataset`` above all), else ``None``.
     """
 
@@ -129,7 +125,7 @@ def source_kind(source: str | os.PathLike[str]) -> str:
     Reads the file's tensors without running any of its code. A missing file is a
     ``FileNotFoundError``; a file that is no model rsutils reads is a one-line
     ``ValueError`` naming what to pass instead (a damaged checkpoint keeps
-    :func:`~rsutils.training.models.load_checkpoint`'s message).
+    :func:`~rsutils.models.checkpoints.load_checkpoint`'s message).
     """
     text = os.fspath(source)
     if text.startswith(TORCHVISION_PREFIX):
@@ -256,9 +252,9 @@ def load_model(
     layer for random or file weights, and without it a file's class count is read off
     its output layer), or a file of another kind of
     :data:`KINDS` (see :func:`source_kind`). ``dataset`` is passed on to
-    :func:`~rsutils.training.models.load_checkpoint`. A pickled module loads only with
+    :func:`~rsutils.models.checkpoints.load_checkpoint`. A pickled module loads only with
     ``trust_pickle=True``. ``normalize=(mean, std)`` puts a
-    :class:`~rsutils.training.models.Normalize` in front (not for checkpoints, which
+    :class:`~rsutils.models.architectures.Normalize` in front (not for checkpoints, which
     carry their own). Every refusal is a one-line ``ValueError`` naming the fix.
     """
     kind = source_kind(source)

@@ -15,9 +15,10 @@ import torchvision
 from torch import nn
 
 from rsutils.core.inference import InferenceModel
-from rsutils.training.dataset_fit import check_model_fits, normalization_stats
-from rsutils.training.models import Normalize, build_model, save_checkpoint
-from rsutils.training.sources import load_model, source_kind
+from rsutils.models.architectures import Normalize, build_model
+from rsutils.models.checkpoints import save_checkpoint
+from rsutils.models.dataset_fit import check_model_fits, normalization_stats
+from rsutils.models.sources import load_model, source_kind
 
 
 def tiny(in_channels: int = 1, classes: int = 10, side: int = 28) -> nn.Module:
