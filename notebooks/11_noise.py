@@ -314,11 +314,10 @@ audited, cert = next((i, c) for i, c in certs.items() if not c.abstained)
 search = {"boundary": 2, "steps": 3, "draws": 4}
 audit = rs.AuditSettings(n_verify=500, input_range=(0.0, 1.0), **search)
 claim = (images[audited], cert.prediction, cert.region_radius, audit)
-where = {
-    "scale": 0.25,
-    "index": audited,
-}  # the noise's λ, the noise stream
-record = rs.audit_certificate(classifier, generator, *claim, **where)
+deployed = rs.DeployedClassifier(
+    classifier, generator, scale=0.25, num_classes=10
+)
+record = rs.audit_certificate(deployed, *claim, index=audited)
 points = pd.DataFrame([p.row() for p in record.points])
 points[["search", "region_fraction", "verdict", "top"]]
 

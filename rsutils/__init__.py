@@ -24,8 +24,8 @@ Everything a user needs is importable from here:
   ``FixedNoise``, ``DatasetWiseGenerator``, ``CertificationWiseGenerator``
   (``load_generator``), their training (``NPGConfig``, ``train_npg``), certification
   through a generator (``GeneratedSmooth``), its soundness audit
-  (``audit_certificate``, ``AuditSettings``) and the certificate memory for anisotropic regions
-  (``AnisotropicMemory``);
+  (``audit_certificate`` of a ``DeployedClassifier``, ``AuditSettings``) and the
+  certificate memory for anisotropic regions (``AnisotropicMemory``);
 - datasets and logs: ``load_dataset``, ``Dataset``, ``certify_dataset``,
   ``predict_dataset``, ``certify_dataset_ds`` (and the resumable loop they share,
   ``run_dataset`` with ``DatasetRun`` and ``InputGroups``), ``read_log``, ``certified_accuracy``,
@@ -76,7 +76,11 @@ from rsutils.anisotropic.generators import (
 )
 from rsutils.anisotropic.noise import Anisotropic, certified_region
 from rsutils.anisotropic.patterns import spatial_pattern
-from rsutils.anisotropic.soundness.audit import AuditSettings, audit_certificate
+from rsutils.anisotropic.soundness.audit import (
+    AuditSettings,
+    DeployedClassifier,
+    audit_certificate,
+)
 from rsutils.anisotropic.training import NPGConfig, train_npg
 from rsutils.core.confidence import clopper_pearson_lower, max_certifiable_pA
 from rsutils.core.devices import pick_device
@@ -153,6 +157,7 @@ __all__ = [
     "Decide",
     "Decision",
     "Decisions",
+    "DeployedClassifier",
     "DrawRecord",
     "ExponentialLinf",
     "FixedNoise",

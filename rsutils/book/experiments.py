@@ -29,6 +29,7 @@ from rsutils.anisotropic.generators import NoiseGenerator, WithoutOffset, load_g
 from rsutils.anisotropic.soundness.audit import (
     AuditRecord,
     AuditSettings,
+    DeployedClassifier,
     audit_log,
     check_audit_settings,
     record_from_dict,
@@ -346,15 +347,12 @@ class Experiments:
         path = cached_path("audit-npg", key, ".pt")
         if not path.exists():
             model, generator = trained_npg(config, device=self.device, progress=self.progress)
+            classifier = DeployedClassifier(
+                inference_model(model, self.inference), generator, config.scale,
+                self.data.num_classes,
+            )  # fmt: skip
             records = audit_log(
-                inference_model(model, self.inference),
-                generator,
-                self.data.images,
-                log,
-                settings,
-                scale=config.scale,
-                freeze=freeze,
-                limit=limit,
+                classifier, self.data.images, log, settings, freeze=freeze, limit=limit
             )
             buffer = io.BytesIO()
             torch.save([record_to_dict(r) for r in records], buffer)

@@ -9,7 +9,7 @@ import torch
 from rsutils import Gaussian
 from rsutils.anisotropic.generated import GeneratedSmooth
 from rsutils.anisotropic.generators import NoiseGenerator
-from rsutils.anisotropic.soundness.audit import AuditSettings, audit_certificate
+from rsutils.anisotropic.soundness.audit import AuditSettings, DeployedClassifier, audit_certificate
 from rsutils.anisotropic.soundness.deployed import admit_log, query_audit_points
 from rsutils.checks.classifiers import LinearClassifier
 from rsutils.core.settings import CertifySettings
@@ -47,7 +47,8 @@ def test_the_memory_corrects_every_contradiction_the_audit_finds(setting) -> Non
     line, smooth, settings, log, cert = setting
     images = X.unsqueeze(0)
     audit = AuditSettings(n_verify=2000, boundary=4, steps=20)
-    record = audit_certificate(line, Shifting(), X, 1, cert.region_radius, audit, scale=1.0)
+    deployed = DeployedClassifier(line, Shifting(), 1.0, 2)
+    record = audit_certificate(deployed, X, 1, cert.region_radius, audit)
     assert record.contradicted  # the deployed classifier, alone, contradicts the certificate
     memory = AnisotropicMemory()
     admitted = admit_log(smooth, memory, images, log)

@@ -34,14 +34,20 @@ certificate claims, which is what Theorem 7 states; set ``input_range=(0, 1)`` f
 images to search only inputs that a deployed ``Smooth`` (which refuses inputs
 outside its range) would classify.
 
-The noise-parameter function ``params(z) -> (mu, sigma)`` maps a batch ``z`` of shape
-``(B, *shape)`` to two tensors of that shape and must be differentiable in ``z`` for
-the attack (an ``nn.Module`` or any callable). The base ``model`` maps ``(B, *shape)``
-to logits ``(B, K)`` and is in eval mode. Everything runs on the model's device and in
-its floating-point type.
+The classifier audited is one object,
+:class:`~rsutils.anisotropic.soundness.audit.classifier.DeployedClassifier`: the base
+``model``, the noise-parameter function ``params(z) -> (mu, sigma)``, the noise's λ and
+the number of classes (``DeployedClassifier.of(smooth)`` for a
+:class:`~rsutils.anisotropic.generated.GeneratedSmooth`). ``params`` maps a batch ``z`` of
+shape ``(B, *shape)`` to two tensors of that shape and must be differentiable in ``z``
+for the attack (an ``nn.Module`` or any callable). The base ``model`` maps
+``(B, *shape)`` to logits ``(B, K)`` and is in eval mode. Everything runs on the model's
+device and in its floating-point type.
 
-The package has one module per part of the audit: :mod:`~rsutils.anisotropic.soundness.audit.params`
-(the noise parameters and their frozen control),
+The package has one module per part of the audit:
+:mod:`~rsutils.anisotropic.soundness.audit.classifier` (the deployed classifier and its
+frozen control ``g_x``), :mod:`~rsutils.anisotropic.soundness.audit.params`
+(the noise parameters, checked, and frozen),
 :mod:`~rsutils.anisotropic.soundness.audit.boundary`
 (the region and random points near its boundary), :mod:`~rsutils.anisotropic.soundness.audit.attack`
 (the gradient ascent), :mod:`~rsutils.anisotropic.soundness.audit.verification` (the test at one
@@ -53,6 +59,7 @@ serialisation), :mod:`~rsutils.anisotropic.soundness.audit.settings` and
 
 from rsutils.anisotropic.soundness.audit.attack import Region, attack_in_region, attack_objective
 from rsutils.anisotropic.soundness.audit.boundary import boundary_points, region_axes
+from rsutils.anisotropic.soundness.audit.classifier import DeployedClassifier
 from rsutils.anisotropic.soundness.audit.params import (
     FrozenParams,
     NoiseParams,
@@ -78,7 +85,6 @@ from rsutils.anisotropic.soundness.audit.verification import (
     PointVerdict,
     Verdict,
     classify_counts,
-    deployed_counts,
     verify_point,
 )
 
@@ -90,6 +96,7 @@ __all__ = [
     "AuditRecord",
     "AuditSettings",
     "AuditSummary",
+    "DeployedClassifier",
     "FrozenParams",
     "NoiseParams",
     "PointVerdict",
@@ -102,7 +109,6 @@ __all__ = [
     "boundary_points",
     "check_audit_settings",
     "classify_counts",
-    "deployed_counts",
     "frozen",
     "noise_params",
     "record_from_dict",

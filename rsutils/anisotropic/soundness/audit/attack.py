@@ -26,11 +26,10 @@ from rsutils.anisotropic.soundness.audit.checks import (
     check_radius,
     check_sigma,
 )
-from rsutils.anisotropic.soundness.audit.params import NoiseParams, noise_params
+from rsutils.anisotropic.soundness.audit.classifier import DeployedClassifier
+from rsutils.anisotropic.soundness.audit.params import noise_params
 from rsutils.anisotropic.soundness.audit.settings import ATTACK_LOSSES, AuditSettings
-from rsutils.core.noise import Gaussian
 from rsutils.core.settings import check_count
-from rsutils.core.validation import check_model
 
 __all__ = ["Region", "attack_in_region", "attack_objective"]
 
@@ -49,12 +48,10 @@ class Region:
 
 
 def attack_in_region(
-    model: nn.Module,
-    params: NoiseParams,
+    classifier: DeployedClassifier,
     region: Region,
     settings: AuditSettings,
     *,
-    scale: float,
     generator: torch.Generator,
     loss: str = "ce",
 ) -> torch.Tensor:
@@ -62,16 +59,16 @@ def attack_in_region(
 
     The search's settings are the audit's: ``settings.steps``, ``settings.draws``,
     ``settings.ball``, ``settings.shrink``, ``settings.input_range`` and
-    ``settings.region_scale`` (written below without ``settings.``); ``scale`` is the
-    noise's λ. The ascent runs on :func:`attack_objective` with ``loss``, by default
-    the noisy cross-entropy
+    ``settings.region_scale`` (written below without ``settings.``); λ is the
+    classifier's ``scale``. The ascent runs on :func:`attack_objective` with ``loss``, by
+    default the noisy cross-entropy
 
         ``(1/m) Σ_j CE(f(x + δ + mu(x + δ) + sigma(x + δ) ⊙ λε_j), c)``
 
     with ``m = draws`` fresh reparameterised draws per step. The gradient flows through
-    the base model and through ``params``. The perturbation is ``δ = a ⊙ u``, with
-    ``a = sigma_x`` (the ellipsoid) or ``a = min(sigma_x)`` (with ``ball``, the ℓ2 ball
-    inside it), and ``‖u‖₂ ≤ shrink·R``. The search runs in u-space, where the region is
+    the base model and through the classifier's ``params``. The perturbation is
+    ``δ = a ⊙ u``, with ``a = sigma_x`` (the ellipsoid) or ``a = min(sigma_x)`` (with
+    ``ball``, the ℓ2 ball inside it), and ``‖u‖₂ ≤ shrink·R``. The search runs in u-space, where the region is
     a ball. Each of the ``steps`` steps moves ``u`` by ``2.5·R/steps`` along the
     normalised gradient in ``u``. It then projects exactly onto the ball of radius
     ``shrink·R``, intersected with the input box when ``input_range`` is given.
@@ -106,14 +103,12 @@ def attack_in_region(
     drawn from ``generator`` (on the model's device), so the result is a function of
     its state.
     """
-    check_model(model)
     steps, draws, shrink = settings.steps, settings.draws, settings.shrink
     check_count("steps", steps)
-    Gaussian(scale)  # validates the scale
     box, shell = settings.input_range, settings.region_scale
     _check_loss(loss)
     inner, outer = (0.0, 1.0) if shell is None else shell
-    x, sigma_x, radius, labels = _batch(model, region)
+    x, sigma_x, radius, labels = _batch(classifier.model, region)
     check_generator(generator, x.device)
     axes = region_axes(sigma_x, settings.ball)
     view = (x.shape[0], *[1] * (x.dim() - 1))
@@ -129,9 +124,8 @@ def attack_in_region(
     for _ in range(steps):
         u.requires_grad_(True)
         objective = attack_objective(
-            model, params, x + axes * u, labels, scale=scale, draws=draws,
-            generator=generator, loss=loss,
-        )  # fmt: skip
+            classifier, x + axes * u, labels, draws=draws, generator=generator, loss=loss
+        )
         (grad,) = torch.autograd.grad(objective.sum(), u)
         if not bool(torch.isfinite(grad).all()):
             raise ValueError("the attack's gradient is not finite; check the model and params")
@@ -183,12 +177,10 @@ def _per_input(name: str, value: object, batch: int, dtype: torch.dtype | None) 
 
 
 def attack_objective(
-    model: nn.Module,
-    params: NoiseParams,
+    classifier: DeployedClassifier,
     z: torch.Tensor,
     labels: torch.Tensor,
     *,
-    scale: float,
     draws: int,
     generator: torch.Generator,
     loss: str = "ce",
@@ -196,9 +188,9 @@ def attack_objective(
     """What the attack ascends, per input: a mean over ``draws`` noisy copies of ``z``.
 
     The copies are ``z + mu(z) + sigma(z) ⊙ λε_j`` with reparameterised draws ``ε_j``
-    from ``generator`` (``λ = scale``), so the result is differentiable in ``z``
-    through the base model and ``params``. ``labels`` holds the certified class ``c``
-    of each input of the batch ``z``. With ``loss``:
+    from ``generator`` (λ the classifier's ``scale``), so the result is differentiable
+    in ``z`` through the base model and the noise parameters. ``labels`` holds the
+    certified class ``c`` of each input of the batch ``z``. With ``loss``:
 
     - ``"ce"``: the cross-entropy ``CE(logits, c)``. Where the logits saturate
       (``logit_c`` far above the others) its gradient, ``softmax − onehot``,
@@ -211,10 +203,10 @@ def attack_objective(
     """
     _check_loss(loss)
     batch, shape = z.shape[0], z.shape[1:]
-    mu, sigma = noise_params(params, z)
+    mu, sigma = noise_params(classifier.params, z)
     eps = torch.randn((batch, draws, *shape), generator=generator, device=z.device, dtype=z.dtype)
-    noisy = (z + mu).unsqueeze(1) + sigma.unsqueeze(1) * (scale * eps)
-    logits = model(noisy.reshape(batch * draws, *shape))
+    noisy = (z + mu).unsqueeze(1) + sigma.unsqueeze(1) * (classifier.scale * eps)
+    logits = classifier.model(noisy.reshape(batch * draws, *shape))
     if logits.dim() != 2 or logits.shape[0] != batch * draws or not logits.is_floating_point():
         raise ValueError(
             f"the attack needs logits of shape ({batch * draws}, K) from the base model, "

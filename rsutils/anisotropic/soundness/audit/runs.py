@@ -13,7 +13,6 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import torch
-from torch import nn
 
 from rsutils.anisotropic.soundness.audit.attack import Region, attack_in_region
 from rsutils.anisotropic.soundness.audit.boundary import boundary_points, region_axes
@@ -21,25 +20,18 @@ from rsutils.anisotropic.soundness.audit.checks import (
     as_model_input,
     check_class,
     check_non_negative,
-    check_num_classes,
     check_radius,
 )
-from rsutils.anisotropic.soundness.audit.params import (
-    FrozenParams,
-    NoiseParams,
-    frozen,
-    noise_params,
-)
+from rsutils.anisotropic.soundness.audit.classifier import DeployedClassifier
+from rsutils.anisotropic.soundness.audit.params import FrozenParams, noise_params
 from rsutils.anisotropic.soundness.audit.records import AuditPoint, AuditRecord
 from rsutils.anisotropic.soundness.audit.settings import (
     ATTACK_LOSSES,
     AuditSettings,
     check_audit_settings,
 )
-from rsutils.anisotropic.soundness.audit.verification import deployed_counts, verify_point
-from rsutils.core.noise import Gaussian
+from rsutils.anisotropic.soundness.audit.verification import verify_point
 from rsutils.core.streams import stream_generator
-from rsutils.core.validation import check_model
 
 __all__ = ["ATTACK_SEARCHES", "audit_certificate", "audit_log"]
 
@@ -49,16 +41,13 @@ ATTACK_SEARCHES = {"ce": "attack", "margin": "margin attack"}
 
 
 def audit_certificate(
-    model: nn.Module,
-    params: NoiseParams,
+    classifier: DeployedClassifier,
     x: torch.Tensor,
     c: int,
     R: float,
     settings: AuditSettings,
     *,
-    scale: float,
     index: int = 0,
-    num_classes: int | None = None,
 ) -> AuditRecord:
     """Search the certified region of ``(x, c, R)`` for points where G is not ``c``.
 
@@ -78,46 +67,37 @@ def audit_certificate(
     Each candidate is verified with ``settings.n_verify`` fresh draws
     (:func:`~rsutils.anisotropic.soundness.audit.verification.verify_point`) at level
     ``settings.alpha/(number of candidates)``. The same draws, with the frozen ``mu(x)``,
-    ``sigma(x)``, give ``pA_frozen``. ``x`` is one input; ``R`` is the certificate's
-    ``region_radius``, ``scale`` the noise's λ of the smoothed classifier that certified
-    it. ``R = 0`` claims nothing and gives a record without points. ``num_classes``
-    defaults to the width of the model's output; ``index`` names the certificate's
-    noise streams.
+    ``sigma(x)`` (``classifier.frozen_at(x)``, the control ``g_x``), give ``pA_frozen``.
+    ``classifier`` is the deployed classifier whose certificate at ``x`` claims class
+    ``c`` on the region of ``region_radius`` ``R``; ``x`` is one input. ``R = 0`` claims
+    nothing and gives a record without points. ``index`` names the certificate's noise
+    streams.
 
     Guarantee: the record claims a contradiction while G = c on all of its
     candidates with probability at most ``settings.alpha``. The search and verification
     draws are the independent streams ``boundary``, ``attack`` and ``verify`` of
     ``(settings.seed, index)`` (:data:`~rsutils.core.streams.STREAMS`), so the record
     is a function of the arguments, and of the device and library versions.
-
-    Nine parameters, for a reason: the deployed classifier (``model``, ``params``, its λ
-    ``scale`` and ``num_classes``), the certificate (``x``, ``c``, ``R`` and its ``index``,
-    which names its noise streams) and the audit's ``settings``.
     """
-    check_model(model)
+    _check_classifier(classifier)
     check_audit_settings(settings)
     check_non_negative("index", index)
     R = check_radius(R, positive=False)
-    Gaussian(scale)
     box = settings.input_range
-    x = as_model_input(model, x, "x")
+    x = as_model_input(classifier.model, x, "x")
     if box is not None and bool((x < box[0]).any() or (x > box[1]).any()):
         raise ValueError(
             f"x lies outside input_range {box}; audit an input inside it, or search the "
             "whole region with settings.replace(input_range=None)"
         )
-    if num_classes is None:
-        with torch.inference_mode():
-            num_classes = int(model(x.unsqueeze(0)).shape[-1])
-    check_num_classes(num_classes)
-    check_class(c, num_classes)
-    run = _Run(model, params, frozen(params, x), x, int(c), settings, scale, index, num_classes)
+    check_class(c, classifier.num_classes)
+    run = _Run(classifier, classifier.frozen_at(x), x, int(c), settings, index)
     common = {
         "index": int(index),
         "certified": int(c),
         "R": R,
         "region": "ball" if settings.ball else "ellipsoid",
-        "scale": float(scale),
+        "scale": float(classifier.scale),
         "alpha": float(settings.alpha),
         "n_verify": int(settings.n_verify),
         "seed": int(settings.seed),
@@ -133,66 +113,60 @@ def audit_certificate(
 
 
 def audit_log(
-    model: nn.Module,
-    generator: NoiseParams,
+    classifier: DeployedClassifier,
     images: torch.Tensor,
     log: pd.DataFrame,
     settings: AuditSettings,
     *,
-    scale: float,
     freeze: bool = False,
     limit: int | None = None,
-    num_classes: int | None = None,
 ) -> list[AuditRecord]:
     """:func:`audit_certificate` for the correct certificates of a log with ``R > 0``.
 
-    ``images[idx]`` is the input of each row and ``generator`` its noise parameters;
-    its certificate is ``(predict, region_radius)``, made with the noise's λ ``scale``.
-    ``freeze`` audits ``g_x`` (:func:`~rsutils.anisotropic.soundness.audit.params.frozen`) instead
-    of the deployed G. The first ``limit`` such rows in ``idx`` order are audited (all
-    of them with ``None``), each with its ``idx`` as ``index`` and with ``settings``.
-
-    Nine parameters, for a reason: the deployed classifier (``model``, ``generator``, its λ
-    ``scale`` and ``num_classes``), the log and its images, the audit's ``settings``, and
-    which certificates are audited (``freeze``, ``limit``).
+    ``images[idx]`` is the input of each row and ``classifier`` the deployed classifier
+    whose certificates the log holds, ``(predict, region_radius)``. ``freeze`` audits
+    ``g_x`` (``classifier.frozen_at(x)``) instead of the deployed G. The first ``limit``
+    such rows in ``idx`` order are audited (all of them with ``None``), each with its
+    ``idx`` as ``index`` and with ``settings``.
     """
+    _check_classifier(classifier)
     check_audit_settings(settings)
-    Gaussian(scale)
     if limit is not None:
         check_non_negative("limit", limit)
     rows = log[(log["correct"] == 1) & (log["region_radius"] > 0)].sort_values("idx")
     records = []
     for row in rows.head(limit).itertuples():
         x = images[int(row.idx)]
-        params = frozen(generator, x) if freeze else generator
-        record = audit_certificate(
-            model,
-            params,
-            x,
-            int(row.predict),
-            float(row.region_radius),
-            settings,
-            scale=scale,
-            index=int(row.idx),
-            num_classes=num_classes,
-        )
-        records.append(record)
+        audited = classifier.frozen_at(x) if freeze else classifier
+        claim = (x, int(row.predict), float(row.region_radius), settings)
+        records.append(audit_certificate(audited, *claim, index=int(row.idx)))
     return records
+
+
+def _check_classifier(classifier: object) -> None:
+    if not isinstance(classifier, DeployedClassifier):
+        raise TypeError(
+            "audit a DeployedClassifier(model, params, scale, num_classes) (or "
+            f"DeployedClassifier.of(generated_smooth)), got {type(classifier).__name__}"
+        )
 
 
 @dataclass(frozen=True, eq=False)
 class _Run:
-    """What the audit of one certificate shares between its search and its verification."""
+    """What the audit of one certificate shares between its search and its verification:
+    the deployed classifier and its control ``g_x`` (frozen at ``x``)."""
 
-    model: nn.Module
-    params: NoiseParams
-    control: FrozenParams
+    classifier: DeployedClassifier
+    control: DeployedClassifier
     x: torch.Tensor
     c: int
     settings: AuditSettings
-    scale: float
     index: int
-    num_classes: int
+
+    @property
+    def frozen(self) -> FrozenParams:
+        """``mu(x)`` and ``sigma(x)``, the control's parameters."""
+        return self.control.params  # type: ignore[return-value]
 
     def stream(self, name: str, point: int = 0) -> torch.Generator:
         """The audit's noise stream ``name`` of this certificate, for its point ``point``."""
@@ -206,19 +180,16 @@ class _Run:
             generator = self.stream("boundary")
             outer = R if s.region_scale is None else s.region_scale[1] * R
             deltas = boundary_points(
-                self.control.sigma, outer, s.boundary, generator, shrink=s.shrink, ball=s.ball
+                self.frozen.sigma, outer, s.boundary, generator, shrink=s.shrink, ball=s.ball
             )
             if box is not None:
                 deltas = torch.minimum(torch.maximum(deltas, box[0] - x), box[1] - x)
             candidates.append(deltas)
             searches += ["boundary"] * s.boundary
         for loss in s.losses if s.steps > 0 else ():
-            region = Region(x.unsqueeze(0), self.c, self.control.sigma.unsqueeze(0), R)
+            region = Region(x.unsqueeze(0), self.c, self.frozen.sigma.unsqueeze(0), R)
             generator = self.stream("attack", ATTACK_LOSSES.index(loss))
-            delta = attack_in_region(
-                self.model, self.params, region, s, scale=self.scale, generator=generator,
-                loss=loss,
-            )  # fmt: skip
+            delta = attack_in_region(self.classifier, region, s, generator=generator, loss=loss)
             candidates.append(delta)
             searches.append(ATTACK_SEARCHES[loss])
         return searches, torch.cat(candidates)
@@ -239,9 +210,9 @@ class _Run:
         self, deltas: torch.Tensor, zs: torch.Tensor, R: float
     ) -> dict[str, np.ndarray]:
         """Per candidate: how far mu and sigma move, ‖δ‖₂ and the fraction of the region."""
-        control = self.control
+        control = self.frozen
         with torch.inference_mode():
-            mu_z, sigma_z = noise_params(self.params, zs)
+            mu_z, sigma_z = noise_params(self.classifier.params, zs)
             axes = region_axes(control.sigma.unsqueeze(0), self.settings.ball)
             sigma_change = (sigma_z - control.sigma).flatten(1).abs().amax(dim=1)
             return {
@@ -261,23 +232,13 @@ class _Run:
         diagnostics: dict[str, np.ndarray],
     ) -> AuditPoint:
         """Candidate ``j`` verified under G, and counted under g_x on the same draws."""
-        sampling = {
-            "scale": self.scale,
-            "n": self.settings.n_verify,
-            "batch_size": self.settings.batch_size,
-            "num_classes": self.num_classes,
-        }
+        n, batch_size = self.settings.n_verify, self.settings.batch_size
         verdict = verify_point(
-            self.model,
-            self.params,
-            z,
-            self.c,
-            alpha=point_alpha,
-            generator=self.stream("verify", j),
-            **sampling,
-        )
-        frozen_counts = deployed_counts(
-            self.model, self.control, z, generator=self.stream("verify", j), **sampling
+            self.classifier, z, self.c, n=n, alpha=point_alpha,
+            generator=self.stream("verify", j), batch_size=batch_size,
+        )  # fmt: skip
+        frozen_counts = self.control.counts(
+            z, n, generator=self.stream("verify", j), batch_size=batch_size
         )
         delta_norm = diagnostics["delta_norm"][j]
         mu_shift = diagnostics["mu_shift"][j]

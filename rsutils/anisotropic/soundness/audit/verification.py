@@ -13,23 +13,12 @@ from typing import Literal
 
 import numpy as np
 import torch
-from torch import nn
 
-from rsutils.anisotropic.noise import Anisotropic
-from rsutils.anisotropic.soundness.audit.checks import (
-    as_model_input,
-    check_class,
-    check_generator,
-    check_num_classes,
-)
-from rsutils.anisotropic.soundness.audit.params import NoiseParams, noise_params
+from rsutils.anisotropic.soundness.audit.checks import check_class
+from rsutils.anisotropic.soundness.audit.classifier import DeployedClassifier
 from rsutils.core.confidence import check_alpha, clopper_pearson_lower
-from rsutils.core.noise import Gaussian
-from rsutils.core.sampling import count_classes
-from rsutils.core.settings import check_count
-from rsutils.core.validation import check_model
 
-__all__ = ["PointVerdict", "Verdict", "classify_counts", "deployed_counts", "verify_point"]
+__all__ = ["PointVerdict", "Verdict", "classify_counts", "verify_point"]
 
 #: What a point's counts say about G there (see :class:`PointVerdict`).
 Verdict = Literal["contradiction", "agrees", "ambiguous"]
@@ -112,84 +101,28 @@ def classify_counts(counts: Sequence[int] | np.ndarray, c: int, alpha: float) ->
     )
 
 
-def deployed_counts(
-    model: nn.Module,
-    params: NoiseParams,
-    z: torch.Tensor,
-    scale: float,
-    n: int,
-    *,
-    generator: torch.Generator,
-    batch_size: int = 1000,
-    num_classes: int,
-) -> np.ndarray:
-    """Class counts of ``f(z + mu(z) + sigma(z) ⊙ λε)`` over ``n`` draws (int64 array).
-
-    ``z`` is one input (no batch dimension). ``mu(z)`` and ``sigma(z)`` are computed once,
-    under ``torch.inference_mode``. The draws come from ``generator``, which must live on
-    the model's device. They are those of
-    :class:`~rsutils.core.smooth.Smooth` with
-    ``Anisotropic(Gaussian(scale), sigma(z), mu(z))``. So the counts are independent of
-    ``batch_size``, and ``n`` draws from ``generator`` estimate G's class probabilities
-    at ``z``.
-    """
-    check_model(model)
-    check_count("n", n)
-    check_count("batch_size", batch_size)
-    check_num_classes(num_classes)
-    base = Gaussian(scale)
-    z = as_model_input(model, z, "z")
-    check_generator(generator, z.device)
-    with torch.inference_mode():
-        mu, sigma = noise_params(params, z.unsqueeze(0))
-        noise = Anisotropic(base, sigma[0], mu[0])
-    counts = count_classes(
-        model,
-        z,
-        noise,
-        n,
-        num_classes=num_classes,
-        batch_size=batch_size,
-        generator=generator,
-    )
-    return counts.cpu().numpy()
-
-
 def verify_point(
-    model: nn.Module,
-    params: NoiseParams,
+    classifier: DeployedClassifier,
     z: torch.Tensor,
     c: int,
     *,
-    scale: float,
     n: int,
     alpha: float,
     generator: torch.Generator,
     batch_size: int = 1000,
-    num_classes: int,
 ) -> PointVerdict:
-    """G's class at ``z`` from ``n`` fresh draws (:func:`deployed_counts`), as a verdict.
+    """G's class at ``z`` from ``n`` fresh draws
+    (:meth:`~rsutils.anisotropic.soundness.audit.classifier.DeployedClassifier.counts`),
+    as a verdict.
 
     Guarantee: with ``generator`` independent of how ``z`` was chosen, a
     ``"contradiction"`` (G(z) ≠ c) or an ``"agrees"`` (G(z) = c) is wrong with
     probability at most ``alpha`` (:func:`classify_counts`). A contradiction needs the
     other class's lower bound above 1/2, never a single noisy vote.
 
-    Ten parameters, for a reason: the deployed classifier G is four of them (``model``,
-    ``params``, its λ ``scale`` and ``num_classes``), the point and the class two, and the
-    draws (``n``, ``generator``, ``batch_size``) with the level ``alpha`` the rest; the audit
-    passes its settings' ``n_verify`` and ``batch_size``.
+    The audit passes its settings' ``n_verify`` and ``batch_size``.
     """
     check_alpha(alpha)
-    check_class(c, num_classes)
-    counts = deployed_counts(
-        model,
-        params,
-        z,
-        scale,
-        n,
-        generator=generator,
-        batch_size=batch_size,
-        num_classes=num_classes,
-    )
+    check_class(c, classifier.num_classes)
+    counts = classifier.counts(z, n, generator=generator, batch_size=batch_size)
     return classify_counts(counts, c, alpha)

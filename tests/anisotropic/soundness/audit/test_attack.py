@@ -8,6 +8,7 @@ from torch import nn
 
 from rsutils.anisotropic.soundness.audit import (
     AuditSettings,
+    DeployedClassifier,
     FrozenParams,
     Region,
     attack_in_region,
@@ -64,8 +65,8 @@ def test_the_attack_ends_strictly_inside_the_region(seed, ball, box, gain) -> No
     sigma_x = noise_params(params, x)[1].detach()
     R = torch.tensor([0.5, 2.0, 4.0])
     delta = attack_in_region(
-        model, params, Region(x, [0, 1, 2], sigma_x, R),
-        AuditSettings(steps=8, draws=4, ball=ball, input_range=box), scale=0.5,
+        DeployedClassifier(model, params, 0.5, 3), Region(x, [0, 1, 2], sigma_x, R),
+        AuditSettings(steps=8, draws=4, ball=ball, input_range=box),
         generator=torch.Generator().manual_seed(seed),
     )  # fmt: skip
     assert delta.shape == x.shape
@@ -92,8 +93,9 @@ def test_the_attack_increases_the_loss_on_the_linear_example(certificate) -> Non
     sigma_x = params(X.unsqueeze(0))[1]
     R = certificate.region_radius
     delta = attack_in_region(
-        shifting_classifier(), params, Region(X.unsqueeze(0), 1, sigma_x, R),
-        AuditSettings(steps=20, draws=8), scale=SCALE, generator=torch.Generator().manual_seed(0),
+        DeployedClassifier(shifting_classifier(), params, SCALE, 2),
+        Region(X.unsqueeze(0), 1, sigma_x, R),
+        AuditSettings(steps=20, draws=8), generator=torch.Generator().manual_seed(0),
     )[0]  # fmt: skip
     assert noisy_loss(delta, params) > noisy_loss(torch.zeros(2, dtype=torch.float64), params) + 5
     assert deployed_pA(X + delta, SCALE) < 1e-6
@@ -104,9 +106,9 @@ def test_with_frozen_parameters_the_attack_finds_the_exact_worst_direction(certi
     control = frozen(ShiftingParams(), X)
     R = certificate.region_radius
     delta = attack_in_region(
-        shifting_classifier(), control, Region(X.unsqueeze(0), 1, control.sigma.unsqueeze(0), R),
-        AuditSettings(steps=30, draws=16), scale=SCALE,
-        generator=torch.Generator().manual_seed(0),
+        DeployedClassifier(shifting_classifier(), control, SCALE, 2),
+        Region(X.unsqueeze(0), 1, control.sigma.unsqueeze(0), R),
+        AuditSettings(steps=30, draws=16), generator=torch.Generator().manual_seed(0),
     )[0]  # fmt: skip
     u = delta / control.sigma
     worst = -control.sigma * torch.tensor([1.0, 0.0], dtype=torch.float64)
@@ -142,9 +144,9 @@ def one_projected_step(v, lower, upper):
     R = float(v.norm()) / 2.5
     assert R > 1.0, "the step must leave the ball (shrink < 1)"
     delta = attack_in_region(
-        LinearClassifier(v / a), FrozenParams(torch.zeros_like(a), a),
+        DeployedClassifier(LinearClassifier(v / a), FrozenParams(torch.zeros_like(a), a), 0.1, 2),
         Region(x.unsqueeze(0), 0, a.unsqueeze(0), R),
-        AuditSettings(steps=1, draws=2, shrink=1.0 / R, input_range=(0.0, 1.0)), scale=0.1,
+        AuditSettings(steps=1, draws=2, shrink=1.0 / R, input_range=(0.0, 1.0)),
         generator=torch.Generator().manual_seed(0),
     )[0]  # fmt: skip
     return delta / a

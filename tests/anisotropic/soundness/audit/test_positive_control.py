@@ -18,6 +18,7 @@ from scipy.stats import binomtest, norm
 from rsutils.anisotropic.soundness.audit import (
     ATTACK_SEARCHES,
     AuditSettings,
+    DeployedClassifier,
     FrozenParams,
     Region,
     attack_in_region,
@@ -37,6 +38,7 @@ W[0] = 1.0
 MODEL = LinearClassifier(W)
 X = DISTANCE * W  # class 1, at distance 1 from the boundary w·z = 0
 PARAMS = FrozenParams(torch.zeros(DIM, dtype=torch.float64), torch.ones(DIM, dtype=torch.float64))
+DEPLOYED = DeployedClassifier(MODEL, PARAMS, SCALE, 2)
 SETTINGS = AuditSettings(n_verify=2000, boundary=4, steps=20, draws=8, losses=("ce", "margin"))
 
 
@@ -50,7 +52,7 @@ def radius() -> float:
 
 
 def audit(R: float, **changes) -> object:
-    return audit_certificate(MODEL, PARAMS, X, 1, R, SETTINGS.replace(**changes), scale=SCALE)
+    return audit_certificate(DEPLOYED, X, 1, R, SETTINGS.replace(**changes))
 
 
 def test_the_shell_beyond_the_certificate_is_contradicted_by_both_attacks(radius) -> None:
@@ -109,7 +111,7 @@ def test_the_margin_gradient_survives_where_the_cross_entropy_gradient_underflow
     for loss in ("ce", "margin"):
         z = X.unsqueeze(0).clone().requires_grad_(True)
         value = attack_objective(
-            SATURATED, PARAMS, z, torch.tensor([1]), scale=0.05, draws=16,
+            DeployedClassifier(SATURATED, PARAMS, 0.05, 2), z, torch.tensor([1]), draws=16,
             generator=torch.Generator().manual_seed(0), loss=loss,
         )  # fmt: skip
         (gradients[loss],) = torch.autograd.grad(value.sum(), z)
@@ -122,9 +124,10 @@ def test_only_the_margin_attack_moves_on_saturated_logits() -> None:
     ends = {}
     for loss in ("ce", "margin"):
         ends[loss] = attack_in_region(
-            SATURATED, PARAMS, Region(X.unsqueeze(0), 1, PARAMS.sigma.unsqueeze(0), R),
-            AuditSettings(steps=10, draws=8), scale=0.05,
-            generator=torch.Generator().manual_seed(0), loss=loss,
+            DeployedClassifier(SATURATED, PARAMS, 0.05, 2),
+            Region(X.unsqueeze(0), 1, PARAMS.sigma.unsqueeze(0), R),
+            AuditSettings(steps=10, draws=8), generator=torch.Generator().manual_seed(0),
+            loss=loss,
         )[0]  # fmt: skip
     assert bool((ends["ce"] == 0).all())  # stuck at x: no gradient to follow
     margin = ends["margin"]
@@ -135,9 +138,8 @@ def test_only_the_margin_attack_moves_on_saturated_logits() -> None:
 def test_a_bad_loss_is_refused() -> None:
     with pytest.raises(ValueError, match=r"loss must be one of \('ce', 'margin'\), got 'hinge'"):
         attack_in_region(
-            MODEL, PARAMS, Region(X.unsqueeze(0), 1, PARAMS.sigma.unsqueeze(0), 1.0),
-            AuditSettings(steps=1, draws=1), scale=0.5, generator=torch.Generator(),
-            loss="hinge",
+            DEPLOYED, Region(X.unsqueeze(0), 1, PARAMS.sigma.unsqueeze(0), 1.0),
+            AuditSettings(steps=1, draws=1), generator=torch.Generator(), loss="hinge",
         )  # fmt: skip
 
 
@@ -155,9 +157,9 @@ def test_the_shell_attack_stays_in_the_shell_or_at_the_boxs_farthest_point(seed,
     R = torch.tensor([0.1, 0.5, 3.0], dtype=torch.float64)
     params = FrozenParams(torch.zeros(d, dtype=torch.float64), torch.ones(d, dtype=torch.float64))
     delta = attack_in_region(
-        LinearClassifier(w), params, Region(x, [0, 1, 0], sigma, R),
+        DeployedClassifier(LinearClassifier(w), params, 0.3, 2), Region(x, [0, 1, 0], sigma, R),
         AuditSettings(steps=6, draws=4, ball=ball, input_range=box, region_scale=(1.5, 2.0)),
-        scale=0.3, generator=generator,
+        generator=generator,
     )  # fmt: skip
     axes = sigma.amin(dim=1, keepdim=True).expand_as(sigma) if ball else sigma
     u = delta / axes
@@ -200,9 +202,9 @@ def test_a_shell_attack_pulled_inwards_is_pushed_back_out(box) -> None:
     R = 0.2  # the shell [0.3, 0.396] fits the box [0, 1]⁴ around x = 0.5
     for region_scale in ((1.5, 2.0), None):
         delta = attack_in_region(
-            Pull(centre), params, Region(x, 0, torch.ones_like(x), R),
+            DeployedClassifier(Pull(centre), params, 0.01, 2), Region(x, 0, torch.ones_like(x), R),
             AuditSettings(steps=10, draws=2, input_range=box, region_scale=region_scale),
-            scale=0.01, generator=torch.Generator().manual_seed(0),
+            generator=torch.Generator().manual_seed(0),
         )[0]  # fmt: skip
         if region_scale is None:  # the ascent itself ends near the centre, inside 1.5R
             assert float((x[0] + delta - centre[0]).norm()) < 0.5 * R
@@ -212,10 +214,9 @@ def test_a_shell_attack_pulled_inwards_is_pushed_back_out(box) -> None:
 
 def test_the_summary_says_which_search_found_what(radius) -> None:
     shell = audit_certificate(
-        MODEL, PARAMS, X, 1, radius, SETTINGS.replace(region_scale=(1.5, 2.0)), scale=SCALE,
-        index=0,
-    )  # fmt: skip
-    inside = audit_certificate(MODEL, PARAMS, X, 1, radius, SETTINGS, scale=SCALE, index=1)
+        DEPLOYED, X, 1, radius, SETTINGS.replace(region_scale=(1.5, 2.0)), index=0
+    )
+    inside = audit_certificate(DEPLOYED, X, 1, radius, SETTINGS, index=1)
     found = summarize_audits([shell, inside]).by_search()
     assert list(found.columns) == ["images", "with a contradiction", "rate", "low", "high"]
     assert sorted(found.index) == ["attack", "boundary", "margin attack"]

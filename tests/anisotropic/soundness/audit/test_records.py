@@ -8,6 +8,7 @@ from scipy.stats import binomtest
 from rsutils.anisotropic.soundness.audit import (
     POINT_COLUMNS,
     AuditSettings,
+    DeployedClassifier,
     audit_certificate,
     frozen,
     record_from_dict,
@@ -23,9 +24,8 @@ SETTINGS = AuditSettings(alpha=0.001, n_verify=500, boundary=8, steps=20)
 
 def audit(params, R, *, index=0, **changes):
     settings = SETTINGS.replace(**changes)
-    return audit_certificate(
-        shifting_classifier(), params, X, 1, R, settings, scale=SCALE, index=index
-    )
+    deployed = DeployedClassifier(shifting_classifier(), params, SCALE, 2)
+    return audit_certificate(deployed, X, 1, R, settings, index=index)
 
 
 def test_the_summary_has_a_row_per_image_and_search_and_an_exact_interval(certificate) -> None:

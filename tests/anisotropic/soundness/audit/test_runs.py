@@ -7,6 +7,7 @@ import torch
 
 from rsutils.anisotropic.soundness.audit import (
     AuditSettings,
+    DeployedClassifier,
     audit_certificate,
     audit_log,
     boundary_points,
@@ -25,13 +26,13 @@ from rsutils.core.streams import stream_generator
 X = example_input()
 SCALE = 1.0
 SETTINGS = AuditSettings(alpha=0.001, n_verify=2000, boundary=8, steps=20)
+DEPLOYED = DeployedClassifier(shifting_classifier(), ShiftingParams(), SCALE, 2)
 
 
 def audit(params, R, *, index=0, **changes):
     settings = SETTINGS.replace(**changes)
-    return audit_certificate(
-        shifting_classifier(), params, X, 1, R, settings, scale=SCALE, index=index
-    )
+    deployed = DeployedClassifier(shifting_classifier(), params, SCALE, 2)
+    return audit_certificate(deployed, X, 1, R, settings, index=index)
 
 
 def test_the_constructed_case_has_a_contradiction_in_closed_form(certificate) -> None:
@@ -121,7 +122,9 @@ def test_the_box_keeps_every_candidate_in_range_and_in_region() -> None:
     x = torch.tensor([0.7, 0.2], dtype=torch.float64)
     R = 1.5
     settings = AuditSettings(n_verify=200, boundary=6, steps=10, input_range=(0.0, 1.0))
-    record = audit_certificate(model, ShiftingParams(), x, 1, R, settings, scale=0.1)
+    record = audit_certificate(
+        DeployedClassifier(model, ShiftingParams(), 0.1, 2), x, 1, R, settings
+    )
     sigma = ShiftingParams()(x.unsqueeze(0))[1][0].numpy()
     for point in record.points:
         z = x.numpy() + point.delta
@@ -148,21 +151,25 @@ def test_bad_arguments_are_clear_value_errors(change, message) -> None:
     arguments["settings"] = AuditSettings(n_verify=10, boundary=1, steps=1)
     arguments |= change
     with pytest.raises(ValueError, match=message):
-        audit_certificate(
-            shifting_classifier(),
-            arguments["params"],
-            X,
-            arguments["c"],
-            arguments["R"],
-            arguments["settings"],
-            scale=arguments["scale"],
-            index=arguments["index"],
+        deployed = DeployedClassifier(
+            shifting_classifier(), arguments["params"], arguments["scale"], 2
         )
+        claim = (X, arguments["c"], arguments["R"], arguments["settings"])
+        audit_certificate(deployed, *claim, index=arguments["index"])
 
 
 def test_settings_must_be_audit_settings() -> None:
     with pytest.raises(TypeError, match=r"settings must be an AuditSettings, e\.g\."):
-        audit_certificate(shifting_classifier(), ShiftingParams(), X, 1, 1.0, {}, scale=1.0)  # type: ignore[arg-type]
+        audit_certificate(DEPLOYED, X, 1, 1.0, {})  # type: ignore[arg-type]
+
+
+def test_the_audit_takes_a_deployed_classifier() -> None:
+    with pytest.raises(TypeError, match=r"audit a DeployedClassifier\(model, params, scale"):
+        audit_certificate(shifting_classifier(), X, 1, 1.0, SETTINGS)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="params must map a batch z to"):
+        DeployedClassifier(shifting_classifier(), 0.5, SCALE, 2)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="num_classes"):
+        DeployedClassifier(shifting_classifier(), ShiftingParams(), SCALE, 1)
 
 
 def log_of(R: float) -> pd.DataFrame:
@@ -180,23 +187,19 @@ def test_audit_log_audits_the_correct_certificates_with_a_region(certificate) ->
     images = torch.stack([X, X, X])
     log = log_of(certificate.region_radius)
     settings = SETTINGS.replace(boundary=2)
-    model, params = shifting_classifier(), ShiftingParams()
-    records = audit_log(model, params, images, log, settings, scale=SCALE)
+    params = ShiftingParams()
+    deployed = DeployedClassifier(shifting_classifier(), params, SCALE, 2)
+    records = audit_log(deployed, images, log, settings)
     assert [r.index for r in records] == [2]  # idx 0 has R = 0, idx 1 is wrong
     assert records[0].contradicted
     assert records[0].rows() == audit(params, certificate.region_radius, index=2, boundary=2).rows()
-    frozen_records = audit_log(model, params, images, log, settings, scale=SCALE, freeze=True)
+    frozen_records = audit_log(deployed, images, log, settings, freeze=True)
     assert not frozen_records[0].contradicted
-    assert audit_log(model, params, images, log, settings, scale=SCALE, limit=0) == []
+    assert audit_log(deployed, images, log, settings, limit=0) == []
 
 
-@pytest.mark.parametrize(
-    ("change", "message"),
-    [({"limit": -1}, "limit must be a non-negative integer"), ({"scale": -1.0}, "sigma")],
-)
-def test_audit_log_refuses_bad_arguments_before_auditing(change, message) -> None:
-    options = {"scale": SCALE, **change}
-    with pytest.raises(ValueError, match=message):
-        audit_log(
-            shifting_classifier(), ShiftingParams(), X[None], log_of(1.0), SETTINGS, **options
-        )
+def test_audit_log_refuses_bad_arguments_before_auditing() -> None:
+    with pytest.raises(ValueError, match="limit must be a non-negative integer"):
+        audit_log(DEPLOYED, X[None], log_of(1.0), SETTINGS, limit=-1)
+    with pytest.raises(ValueError, match="sigma"):
+        DeployedClassifier(shifting_classifier(), ShiftingParams(), -1.0, 2)

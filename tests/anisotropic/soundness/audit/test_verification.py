@@ -10,7 +10,7 @@ from scipy.stats import norm as normal
 from torch import nn
 
 from rsutils.anisotropic.noise import Anisotropic
-from rsutils.anisotropic.soundness.audit import classify_counts, deployed_counts, verify_point
+from rsutils.anisotropic.soundness.audit import DeployedClassifier, classify_counts, verify_point
 from rsutils.checks.shifting import ShiftingParams, shifting_classifier
 from rsutils.core.noise import Gaussian
 from rsutils.core.smooth import Smooth
@@ -85,8 +85,8 @@ def test_a_fifty_fifty_classifier_is_never_a_contradiction() -> None:
         for c in (0, 1):
             generator = torch.Generator().manual_seed(seed)
             result = verify_point(
-                HalfPlane().eval(), unit, z, c, scale=1.0, n=1000, alpha=0.001,
-                generator=generator, num_classes=2,
+                DeployedClassifier(HalfPlane().eval(), unit, 1.0, 2), z, c, n=1000, alpha=0.001,
+                generator=generator,
             )  # fmt: skip
             assert result.verdict == "ambiguous"
             assert result.top_lower <= 0.5
@@ -96,14 +96,14 @@ def test_a_constant_classifier_always_agrees() -> None:
     for seed in range(5):
         generator = torch.Generator().manual_seed(seed)
         result = verify_point(
-            Constant().eval(), unit, torch.zeros(2), 1, scale=1.0, n=100, alpha=0.001,
-            generator=generator, num_classes=2,
+            DeployedClassifier(Constant().eval(), unit, 1.0, 2), torch.zeros(2), 1, n=100,
+            alpha=0.001, generator=generator,
         )  # fmt: skip
         assert result.verdict == "agrees" and result.counts == (0, 100)
         assert result.top_lower == pytest.approx(0.001 ** (1 / 100))
 
 
-def test_deployed_counts_are_smooths_counts_with_the_parameters_of_z() -> None:
+def test_the_deployed_counts_are_smooths_counts_with_the_parameters_of_z() -> None:
     model, params = shifting_classifier(), ShiftingParams()
     z = torch.tensor([0.5, 0.3], dtype=torch.float64)
     mu, sigma = params(z.unsqueeze(0))
@@ -111,10 +111,9 @@ def test_deployed_counts_are_smooths_counts_with_the_parameters_of_z() -> None:
     expected = smooth.sample_counts(z, 5000, seed=7)
     for batch_size in (1000, 333):
         generator = image_generator(7, 0, "estimate", torch.device("cpu"))
-        counts = deployed_counts(
-            model, params, z, 0.5, 5000, generator=generator, batch_size=batch_size,
-            num_classes=2,
-        )  # fmt: skip
+        counts = DeployedClassifier(model, params, 0.5, 2).counts(
+            z, 5000, generator=generator, batch_size=batch_size
+        )
         assert np.array_equal(counts, expected)
     exact = normal.cdf((0.5 - 0.3) / 0.5)
     assert abs(expected[1] / 5000 - exact) < 4 * math.sqrt(exact * (1 - exact) / 5000)
