@@ -35,7 +35,6 @@ from rsutils.anisotropic.soundness.audit import (
     record_from_dict,
     record_to_dict,
 )
-from rsutils.anisotropic.soundness.audit.checks import check_non_negative
 from rsutils.anisotropic.soundness.sound import ConstantScale
 from rsutils.anisotropic.training import HISTORY_COLUMNS, NPGConfig, train_npg_with_history
 from rsutils.cache import atomic_write_bytes, cached_path, config_key
@@ -48,6 +47,7 @@ from rsutils.core.reference_precision import FAST_MODES, ReferenceSmooth
 from rsutils.core.settings import CertifySettings
 from rsutils.core.smooth import ABSTAIN, Smooth
 from rsutils.core.streams import derived_seed, stream_generator
+from rsutils.core.validation import check_non_negative
 from rsutils.data import Dataset, load_dataset
 from rsutils.ddrs.data_dependent import DataDependentSmooth
 from rsutils.ddrs.runs import certify_dataset_ds

@@ -26,6 +26,8 @@ from types import MappingProxyType
 import numpy as np
 import torch
 
+from rsutils.core.validation import check_non_negative
+
 __all__ = [
     "PHASES",
     "STREAMS",
@@ -192,8 +194,8 @@ def derived_seed(seed: int, index: int, stream: str, *sub_keys: int) -> int:
     *sub_keys))`` shifted right by one (a non-negative 63-bit integer, which every torch
     generator and every ``seed`` argument of rsutils accepts).
     """
-    _check_non_negative("seed", seed, "a non-negative integer or None")
-    _check_non_negative("index", index, "a non-negative integer (the input's id)")
+    check_non_negative("seed", seed, "a non-negative integer or None")
+    check_non_negative("index", index, "a non-negative integer (the input's id)")
     if stream not in STREAMS:
         raise ValueError(f"stream must be one of {sorted(STREAMS)}, got {stream!r}")
     key = STREAMS[stream]
@@ -203,7 +205,7 @@ def derived_seed(seed: int, index: int, stream: str, *sub_keys: int) -> int:
             f"pass exactly {len(key.sub_keys)} integer(s) after its name"
         )
     for name, value in zip(key.sub_keys, sub_keys, strict=True):
-        _check_non_negative(name, value, f"a non-negative integer (a sub-key of {stream!r})")
+        check_non_negative(name, value, f"a non-negative integer (a sub-key of {stream!r})")
     spawn_key = (int(index), key.number, *(int(value) for value in sub_keys))
     sequence = np.random.SeedSequence(entropy=int(seed), spawn_key=spawn_key)
     return int(sequence.generate_state(1, np.uint64)[0]) >> 1
@@ -258,8 +260,3 @@ def image_generator(seed: int, index: int, phase: str, device: torch.device) -> 
     if phase not in PHASES:
         raise ValueError(f"phase must be one of {sorted(PHASES)}, got {phase!r}")
     return stream_generator(seed, index, phase, device=device)
-
-
-def _check_non_negative(name: str, value: int, what: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
-        raise ValueError(f"{name} must be {what}, got {value!r}")

@@ -1,4 +1,6 @@
-"""What a smoothed classifier refuses: a model that is not ready, an input out of range.
+"""What a smoothed classifier refuses: a model that is not ready, an input out of range,
+and the integer arguments every part of rsutils checks the same way (a non-negative
+integer, a number of classes, a class label).
 
 A certificate is a statement about one base model in eval mode, evaluated on inputs
 in a known range: sigma is measured in the input's units, so pixels in 0..255
@@ -12,12 +14,21 @@ from __future__ import annotations
 import math
 from itertools import chain
 
+import numpy as np
 import torch
 from torch import nn
 
 from rsutils.core.inference import InferenceModel
 
-__all__ = ["DEFAULT_INPUT_RANGE", "check_input", "check_input_range", "check_model"]
+__all__ = [
+    "DEFAULT_INPUT_RANGE",
+    "check_class",
+    "check_input",
+    "check_input_range",
+    "check_model",
+    "check_non_negative",
+    "check_num_classes",
+]
 
 #: The range of a clean input unless a smoothed classifier is told otherwise:
 #: images as floats in [0, 1], normalisation inside the model (Cohen et al.'s convention).
@@ -92,3 +103,24 @@ def _check_range(x: torch.Tensor, input_range: tuple[float, float]) -> None:
             "(e.g. x / 255, normalisation inside the model), or build the smoothed "
             "classifier with the input_range your inputs live in (None: any finite input)."
         )
+
+
+def check_non_negative(name: str, value: int, what: str = "a non-negative integer") -> None:
+    """Refuse anything but a non-negative integer (``True`` and ``2.0`` included), with
+    ``name`` and ``what`` it must be in the message."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
+        raise ValueError(f"{name} must be {what}, got {value!r}")
+
+
+def check_num_classes(num_classes: int) -> None:
+    """Refuse anything but an integer number of classes ``>= 2``."""
+    if isinstance(num_classes, bool) or not isinstance(num_classes, int | np.integer):
+        raise ValueError(f"num_classes must be an integer >= 2, got {num_classes!r}")
+    if num_classes < 2:
+        raise ValueError(f"num_classes must be an integer >= 2, got {num_classes!r}")
+
+
+def check_class(c: int, num_classes: int) -> None:
+    """Refuse a class ``c`` that is not a label in ``[0, num_classes)``."""
+    if isinstance(c, bool) or not isinstance(c, int | np.integer) or not 0 <= c < num_classes:
+        raise ValueError(f"c must be a class label in [0, {num_classes}), got {c!r}")

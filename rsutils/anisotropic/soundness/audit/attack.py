@@ -68,10 +68,11 @@ def attack_in_region(
     with ``m = draws`` fresh reparameterised draws per step. The gradient flows through
     the base model and through the classifier's ``params``. The perturbation is
     ``δ = a ⊙ u``, with ``a = sigma_x`` (the ellipsoid) or ``a = min(sigma_x)`` (with
-    ``ball``, the ℓ2 ball inside it), and ``‖u‖₂ ≤ shrink·R``. The search runs in u-space, where the region is
-    a ball. Each of the ``steps`` steps moves ``u`` by ``2.5·R/steps`` along the
-    normalised gradient in ``u``. It then projects exactly onto the ball of radius
-    ``shrink·R``, intersected with the input box when ``input_range`` is given.
+    ``ball``, the ℓ2 ball inside it), and ``‖u‖₂ ≤ shrink·R``. The search runs in
+    u-space, where the region is a ball. Each of the ``steps`` steps moves ``u`` by
+    ``2.5·R/steps`` along the normalised gradient in ``u``. It then projects exactly onto
+    the ball of radius ``shrink·R``, intersected with the input box when ``input_range``
+    is given.
 
     Box or region: with ``input_range=None`` the attack searches the whole region
     claimed by the certificate (Theorem 7 says nothing about a pixel box). With a

@@ -12,9 +12,9 @@ import torch
 from rsutils.anisotropic.soundness.audit.checks import (
     check_generator,
     check_radius,
-    check_shrink,
     check_sigma,
 )
+from rsutils.anisotropic.soundness.audit.settings import check_shrink
 from rsutils.core.settings import check_count
 
 __all__ = ["boundary_points", "region_axes"]

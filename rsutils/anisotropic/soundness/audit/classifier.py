@@ -20,16 +20,12 @@ import torch
 from torch import nn
 
 from rsutils.anisotropic.noise import Anisotropic
-from rsutils.anisotropic.soundness.audit.checks import (
-    as_model_input,
-    check_generator,
-    check_num_classes,
-)
+from rsutils.anisotropic.soundness.audit.checks import as_model_input, check_generator
 from rsutils.anisotropic.soundness.audit.params import NoiseParams, frozen, noise_params
 from rsutils.core.noise import Gaussian
 from rsutils.core.sampling import count_classes
 from rsutils.core.settings import check_count
-from rsutils.core.validation import check_model
+from rsutils.core.validation import check_model, check_num_classes
 
 if TYPE_CHECKING:
     from rsutils.anisotropic.generated import GeneratedSmooth

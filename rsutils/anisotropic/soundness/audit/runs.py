@@ -16,12 +16,7 @@ import torch
 
 from rsutils.anisotropic.soundness.audit.attack import Region, attack_in_region
 from rsutils.anisotropic.soundness.audit.boundary import boundary_points, region_axes
-from rsutils.anisotropic.soundness.audit.checks import (
-    as_model_input,
-    check_class,
-    check_non_negative,
-    check_radius,
-)
+from rsutils.anisotropic.soundness.audit.checks import as_model_input, check_radius
 from rsutils.anisotropic.soundness.audit.classifier import DeployedClassifier
 from rsutils.anisotropic.soundness.audit.params import FrozenParams, noise_params
 from rsutils.anisotropic.soundness.audit.records import AuditPoint, AuditRecord
@@ -32,6 +27,7 @@ from rsutils.anisotropic.soundness.audit.settings import (
 )
 from rsutils.anisotropic.soundness.audit.verification import verify_point
 from rsutils.core.streams import stream_generator
+from rsutils.core.validation import check_class, check_non_negative
 
 __all__ = ["ATTACK_SEARCHES", "audit_certificate", "audit_log"]
 

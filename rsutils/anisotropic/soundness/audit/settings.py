@@ -14,16 +14,17 @@ from typing import Any
 
 import numpy as np
 
-from rsutils.anisotropic.soundness.audit.checks import (
-    check_non_negative,
-    check_region_scale,
-    check_shrink,
-)
 from rsutils.core.confidence import check_alpha
 from rsutils.core.settings import check_count
-from rsutils.core.validation import check_input_range
+from rsutils.core.validation import check_input_range, check_non_negative
 
-__all__ = ["ATTACK_LOSSES", "AuditSettings", "check_audit_settings"]
+__all__ = [
+    "ATTACK_LOSSES",
+    "AuditSettings",
+    "check_audit_settings",
+    "check_region_scale",
+    "check_shrink",
+]
 
 #: The attack's objectives, in the order of their ``point`` sub-key of the ``attack``
 #: stream: ``"ce"``, the noisy cross-entropy of the certified class, and ``"margin"``,
@@ -144,6 +145,41 @@ def _check_losses(losses: object) -> tuple[str, ...]:
             f"(e.g. ('ce', 'margin')), got {losses!r}"
         )
     return names
+
+
+def check_shrink(shrink: float) -> None:
+    """Refuse a ``shrink`` outside ``(0, 1)``: the search must stay strictly inside."""
+    try:
+        value = float(shrink)
+    except (TypeError, ValueError):
+        raise ValueError(f"shrink must be a number in (0, 1), e.g. 0.99, got {shrink!r}") from None
+    if not 0.0 < value < 1.0:
+        raise ValueError(f"shrink must lie in (0, 1) to stay strictly inside, got {shrink!r}")
+
+
+def check_region_scale(value: object, shrink: float) -> tuple[float, float] | None:
+    """``None``, or ``(inner, outer)`` as floats with ``0 ≤ inner < shrink·outer``.
+
+    The multiples of a certificate's ``R`` between which a positive control searches
+    (see :class:`AuditSettings`): the shell must hold points (``inner`` below the
+    outermost radius searched, ``shrink·outer·R``).
+    """
+    if value is None:
+        return None
+    message = (
+        "region_scale must be None (the certified region) or (inner, outer) multiples "
+        "of R with 0 <= inner < shrink*outer, e.g. (1.5, 2.0) for the shell outside the "
+        f"certificate; got {value!r}"
+    )
+    if isinstance(value, str | bytes):
+        raise ValueError(message)
+    try:
+        inner, outer = (float(v) for v in value)  # type: ignore[attr-defined]
+    except (TypeError, ValueError):
+        raise ValueError(message) from None
+    if not (np.isfinite(inner) and np.isfinite(outer) and 0.0 <= inner < float(shrink) * outer):
+        raise ValueError(message)
+    return inner, outer
 
 
 def check_audit_settings(settings: object) -> AuditSettings:

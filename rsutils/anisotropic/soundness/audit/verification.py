@@ -14,9 +14,9 @@ from typing import Literal
 import numpy as np
 import torch
 
-from rsutils.anisotropic.soundness.audit.checks import check_class
 from rsutils.anisotropic.soundness.audit.classifier import DeployedClassifier
 from rsutils.core.confidence import check_alpha, clopper_pearson_lower
+from rsutils.core.validation import check_class
 
 __all__ = ["PointVerdict", "Verdict", "classify_counts", "verify_point"]
 
