@@ -487,17 +487,46 @@ def test_the_library_certifies_without_matplotlib_and_seaborn(tmp_path) -> None:
     assert "pip install 'rsutils[book]'" in result.stdout
 
 
-#: The most parameters a public function or method takes (``self`` and ``cls`` aside)
-#: unless its docstring (or its class's, for a constructor) says why, "for a reason".
+#: The most parameters a public function or method takes (``self`` and ``cls`` aside):
+#: settings travel as the frozen objects they are.
 MAX_PARAMETERS = 8
 
+#: The public functions wider than :data:`MAX_PARAMETERS`, by ``module::qualified name``,
+#: with their width and why each is wide by design. A phrase in a docstring used to
+#: unlock the limit; now a new wide function, or one grown wider, fails until it takes a
+#: settings object or is added here, where a review sees it.
+WIDE_BY_DESIGN: dict[str, tuple[int, str]] = {
+    "anisotropic/generators.py::DatasetWiseGenerator.__init__": (
+        9, "UCAN's network hyperparameters by their names, stored as given in a checkpoint",
+    ),
+    "anisotropic/generators.py::CertificationWiseGenerator.__init__": (
+        10, "UCAN's network hyperparameters by their names, stored as given in a checkpoint",
+    ),
+    "anisotropic/soundness/leakage.py::label_channel_votes": (
+        9, "the classifier and generator, images, labels and probed inputs, the noise, the probe",
+    ),
+    "checks/worst_case.py::worst_case_on_boundary": (
+        9, "the certificate checked (six numbers) and the Monte Carlo check's draws, seed, case",
+    ),
+    "core/sampling.py::PrefixCounter.__init__": (
+        9, "the Monte Carlo loop itself; Smooth.prefix_counter builds it from four",
+    ),
+    "ddrs/data_dependent.py::DataDependentSmooth.certify": (
+        9, "Cohen et al.'s CERTIFY signature (seven) and the scale and memory key of DDRS",
+    ),
+    "ddrs/runs.py::certify_dataset_ds": (
+        9, "the seven of every dataset runner and the ascent's grouping and memory prefix",
+    ),
+}  # fmt: skip
 
-def wide_functions(source: str) -> list[str]:
-    """``name (count)`` of each public function or method of ``source`` that takes more
-    than :data:`MAX_PARAMETERS` parameters without giving its reason."""
-    found = []
-    for cls in [None, *(n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.ClassDef))]:
-        body = ast.parse(source).body if cls is None else cls.body
+
+def wide_functions(source: str) -> dict[str, int]:
+    """The width (parameters but ``self`` and ``cls``) of each public function or method
+    of ``source`` wider than :data:`MAX_PARAMETERS`, by qualified name."""
+    found = {}
+    tree = ast.parse(source)
+    for cls in [None, *(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef))]:
+        body = tree.body if cls is None else cls.body
         for node in body:
             if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 continue
@@ -507,28 +536,29 @@ def wide_functions(source: str) -> list[str]:
             names = [p.arg for p in a.posonlyargs + a.args + a.kwonlyargs]
             count = len([n for n in names if n not in ("self", "cls")])
             count += (a.vararg is not None) + (a.kwarg is not None)
-            said = (ast.get_docstring(node) or "") + (
-                ast.get_docstring(cls) or "" if cls is not None and node.name == "__init__" else ""
-            )
-            if count > MAX_PARAMETERS and "for a reason" not in said:
-                found.append(f"{node.name} ({count})")
+            if count > MAX_PARAMETERS:
+                found[node.name if cls is None else f"{cls.name}.{node.name}"] = count
     return found
 
 
 def test_the_width_checker_sees_a_wide_function() -> None:
     wide = "def f(a, b, c, d, e, f, g, h, i):\n    pass\n"
-    assert wide_functions(wide) == ["f (9)"]
-    assert wide_functions(wide.replace("pass", '"""Nine, for a reason: ..."""')) == []
+    assert wide_functions(wide) == {"f": 9}
+    assert wide_functions(wide.replace("pass", '"""Nine, for a reason: ..."""')) == {"f": 9}
     assert (
-        wide_functions("class C:\n    def m(self, a, b, c, d, e, f, g, h):\n        pass\n") == []
+        wide_functions("class C:\n    def m(self, a, b, c, d, e, f, g, h):\n        pass\n") == {}
     )
-    assert wide_functions("def _private(a, b, c, d, e, f, g, h, i):\n    pass\n") == []
+    assert wide_functions("def _private(a, b, c, d, e, f, g, h, i):\n    pass\n") == {}
+    assert wide_functions("class C:\n    def __init__(self, *a, b, c, d, e, f, g, h, **k):\n"
+                          "        pass\n") == {"C.__init__": 9}  # fmt: skip
 
 
-@pytest.mark.parametrize(
-    ("part", "path"), modules(), ids=[str(path.relative_to(PACKAGE)) for _, path in modules()]
-)
-def test_no_public_function_is_wide_without_a_reason(part: str, path: Path) -> None:
-    """Settings travel as the frozen objects they are; a function that still needs more
-    than eight parameters says why in its docstring."""
-    assert wide_functions(path.read_text()) == [], path.relative_to(PACKAGE)
+def test_no_public_function_is_wide_but_those_wide_by_design() -> None:
+    """Settings travel as the frozen objects they are; the few functions wide by design
+    are listed in :data:`WIDE_BY_DESIGN` with their reason, at their width."""
+    found = {
+        f"{path.relative_to(PACKAGE).as_posix()}::{name}": count
+        for _, path in modules()
+        for name, count in wide_functions(path.read_text()).items()
+    }
+    assert found == {name: width for name, (width, _) in WIDE_BY_DESIGN.items()}

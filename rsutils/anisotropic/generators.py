@@ -265,7 +265,7 @@ class DatasetWiseGenerator(NoiseGenerator):
     rescaled by :func:`apply_budget` (one factor for the one ``sigma`` of all inputs).
     ``head`` replaces UCAN's ``|tanh|`` on ``sigma`` (:func:`sigma_from_raw`).
 
-    Its constructor takes nine parameters, for a reason: the input shape, then the
+    Its constructor takes nine parameters: the input shape, then the
     network's hyperparameters as UCAN's code names them (the bounds ``gamma``,
     ``mu_bound``, ``floor``, the initial sigma, the hidden widths), the budget and the
     head, each with its default, and a checkpoint stores them as they are.
@@ -379,7 +379,7 @@ class CertificationWiseGenerator(NoiseGenerator):
     there is a ``budget``. ``mu`` and ``sigma`` depend on the input, so a certificate
     covers the noise at the certified input only (see :class:`NoiseGenerator`).
 
-    Its constructor takes ten parameters, for a reason: they are the network's
+    Its constructor takes ten parameters: they are the network's
     hyperparameters as UCAN's code names them (channels, the bounds ``gamma``,
     ``mu_bound``, ``floor``, the initial sigma, width and growth, and the budget), each
     with UCAN's default, and the head of ``sigma`` (:func:`sigma_from_raw`; UCAN's by

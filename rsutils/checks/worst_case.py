@@ -115,7 +115,7 @@ def worst_case_on_boundary(
     directions and each direction's noise come from the ``worst-case`` stream of
     ``(seed, case)``: pass each checked rule its own ``case``.
 
-    Nine parameters, for a reason: the certificate checked (noise, norm, ``pA``, radius,
+    Nine parameters: the certificate checked (noise, norm, ``pA``, radius,
     ``dim``, an anisotropic ``scale_by``) and the Monte Carlo check's own three (draws, seed,
     case).
     """

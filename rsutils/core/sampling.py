@@ -166,7 +166,7 @@ class PrefixCounter:
     stream, a family's bad parameters) is raised in the caller as it is. On a GPU the
     loop stays serial: its kernels already run asynchronously, in stream order.
 
-    Its constructor takes nine parameters, for a reason: it is the Monte Carlo loop itself
+    Its constructor takes nine parameters: it is the Monte Carlo loop itself
     (the model, the input, the noise, the stream's length, the classes, the batch, the
     generator), and two switches; :meth:`~rsutils.core.smooth.Smooth.prefix_counter` builds it
     from a smoothed classifier with four.

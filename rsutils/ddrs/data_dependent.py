@@ -169,7 +169,7 @@ class DataDependentSmooth:
         with probability at least ``1 - alpha``, only for the smoothed classifier at
         that input's own noise level.
 
-        Nine parameters, for a reason: CERTIFY's own seven, in the order of
+        Nine parameters: CERTIFY's own seven, in the order of
         :meth:`~rsutils.core.smooth.Smooth.certify` (Cohen et al.'s signature), and the
         scale and memory key of data-dependent smoothing.
         """

@@ -53,7 +53,7 @@ def certify_dataset_ds(
     certificates of the data-dependent classifier (see :mod:`rsutils.memory`).
     The progress bar counts forward passes (:func:`ds_work`).
 
-    Nine parameters, for a reason: the seven of every dataset runner (classifier, data,
+    Nine parameters: the seven of every dataset runner (classifier, data,
     indices, path, settings, ``config``, ``progress``) and this runner's two (the ascent's
     grouping, the memory's key prefix).
     """

@@ -162,7 +162,7 @@ def label_channel_votes(
     (:data:`LABEL_PROBES` gives ``k``), so a row does not depend on the other inputs.
     One row per input: ``idx``, ``label``, ``donor`` and the four fractions.
 
-    Nine parameters, for a reason: the classifier and its generator, the pool of images
+    Nine parameters: the classifier and its generator, the pool of images
     with labels and the inputs probed, the noise's λ and draws, and the probe's
     ``background`` and ``seed``.
     """
