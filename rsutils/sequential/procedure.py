@@ -19,7 +19,8 @@ written once, for every procedure:
   find it in :data:`PROCEDURES` by its ``name``.
 
 Adding a procedure is one module with one such class, registered with
-:func:`register`, and its tests.
+:func:`register`, and its tests; the command-line options it takes are declared on the
+class (its ``options``, each an :class:`Option`), from which ``certify`` builds its flags.
 
 A :class:`Test` is the part of a decision procedure
 (:class:`~rsutils.sequential.decisions.Decide`) that says when it looks and what it
@@ -41,7 +42,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Literal, Protocol
 
 import torch
 
@@ -55,6 +56,7 @@ __all__ = [
     "PROCEDURES",
     "TESTS",
     "Answer",
+    "Option",
     "Procedure",
     "RegisteredTest",
     "Test",
@@ -78,10 +80,35 @@ class Answer(Protocol):
     def radius(self) -> float: ...
 
 
+@dataclass(frozen=True)
+class Option:
+    """One command-line option of a procedure (``certify --procedure NAME``).
+
+    ``name`` is the keyword of the procedure's ``from_options``, the flag ``--name``
+    with dashes. ``takes`` says what the flag takes: ``"number"`` (a finite number
+    >= 0), ``"numbers"`` (one or more of them), ``"switch"`` (nothing: given or not) or
+    ``"name"`` (a key of ``choices``, a registry whose entries' ``description`` the help
+    lists). ``help`` says what it does, ``metavar`` names its value there.
+    """
+
+    name: str
+    help: str
+    takes: Literal["number", "numbers", "switch", "name"] = "number"
+    metavar: str | None = None
+    choices: Mapping[str, Any] | None = None
+
+    @property
+    def flag(self) -> str:
+        """The command line's flag, ``--`` and the name with dashes."""
+        return "--" + self.name.replace("_", "-")
+
+
 class Procedure(Protocol):
     """A fewer-draws procedure, its settings as one frozen object (see the module)."""
 
     name: ClassVar[str]
+    #: The command-line options its ``from_options(n_max, alpha, **options)`` takes.
+    options: ClassVar[tuple[Option, ...]]
 
     @property
     def n_max(self) -> int:

@@ -43,7 +43,7 @@ def every_procedure(n_max: int, alpha: float, radii: tuple[float, ...]) -> dict[
                     options = {"radii": radii, "test": test, "true_label": true_label}
                     key = f"decide {test}{' label' * true_label}"
                     procedures[key] = cls.from_options(n_max, alpha, **options)
-        elif "radius_loss" in cls.options:
+        elif "radius_loss" in [option.name for option in cls.options]:
             procedures[name] = cls.from_options(n_max, alpha, radius_loss=0.05)
         else:
             procedures[name] = cls.from_options(n_max, alpha)
@@ -93,7 +93,7 @@ def _options(procedure) -> dict[str, object]:
     if isinstance(procedure, Decide):
         return {"radii": procedure.radii, "test": procedure.test.name,
                 "true_label": procedure.true_label}  # fmt: skip
-    return {option: getattr(procedure, option) for option in procedure.options}
+    return {option.name: getattr(procedure, option.name) for option in procedure.options}
 
 
 @pytest.mark.parametrize("name", PROCEDURE_NAMES)
