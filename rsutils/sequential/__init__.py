@@ -10,7 +10,8 @@ settings, whose ``settle`` answers one input from its draws
   optionally randomised), an :class:`~rsutils.sequential.sequence.AnytimeSchedule` (a
   confidence sequence tested after every batch), a published design
   (:class:`~rsutils.sequential.published.PublishedTest`: Horváth et al.'s staged test,
-  Voráček's betting and union-bound sequences). With ``true_label`` it tests the
+  Voráček's betting and union-bound sequences) or Wald's sequential probability ratio
+  test (:class:`~rsutils.sequential.sprt.WaldSPRT`). With ``true_label`` it tests the
   input's label instead of selecting a class: evaluation on a labelled test set;
 - :class:`~rsutils.sequential.planned.PlannedDraws`: CERTIFY with a number of draws
   planned per input from its selection draws (Chen et al.);
@@ -46,6 +47,7 @@ This layer sits above :mod:`rsutils.core` (CERTIFY, the noise, the confidence bo
 from rsutils.sequential.spending import LookSchedule
 from rsutils.sequential.sequence import AnytimeSchedule
 from rsutils.sequential.published import PublishedTest
+from rsutils.sequential.sprt import WaldSPRT
 
 # isort: on
 from rsutils.sequential.certify import Certify
@@ -76,6 +78,7 @@ __all__ = [
     "PublishedTest",
     "RadiusLooks",
     "StoppedCertificate",
+    "WaldSPRT",
     "decisions_long",
     "false_rate",
     "record_dataset",
