@@ -67,7 +67,7 @@ from rsutils.sequential.coverage import (
     false_rate,
     radius_beyond,
 )
-from rsutils.sequential.published import PublishedTest, horvath_stages
+from rsutils.sequential.published import horvath_stages
 from rsutils.sequential.runs import live_disagreements, replay_log
 
 # %% tags=["parameters"]
@@ -477,10 +477,11 @@ ours.round(1)
 # and one a union bound over geometric epochs.
 
 # %%
+published_tests = fd.published_tests(N, ALPHA)
 for s in BOOK_SIGMAS:
-    for name, design in fd.PUBLISHED_NAMES.items():
-        runs[s][name] = replayed(s, PublishedTest(design, N, ALPHA), True)
-published = table(list(fd.PUBLISHED_NAMES))
+    for name, test in published_tests.items():
+        runs[s][name] = replayed(s, test, True)
+published = table(list(published_tests))
 published.round(1)
 
 
@@ -497,7 +498,7 @@ published.round(1)
 both = pd.concat([ours, published], axis=1)
 r_both = both.index.get_level_values("r/σ")
 ours_names = ["label, spending", "label, sequence", "label, randomised"]
-names = [*ours_names, *fd.PUBLISHED_NAMES]
+names = [*ours_names, *published_tests]
 
 
 def passes(name):  # per image, summed over the radii up to 2σ

@@ -35,7 +35,8 @@ import rsutils as rs
 from rsutils.book import Chapter, glue_all, run_chose
 from rsutils.book.chapters import fewer_draws as fd
 from rsutils.core.confidence import min_samples_for_radius
-from rsutils.sequential.published import PublishedTest
+from rsutils.sequential.procedure import labelled_tests
+from rsutils.sequential.published import VoracekBetting
 
 # %% tags=["parameters"]
 profile = "cpu"  # smoke | cpu | paper
@@ -44,16 +45,16 @@ seed = 0
 
 # %% [markdown]
 # The designs at the chapter's CERTIFY settings, with the radii in units of
-# $\sigma$ as there:
+# $\sigma$ as there: every test of the library's registry
+# ({data}`~rsutils.sequential.procedure.TESTS`), by the name the chapter gives it.
 
 # %% tags=["hide-input"]
 chapter = Chapter.open(profile, seed=seed, progress=progress)
 P = chapter.profile
 N, ALPHA = P.certify.n, P.certify.alpha
 R_OVER_SIGMA = (0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0)
-schedule = rs.LookSchedule.geometric(N, ALPHA)
-anytime = rs.AnytimeSchedule.geometric(N, ALPHA)
-randomised = rs.LookSchedule.geometric(N, ALPHA, randomized=True)
+designs = labelled_tests(N, ALPHA)
+schedule, anytime = designs["spending"], designs["confidence sequence"]
 chapter.run_at(
     {
         "radii": "r/σ = " + ", ".join(f"{r:g}" for r in R_OVER_SIGMA),
@@ -72,24 +73,27 @@ chapter.run_at(
 # $n = $ {glue:text}`n:,d` draws (0: never within them):
 
 # %%
-p_one = fd.draws_at_p_one((1.0, 2.0, 3.0), ALPHA, N, schedule, anytime)
+p_one = fd.draws_at_p_one((1.0, 2.0, 3.0), ALPHA, designs)
+p_one = p_one.rename(columns={"spending": "spending looks"})
 p_one.astype(int)
 
 # %% [markdown]
-# One row per radius, in units of $\sigma$; the columns are the floor, the first
-# look of the book's spending schedule that certifies, the one-sided confidence
-# sequence, the two confidence sequences of {cite:t}`voracek2024treatment` and the
-# staged test of {cite:t}`horvath2022boosting`
-# ({func}`~rsutils.book.chapters.fewer_draws.draws_at_p_one`). The spending
+# One row per radius, in units of $\sigma$; the columns are the floor, then each
+# design's first certifying look, read off its exact rule: the book's spending
+# schedule ("spending looks"), the one-sided confidence sequence, the staged test of
+# {cite:t}`horvath2022boosting` and the two confidence sequences of
+# {cite:t}`voracek2024treatment`, and every other test of the registry
+# ({func}`~rsutils.book.chapters.fewer_draws.draws_at_p_one`; the randomised test,
+# whose draws there are the luck of its $u$, is discussed below). The spending
 # schedule's doubling looks overshoot the floor; the sequence, which looks after
 # every batch, lands between them. Which design is cheapest at this end is the
 # run's to say:
 
 # %%
-designs = p_one.drop(columns="floor").replace(0, N + 1)  # 0: never
-least = designs.min(axis=1)
+spent = p_one.drop(columns="floor").replace(0, N + 1)  # 0: never
+least = spent.min(axis=1)
 reached = least <= N  # radii that some design certifies within n
-fewest = designs["confidence sequence"] == least
+fewest = spent["confidence sequence"] == least
 run_chose(
     "the one-sided sequence needs the fewest draws at every radius that "
     "some design certifies within n",
@@ -140,24 +144,19 @@ glue_all(
 # fixed. Raising $p_A$ only makes a test certify sooner, so $p_A = p_0$ is the worst
 # case of $p_A \le p_0$.
 #
-# Per test at $\alpha = $ {glue:text}`alpha:g` and $n = $ {glue:text}`n:,d`, the
-# exact probability that it certifies falsely at each decision radius, in units of
-# $\alpha$; the last two rows are Voráček's betting test at the threshold of his
-# released code (below) and, as a control, every look tested at the full $\alpha$:
+# Per test of the registry at $\alpha = $ {glue:text}`alpha:g` and $n = $
+# {glue:text}`n:,d`, the exact probability that it certifies falsely at each
+# decision radius, in units of $\alpha$; the last two rows are Voráček's betting
+# test at the threshold of his released code (below) and, as a control, every look
+# tested at the full $\alpha$:
 
 # %%
 released = "Voráček, betting at 1/(2α)"
 control = "every look at full α"
 exact_tests = {
-    "spending": schedule,
-    "randomised": randomised,
-    "confidence sequence": anytime,
-    **{
-        name: PublishedTest(d, N, ALPHA)
-        for name, d in fd.PUBLISHED_NAMES.items()
-    },
+    **designs,
     # the betting test's wealth threshold 1/α' is 1/(2α) at α' = 2α
-    released: PublishedTest("voracek-betting", N, 2 * ALPHA),
+    released: VoracekBetting(N, 2 * ALPHA),
     control: rs.LookSchedule(
         schedule.looks, (ALPHA,) * len(schedule.looks)
     ),

@@ -41,7 +41,6 @@ from rsutils.sequential import (
     RadiusLooks,
     decisions_long,
 )
-from rsutils.sequential.published import PublishedTest
 from rsutils.sequential.runs import replay_log
 
 # %% tags=["parameters"]
@@ -105,8 +104,8 @@ tests = {
     "label, sequence": (anytime, True),
     "label, randomised": (randomised, True),
     **{
-        name: (PublishedTest(design, N, ALPHA), True)
-        for name, design in fd.PUBLISHED_NAMES.items()
+        name: (test, True)
+        for name, test in fd.published_tests(N, ALPHA).items()
     },
 }
 

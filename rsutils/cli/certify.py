@@ -6,8 +6,10 @@ through a certificate memory), or, with ``--procedure NAME``, any fewer-draws pr
 of :data:`~rsutils.sequential.procedure.PROCEDURES` by its name
 (:func:`~rsutils.sequential.runs.run_procedure`): ``planned`` and ``radius-looks``
 (``--radius-loss L``), and ``decide`` (``--radii R [R ...]``, ``--test NAME`` from
-:data:`~rsutils.sequential.procedure.TESTS`, ``--true-label``). Each procedure states
-the options it takes (its ``options``), so the command refuses the others. With a bfloat16
+:data:`~rsutils.sequential.procedure.TESTS`, ``--true-label``). Each procedure declares
+the options it takes (its ``options``, each a
+:class:`~rsutils.sequential.procedure.Option`): the command's flags are built from
+them, and it refuses the options of other procedures. With a bfloat16
 ``--inference`` and ``--reference-draws M`` it certifies the float32 model from the
 bfloat16 counts and ``M`` paired draws
 (:func:`~rsutils.logs.reference_runs.certify_reference_dataset`). The noise is a family, made
@@ -55,7 +57,7 @@ from rsutils.logs.reference_runs import certify_reference_dataset
 from rsutils.logs.resumable import adopt_device
 from rsutils.logs.runner import certify_dataset
 from rsutils.memory.balls import CertificateMemory
-from rsutils.sequential.procedure import PROCEDURES, TESTS, Procedure
+from rsutils.sequential.procedure import PROCEDURES, Option, Procedure
 from rsutils.sequential.runs import run_procedure
 
 __all__ = ["CertifyMode", "add_parser", "certify_mode", "run"]
@@ -85,13 +87,21 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     certify.set_defaults(run=run)
 
 
-#: The options of the fewer-draws procedures, by the name a procedure's ``options`` use.
-PROCEDURE_OPTIONS = {
-    "radii": "--radii",
-    "test": "--test",
-    "true_label": "--true-label",
-    "radius_loss": "--radius-loss",
-}
+def procedure_options() -> dict[str, tuple[Option, list[str]]]:
+    """Every option of the procedures of :data:`~rsutils.sequential.procedure.PROCEDURES`,
+    by name, with the procedures that take it (an option two procedures declare must
+    be declared alike)."""
+    options: dict[str, tuple[Option, list[str]]] = {}
+    for name, procedure in sorted(PROCEDURES.items()):
+        for option in procedure.options:
+            known, owners = options.setdefault(option.name, (option, []))
+            if known != option:
+                raise ValueError(
+                    f"{owners[0]} and {name} declare {option.flag} differently; "
+                    "declare one Option and share it"
+                )
+            owners.append(name)
+    return options
 
 
 def _add_procedure_arguments(certify: argparse.ArgumentParser) -> None:
@@ -106,38 +116,30 @@ def _add_procedure_arguments(certify: argparse.ArgumentParser) -> None:
         "the radius after 100, 200, 400, ... and --N draws), decide (sequential decisions "
         "at --radii)",
     )
-    certify.add_argument(
-        "--radius-loss",
-        type=non_negative_float,
-        default=None,
-        metavar="L",
-        help="planned, radius-looks: stop when more draws would add at most about L of radius",
-    )
-    certify.add_argument(
-        "--radii",
-        type=non_negative_float,
-        nargs="+",
-        default=None,
-        metavar="R",
-        help="decide: the radii R asked, 'certified at radius R?' (looks up to --N draws)",
-    )
-    certify.add_argument(
-        "--test",
-        choices=sorted(TESTS),
-        default=None,
-        metavar="NAME",
-        help="decide, one of %(choices)s: 'spending' splits alpha over doubling looks "
-        "(default), 'randomised' randomises Clopper-Pearson at them (u in the log), "
-        "'sequence' tests a confidence sequence after every batch at the full alpha; the "
-        "others are published designs",
-    )
-    certify.add_argument(
-        "--true-label",
-        action="store_true",
-        default=None,
-        help="decide: evaluation only, is each input's true label certified at R? "
-        "(no --N0 selection draws; measures certified accuracy, certifies nothing deployed)",
-    )
+    for option, owners in procedure_options().values():
+        certify.add_argument(option.flag, **_argument(option, owners))
+
+
+def _argument(option: Option, owners: list[str]) -> dict[str, Any]:
+    """``add_argument``'s keywords for ``option``, its help prefixed by the procedures
+    that take it (and, for a name, each choice's description)."""
+    text = f"{', '.join(owners)}: {option.help}"
+    if option.takes == "switch":
+        return {"action": "store_true", "default": None, "help": _escaped(text)}
+    keywords: dict[str, Any] = {"default": None, "metavar": option.metavar}
+    if option.takes == "name":
+        choices = option.choices or {}
+        listed = "; ".join(f"{name}: {entry.description}" for name, entry in choices.items())
+        return keywords | {"choices": sorted(choices), "help": _escaped(f"{text}; {listed}")}
+    keywords["type"] = non_negative_float
+    if option.takes == "numbers":
+        keywords["nargs"] = "+"
+    return keywords | {"help": _escaped(text)}
+
+
+def _escaped(text: str) -> str:
+    """``text`` as argparse's help, which formats ``%``."""
+    return text.replace("%", "%%")
 
 
 def _add_reference_arguments(certify: argparse.ArgumentParser) -> None:
@@ -218,7 +220,7 @@ def certify_mode(args: argparse.Namespace) -> CertifyMode:
     ``mu`` and ``sigma``.
     """
     check_noise_sources(args)
-    given = [name for name in PROCEDURE_OPTIONS if getattr(args, name) not in (None, False)]
+    given = [name for name in procedure_options() if getattr(args, name) not in (None, False)]
     if args.reference_draws is not None:
         return _checked_reference(args, given)
     if args.fast_share is not None:
@@ -231,17 +233,18 @@ def certify_mode(args: argparse.Namespace) -> CertifyMode:
         return CertifyMode("certify")
     if args.generator is not None or args.sigma_map:
         raise ValueError(f"--procedure {args.procedure} takes isotropic noise; drop the maps")
-    options = {name: getattr(args, name) for name in procedure.options}
+    options = {option.name: getattr(args, option.name) for option in procedure.options}
     built = procedure.from_options(args.N, args.alpha, **options)
     return CertifyMode(args.procedure, procedure=built)
 
 
 def _check_procedure_options(name: str, procedure: Any, given: list[str]) -> None:
     """Refuse the options ``procedure`` does not take, and ask for those it needs."""
-    foreign = [option for option in given if option not in procedure.options]
+    declared = procedure_options()
+    foreign = [name for name in given if name not in _names(procedure)]
     if foreign:
-        flag = PROCEDURE_OPTIONS[foreign[0]]
-        owners = [n for n, p in sorted(PROCEDURES.items()) if foreign[0] in p.options]
+        option, owners = declared[foreign[0]]
+        flag = option.flag
         raise ValueError(
             f"{flag} is an option of --procedure {' or '.join(owners)}, not of {name}; "
             f"add --procedure {owners[0]} or drop {flag}"
@@ -251,9 +254,14 @@ def _check_procedure_options(name: str, procedure: Any, given: list[str]) -> Non
         for option, parameter in inspect.signature(procedure.from_options).parameters.items()
         if parameter.kind is parameter.KEYWORD_ONLY and parameter.default is parameter.empty
     ]
-    missing = [PROCEDURE_OPTIONS[option] for option in required if option not in given]
+    missing = [declared[option][0].flag for option in required if option not in given]
     if missing:
         raise ValueError(f"--procedure {name} needs {', '.join(missing)}; add it")
+
+
+def _names(procedure: Any) -> list[str]:
+    """The names of the options ``procedure`` declares."""
+    return [option.name for option in procedure.options]
 
 
 def _checked_reference(args: argparse.Namespace, given: list[str]) -> CertifyMode:
@@ -266,7 +274,7 @@ def _checked_reference(args: argparse.Namespace, given: list[str]) -> CertifyMod
     others = {
         "--ascent-steps": args.ascent_steps is not None,
         "--procedure": args.procedure != "certify",
-        **{PROCEDURE_OPTIONS[option]: True for option in given},
+        **{procedure_options()[option][0].flag: True for option in given},
         "--generator": args.generator is not None,
         "--sigma-map": bool(args.sigma_map),
     }
@@ -282,7 +290,7 @@ def _checked_ascent(args: argparse.Namespace, given: list[str]) -> SigmaAscent:
         raise ValueError("--generator and --ascent-steps both choose the noise; pick one")
     if args.procedure != "certify" or given:
         flags = ["--procedure"] * (args.procedure != "certify")
-        flags += [PROCEDURE_OPTIONS[option] for option in given]
+        flags += [procedure_options()[option][0].flag for option in given]
         raise ValueError(f"sigma ascent certifies with all --N draws; drop {', '.join(flags)}")
     if distributed_rank() is not None:
         raise ValueError(

@@ -19,7 +19,7 @@ from rsutils.core.smooth import Certificate, Smooth
 from rsutils.logs.dataset_run import answer_columns
 from rsutils.logs.runner import CERTIFY_COLUMNS
 from rsutils.sequential.draws import Draws
-from rsutils.sequential.procedure import register
+from rsutils.sequential.procedure import Option, register
 
 __all__ = ["Certify", "certificate", "certificate_columns", "certificate_row"]
 
@@ -67,7 +67,7 @@ class Certify:
     """CERTIFY with ``n`` estimation draws at level ``alpha`` (see the module)."""
 
     name: ClassVar[str] = "certify"
-    options: ClassVar[tuple[str, ...]] = ()
+    options: ClassVar[tuple[Option, ...]] = ()
     selects: ClassVar[bool] = True
 
     n: int

@@ -23,23 +23,26 @@ radius needs, the worst case, and every *certified* is false.
 that a test of :class:`~rsutils.sequential.decisions.Decide` certifies ``pA > p0`` when
 every draw falls in the tested class with probability ``p`` (``p0`` by default: every
 certificate then false), and :func:`exact_false_rate` what :func:`false_rate` estimates,
-by a dynamic programme over the looks. Each test looks after ``n_1 < n_2 < … < n_K``
-draws and, at look ``j``, certifies when the count ``k`` reaches ``c_j``, stops *not
-certified* when ``k ≤ d_j``, and reads on otherwise (a :class:`LookRule`). The
-distribution of the count among the runs still reading is a vector over counts;
-convolved with the binomial of the draws up to the next look it gives the next look's,
-from which the mass at ``k ≥ c_j`` (certified) and at ``k ≤ d_j`` (stopped) is removed.
-The certified masses add up to the probability, each term a sum of products of binomial
-probabilities: exact up to floating-point rounding. A randomised test is a mixture, over
-the intervals of its uniform ``u`` on which its thresholds are fixed, of such
-deterministic tests, weighted by their lengths: exact too.
+by a dynamic programme over the looks. Each test states its decision at ``p0`` as a
+:class:`~rsutils.sequential.rules.LookRule` (its
+:meth:`~rsutils.sequential.procedure.Test.rules`): it looks after ``n_1 < n_2 < … <
+n_K`` draws and, at look ``j``, certifies when the count ``k`` reaches ``c_j``, stops
+*not certified* when ``k ≤ d_j``, and reads on otherwise. The distribution of the count
+among the runs still reading is a vector over counts; convolved with the binomial of the
+draws up to the next look it gives the next look's, from which the mass at ``k ≥ c_j``
+(certified) and at ``k ≤ d_j`` (stopped) is removed. The certified masses add up to the
+probability, each term a sum of products of binomial probabilities: exact up to
+floating-point rounding. A randomised test is a mixture, over the intervals of its
+uniform ``u`` on which its thresholds are fixed, of such deterministic tests, weighted
+by their lengths: exact too. :func:`all_hits_draws` reads off the same rule the draws a
+test needs when every draw falls in the class.
 
-The thresholds are read off each test's own decision functions at ``p0``
-(:func:`look_rules`: its bounds, levels, p-values, boundaries, wealth), the comparisons
-its ``settle`` makes; the library's tests check, look by look, that the rule answers as
-the procedure does on streams that reach each look with each boundary count, and the
-whole computation against brute-force enumeration and :func:`false_rate`. It applies to every
-test of :data:`~rsutils.sequential.procedure.TESTS`; not to
+Each test reads its thresholds off its own decision functions at ``p0`` (its bounds,
+levels, p-values, boundaries, wealth), the comparisons its ``settle`` makes; the
+library's tests check, look by look, that the rule answers as the procedure does on
+streams that reach each look with each boundary count, and the whole computation
+against brute-force enumeration and :func:`false_rate`. It applies to every test of
+:data:`~rsutils.sequential.procedure.TESTS`; not to
 :class:`~rsutils.sequential.planned.PlannedDraws`,
 :class:`~rsutils.sequential.radius_looks.RadiusLooks` or
 :class:`~rsutils.sequential.certify.Certify`, whose answer is a radius estimated from
@@ -56,9 +59,7 @@ the guarantee itself, at that ``p0``, computed rather than sampled.
 
 from __future__ import annotations
 
-import itertools
 import math
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -66,32 +67,24 @@ import torch
 from scipy.stats import binom, norm
 
 from rsutils.checks.classifiers import LinearClassifier
-from rsutils.core.confidence import check_alpha, clopper_pearson_lower, clopper_pearson_upper
+from rsutils.core.confidence import check_alpha
 from rsutils.core.noise import Gaussian
 from rsutils.core.smooth import ABSTAIN, Smooth
 from rsutils.core.streams import derived_seed
-from rsutils.sequential.confidence_sequence import (
-    cs_log_martingale,
-    randomized_clopper_pearson_pvalue,
-)
 from rsutils.sequential.decisions import Decide, threshold_pA
 from rsutils.sequential.procedure import Answer, Procedure, Test, replay, settle
-from rsutils.sequential.published import HORVATH_BETA, horvath_stages, union_bound_looks
 from rsutils.sequential.record import DrawRecord
-from rsutils.sequential.sequence import AnytimeSchedule
-from rsutils.sequential.spending import LookSchedule
+from rsutils.sequential.rules import LookRule, Rules
 
 __all__ = [
-    "RULES",
     "CoverageRun",
     "CoverageSetting",
     "ExactCoverage",
-    "LookRule",
+    "all_hits_draws",
     "certify_probability",
     "exact_false_rate",
     "false_rate",
     "live_false_rate",
-    "look_rules",
     "radius_beyond",
 ]
 
@@ -211,35 +204,6 @@ def _claimed(procedure: Procedure, claimed_alpha: float | None) -> float:
 
 
 @dataclass(frozen=True)
-class LookRule:
-    """A test of ``pA > p0`` at one ``p0`` as thresholds on the count at each look.
-
-    At look ``j``, after ``looks[j]`` draws, the test certifies when the count is at
-    least ``certify_from[j]`` (more than the look's draws: never), else stops *not
-    certified* when it is at most ``stop_up_to[j]`` (-1: never), else reads on; after
-    the last look it answers *not certified*. With ``fresh`` each look counts only the
-    draws since the previous look (a staged design's fresh stages), else all of them.
-    """
-
-    looks: tuple[int, ...]
-    certify_from: tuple[int, ...]
-    stop_up_to: tuple[int, ...]
-    fresh: bool = False
-
-    def __post_init__(self) -> None:
-        sizes = {len(self.looks), len(self.certify_from), len(self.stop_up_to)}
-        if len(sizes) != 1 or not self.looks:
-            raise ValueError("need one certifying and one stopping count per look, and a look")
-        if self.looks[0] < 1 or any(b <= a for a, b in itertools.pairwise(self.looks)):
-            raise ValueError(f"looks must be positive and increase strictly, got {self.looks}")
-
-    def trials(self, look: int) -> int:
-        """The draws the count at ``look`` (0-based) counts."""
-        previous = self.looks[look - 1] if look else 0
-        return self.looks[look] - previous if self.fresh else self.looks[look]
-
-
-@dataclass(frozen=True)
 class ExactCoverage:
     """The exact probability that a test certified falsely (``probability``), the part
     of it certified at each of ``looks`` (``per_look``), and the level ``alpha`` it
@@ -257,11 +221,6 @@ class ExactCoverage:
         return self.probability <= self.alpha * (1 + 1e-12)
 
 
-#: A test's rule at ``p0``: ``(weight, rule)`` pairs, the weights (the chance of each
-#: rule under the test's randomisation) adding up to 1; one pair if not randomised.
-Rules = tuple[tuple[float, LookRule], ...]
-
-
 def certify_probability(
     test: Test, p0: float, p: float | None = None, *, claimed_alpha: float | None = None
 ) -> ExactCoverage:
@@ -272,8 +231,9 @@ def certify_probability(
 
     ``p0`` is the probability a radius needs
     (:func:`~rsutils.sequential.decisions.threshold_pA`); at ``p0 ≥ 1`` no test
-    certifies. Applies to the tests of :data:`RULES` (every test of
-    :data:`~rsutils.sequential.procedure.TESTS`).
+    certifies. Applies to every test that states its rule
+    (:meth:`~rsutils.sequential.procedure.Test.rules`), every test of
+    :data:`~rsutils.sequential.procedure.TESTS`.
     """
     p0 = _check_probability("p0", p0)
     if p0 == 0:
@@ -283,7 +243,7 @@ def certify_probability(
     check_alpha(alpha)
     if p0 >= 1:  # no pA < 1 certifies: every test answers not certified
         return ExactCoverage(0.0, (0.0,), (test.n_max,), alpha)
-    rules = look_rules(test, p0)
+    rules = _rules(test, p0)
     per_look = sum(weight * _certified_per_look(rule, p) for weight, rule in rules)
     looks = rules[0][1].looks
     return ExactCoverage(float(math.fsum(per_look)), tuple(map(float, per_look)), looks, alpha)
@@ -328,15 +288,35 @@ def exact_false_rate(
     )  # fmt: skip
 
 
-def look_rules(test: Test, p0: float) -> Rules:
-    """``test``'s :class:`LookRule` at ``p0`` (a mixture for a randomised test), built by
-    its entry of :data:`RULES` from the test's own decision functions; a ``ValueError``
-    names the tests it applies to."""
-    if test.name not in RULES:
+def all_hits_draws(test: Test, p0: float) -> int:
+    """The draws after which ``test`` certifies ``pA > p0`` when every draw falls in the
+    tested class (``pA = 1``), read off its rule: the cheapest it can ever certify
+    ``p0``; 0 if it does not within its ``n_max`` draws, or if ``p0 >= 1``.
+
+    A randomised test is answered for every ``u``: the draws after which it certifies
+    whatever its ``u`` (the most over the rules of its mixture; 0 if at some ``u`` it
+    does not certify within ``n_max``). Luckier ``u`` certify sooner, some below the
+    floor of non-randomised tests.
+    """
+    p0 = _check_probability("p0", p0)
+    if p0 == 0:
+        raise ValueError("p0 must exceed 0: it is the pA a radius needs, at least 1/2")
+    if p0 >= 1:
+        return 0
+    draws = [rule.all_hits_draws() for _, rule in _rules(test, p0)]
+    return 0 if 0 in draws else max(draws)
+
+
+def _rules(test: Test, p0: float) -> Rules:
+    """``test``'s :meth:`~rsutils.sequential.procedure.Test.rules` at ``p0``, or a
+    ``ValueError`` saying what a test needs for an exact answer."""
+    rules = getattr(test, "rules", None)
+    if rules is None:
         raise ValueError(
-            f"no exact rule for the test {test.name!r}; it applies to {', '.join(sorted(RULES))}"
+            f"the test {test.name!r} states no exact rule; give its class a rules(p0) "
+            "method (rsutils.sequential.rules.LookRule) to compute its exact level"
         )
-    return RULES[test.name](test, p0)
+    return rules(p0)
 
 
 def _certified_per_look(rule: LookRule, p: float) -> np.ndarray:
@@ -389,174 +369,6 @@ def _reading_on(
     convolved = np.convolve(alive, batch.pmf[first : last + 1])
     start = lowest - (low + first)
     return convolved[start : start + highest - lowest + 1], lowest
-
-
-def _least_count(trials: int, holds: Callable[[int], bool]) -> int:
-    """The least count in ``[0, trials]`` at which ``holds`` (monotone: once true, true
-    for every larger count), by bisection; ``trials + 1`` if none."""
-    low, high = 0, trials + 1
-    while low < high:
-        middle = (low + high) // 2
-        if holds(middle):
-            high = middle
-        else:
-            low = middle + 1
-    return low
-
-
-def _clopper_pearson_look(
-    n: int, level: float, stop_level: float | None, p0: float
-) -> tuple[int, int]:
-    """At a look at a count of ``n`` draws: the least count whose one-sided
-    Clopper–Pearson lower bound at ``level`` reaches ``p0`` (certified), and the greatest
-    whose upper bound at ``stop_level`` lies below ``p0`` (stopped; -1 if none, or
-    without a ``stop_level``)."""
-    certify = _least_count(n, lambda k: clopper_pearson_lower(k, n, level) >= p0)
-    if stop_level is None:
-        return certify, -1
-    return certify, _least_count(n, lambda k: clopper_pearson_upper(k, n, stop_level) >= p0) - 1
-
-
-def _clopper_pearson_rules(
-    looks: Sequence[int],
-    levels: Sequence[float],
-    stop_levels: Sequence[float | None],
-    p0: float,
-    fresh: bool = False,
-) -> Rules:
-    """The rule of a test that compares Clopper–Pearson bounds with ``p0`` at each look."""
-    per_look = [
-        _clopper_pearson_look(trials, level, stop_level, p0)
-        for trials, level, stop_level in zip(
-            _trials(looks, fresh), levels, stop_levels, strict=True
-        )
-    ]
-    certify, stop = (tuple(column) for column in zip(*per_look, strict=True))
-    return ((1.0, LookRule(tuple(looks), certify, stop, fresh)),)
-
-
-def _trials(looks: Sequence[int], fresh: bool) -> list[int]:
-    """The draws each look's count counts: all so far, or those since the last look."""
-    looks = [int(n) for n in looks]
-    return [b - a for a, b in zip([0, *looks], looks, strict=False)] if fresh else looks
-
-
-def _spending_rules(test: LookSchedule, p0: float) -> Rules:
-    """:class:`~rsutils.sequential.spending.LookSchedule`: at each look its
-    Clopper–Pearson lower bound at the look's level certifies, its upper bound below
-    ``p0`` stops; randomised, the lower bound's test is its randomised p-value."""
-    if test.randomized:
-        return _randomised_rules(test, p0)
-    return _clopper_pearson_rules(test.looks, test.alphas, test.alphas, p0)
-
-
-def _randomised_rules(test: LookSchedule, p0: float) -> Rules:
-    """A randomised schedule certifies at look ``j`` when its randomised p-value
-    ``P(X > k) + u·P(X = k)`` is at most the level: at counts above the critical one
-    ``K_j`` (the least certifying at ``u = 0``) for every ``u``, at ``K_j`` for ``u ≤
-    τ_j``. Between consecutive ``τ_j`` the rule is fixed: one rule per interval of
-    ``u``, weighted by its length. Its upper bounds, which only stop, are
-    Clopper–Pearson's."""
-    critical, cut = zip(
-        *(_randomised_look(n, level, p0) for n, level in zip(test.looks, test.alphas, strict=True)),
-        strict=True,
-    )
-    ((_, fixed),) = _clopper_pearson_rules(test.looks, test.alphas, test.alphas, p0)
-    edges = sorted({0.0, 1.0, *(t for t in cut if 0.0 < t < 1.0)})
-    rules = []
-    for start, end in itertools.pairwise(edges):
-        certify = tuple(k if t >= end else k + 1 for k, t in zip(critical, cut, strict=True))
-        rules.append((end - start, LookRule(test.looks, certify, fixed.stop_up_to)))
-    return tuple(rules)
-
-
-def _randomised_look(n: int, level: float, p0: float) -> tuple[int, float]:
-    """The critical count ``K`` of a randomised look (``n + 1``: none) and the ``τ`` up
-    to which ``u`` certifies there, from the test's own p-value, which is linear in
-    ``u``: at most the level from ``u = 0`` to ``τ``."""
-
-    def pvalue(k: int, u: float) -> float:
-        return float(randomized_clopper_pearson_pvalue(k, n, p0, u))
-
-    critical = _least_count(n, lambda k: pvalue(k, 0.0) <= level)
-    if critical > n:
-        return critical, 0.0
-    at_zero, at_one = pvalue(critical, 0.0), pvalue(critical, 1.0)
-    return critical, (level - at_zero) / (at_one - at_zero)
-
-
-def _sequence_rules(test: AnytimeSchedule, p0: float) -> Rules:
-    """:class:`~rsutils.sequential.sequence.AnytimeSchedule`: its own
-    :meth:`~rsutils.sequential.sequence.AnytimeSchedule.boundaries`, and at the last
-    look also CERTIFY's test at the share of ``alpha`` kept for it."""
-    certify_from, below_up_to = test.boundaries(p0)
-    certify = [int(c) for c in certify_from]
-    if test.final_share > 0:
-        level = test.alpha * test.final_share
-        fixed_n, _ = _clopper_pearson_look(test.looks[-1], level, None, p0)
-        certify[-1] = min(certify[-1], fixed_n)
-    stop = tuple(int(d) for d in below_up_to)
-    return ((1.0, LookRule(test.looks, tuple(certify), stop)),)
-
-
-def _horvath_rules(test: Test, p0: float) -> Rules:
-    """Horváth et al.'s staged test (:func:`~rsutils.sequential.published.staged_test`
-    with its default fresh stages): each stage's Clopper–Pearson lower bound at
-    ``alpha/s`` certifies, before the last its upper bound at ``beta/(s − 1)`` below
-    ``p0`` stops."""
-    sizes = horvath_stages(test.n_max)
-    s = len(sizes)
-    levels = [test.alpha / s] * s
-    stop_levels = [HORVATH_BETA / (s - 1)] * (s - 1) + [None]
-    return _clopper_pearson_rules(np.cumsum(sizes).tolist(), levels, stop_levels, p0, fresh=True)
-
-
-def _betting_rules(test: Test, p0: float) -> Rules:
-    """Voráček's betting test: after every draw ``T``, certified when the wealth
-    ``W_T(p0)`` (:func:`~rsutils.sequential.confidence_sequence.cs_log_martingale`,
-    Jeffreys' two-sided mixture) reaches ``1/alpha`` with more than ``p0·T`` hits,
-    stopped when it does with fewer; above ``p0·T`` the wealth grows with the hits,
-    below it with the misses, so each side is one threshold (the misses against
-    ``1 − p0`` on the lower side, as the design counts them)."""
-    t = np.arange(1, test.n_max + 1, dtype=float)
-    up = _wealth_crossing(t, p0, test.alpha)
-    down = t - _wealth_crossing(t, 1.0 - p0, test.alpha)
-    looks = tuple(range(1, test.n_max + 1))
-    return (
-        (1.0, LookRule(looks, tuple(up.astype(int).tolist()), tuple(down.astype(int).tolist()))),
-    )
-
-
-def _wealth_crossing(t: np.ndarray, p0: float, alpha: float) -> np.ndarray:
-    """Per ``T``, the least count above ``p0·T`` whose wealth reaches ``1/alpha``
-    (``T + 1``: none), by bisection over every ``T`` at once."""
-    low, high = np.floor(p0 * t) + 1, t + 1  # the answer lies in [low, high]
-    while np.any(low < high):
-        middle = np.floor((low + high) / 2)
-        crosses = cs_log_martingale(np.minimum(middle, t), t, p0) >= -math.log(alpha)
-        high = np.where((low < high) & crosses, middle, high)
-        low = np.where((low < high) & ~crosses, middle + 1, low)
-    return low
-
-
-def _union_bound_rules(test: Test, p0: float) -> Rules:
-    """Voráček's union-bound test: at each of its looks, the Clopper–Pearson bounds at
-    the look's level, the lower one at least ``p0`` certifying, the upper one below
-    ``p0`` stopping."""
-    looks, levels = union_bound_looks(test.n_max, test.alpha)
-    return _clopper_pearson_rules(looks.tolist(), levels.tolist(), levels.tolist(), p0)
-
-
-#: The rule of each test of :data:`~rsutils.sequential.procedure.TESTS` at ``p0``, by
-#: the test's name: ``RULES[test.name](test, p0)``.
-RULES: dict[str, Callable[[Test, float], Rules]] = {
-    "spending": _spending_rules,  # type: ignore[dict-item]
-    "randomised": _spending_rules,  # type: ignore[dict-item]
-    "sequence": _sequence_rules,  # type: ignore[dict-item]
-    "horvath-staged": _horvath_rules,
-    "voracek-betting": _betting_rules,
-    "voracek-union-bound": _union_bound_rules,
-}
 
 
 def _check_probability(name: str, value: object) -> float:

@@ -45,7 +45,7 @@ from rsutils.core.noise import NoiseFamily
 from rsutils.core.smooth import ABSTAIN, Smooth
 from rsutils.core.streams import derived_seed
 from rsutils.sequential.draws import Draws
-from rsutils.sequential.procedure import TESTS, Test, register
+from rsutils.sequential.procedure import TESTS, Option, Test, register
 
 __all__ = [
     "Decide",
@@ -158,7 +158,27 @@ class Decide:
 
     name: ClassVar[str] = "decide"
     #: Options of the command line (``certify --procedure decide``).
-    options: ClassVar[tuple[str, ...]] = ("radii", "test", "true_label")
+    options: ClassVar[tuple[Option, ...]] = (
+        Option(
+            "radii",
+            "the radii R asked, 'certified at radius R?' (looks up to --N draws)",
+            takes="numbers",
+            metavar="R",
+        ),
+        Option(
+            "test",
+            "the test of each radius, spending by default",
+            takes="name",
+            metavar="NAME",
+            choices=TESTS,
+        ),
+        Option(
+            "true_label",
+            "evaluation only, is each input's true label certified at R? (no --N0 selection "
+            "draws; measures certified accuracy, certifies nothing deployed)",
+            takes="switch",
+        ),
+    )
 
     test: Test
     radii: tuple[float, ...]

@@ -30,9 +30,9 @@ from rsutils.core.settings import check_count
 from rsutils.core.smooth import Certificate, Smooth
 from rsutils.sequential.certify import certificate, certificate_columns, certificate_row
 from rsutils.sequential.draws import Draws
-from rsutils.sequential.procedure import register
+from rsutils.sequential.procedure import Option, register
 
-__all__ = ["PlannedDraws", "check_radius_loss", "expected_radius"]
+__all__ = ["RADIUS_LOSS", "PlannedDraws", "check_radius_loss", "expected_radius"]
 
 
 def expected_radius(
@@ -51,6 +51,15 @@ def _draws_for(
     procedure: PlannedDraws, noise: NoiseFamily, norm: str, p_hat: float, dim: int
 ) -> int:
     return procedure.planned_draws(noise, norm, p_hat, dim)
+
+
+#: The command-line option of the procedures that stop when more draws add little radius.
+RADIUS_LOSS = Option(
+    "radius_loss",
+    "stop when more draws would add at most about L of radius",
+    takes="number",
+    metavar="L",
+)
 
 
 def check_radius_loss(radius_loss: object) -> float:
@@ -77,7 +86,7 @@ class PlannedDraws:
 
     name: ClassVar[str] = "planned"
     #: Options of the command line (``certify --procedure planned``).
-    options: ClassVar[tuple[str, ...]] = ("radius_loss",)
+    options: ClassVar[tuple[Option, ...]] = (RADIUS_LOSS,)
     #: It reads CERTIFY's selection draws.
     selects: ClassVar[bool] = True
 

@@ -19,19 +19,30 @@ written once, for every procedure:
   find it in :data:`PROCEDURES` by its ``name``.
 
 Adding a procedure is one module with one such class, registered with
-:func:`register`, and its tests.
+:func:`register`, and its tests; the command-line options it takes are declared on the
+class (its ``options``, each an :class:`Option`), from which ``certify`` builds its flags.
 
 A :class:`Test` is the part of a decision procedure
 (:class:`~rsutils.sequential.decisions.Decide`) that says when it looks and what it
-tests there: spending ``alpha`` over looks, a confidence sequence, or a published
-design. Tests have a registry of their own (:data:`TESTS`), built by name from the
-most draws and the level (``certify --procedure decide --test NAME``).
+tests there: spending ``alpha`` over looks, a confidence sequence, a published design,
+Wald's sequential probability ratio test. Each owns its decisions (``settle``) and its
+exact rule (:meth:`Test.rules`, a :class:`~rsutils.sequential.rules.LookRule` per
+``p0``, from which :mod:`rsutils.sequential.coverage` computes its level and its cost
+when every draw is in the class). Tests have a registry of their own, the one table
+that names them (:data:`TESTS`): each entry (:class:`RegisteredTest`, added with
+:func:`register_test` in the test's module) gives the name the command line takes
+(``certify --procedure decide --test NAME``), the label the book shows, a one-line
+description (the command line's help) and how the test is built from the most draws
+and the level. Adding a test is one module with its class and its entry, imported by
+:mod:`rsutils.sequential`, and its tests: the exact coverage check, the command line
+and the book's tables of tests read it from the registry.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar, Protocol
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, Protocol
 
 import torch
 
@@ -39,13 +50,17 @@ from rsutils.core.smooth import Smooth
 from rsutils.core.streams import draw_seed
 from rsutils.sequential.draws import Draws, live_draws
 from rsutils.sequential.record import DrawRecord
+from rsutils.sequential.rules import Rules
 
 __all__ = [
     "PROCEDURES",
     "TESTS",
     "Answer",
+    "Option",
     "Procedure",
+    "RegisteredTest",
     "Test",
+    "labelled_tests",
     "register",
     "register_test",
     "replay",
@@ -65,10 +80,35 @@ class Answer(Protocol):
     def radius(self) -> float: ...
 
 
+@dataclass(frozen=True)
+class Option:
+    """One command-line option of a procedure (``certify --procedure NAME``).
+
+    ``name`` is the keyword of the procedure's ``from_options``, the flag ``--name``
+    with dashes. ``takes`` says what the flag takes: ``"number"`` (a finite number
+    >= 0), ``"numbers"`` (one or more of them), ``"switch"`` (nothing: given or not) or
+    ``"name"`` (a key of ``choices``, a registry whose entries' ``description`` the help
+    lists). ``help`` says what it does, ``metavar`` names its value there.
+    """
+
+    name: str
+    help: str
+    takes: Literal["number", "numbers", "switch", "name"] = "number"
+    metavar: str | None = None
+    choices: Mapping[str, Any] | None = None
+
+    @property
+    def flag(self) -> str:
+        """The command line's flag, ``--`` and the name with dashes."""
+        return "--" + self.name.replace("_", "-")
+
+
 class Procedure(Protocol):
     """A fewer-draws procedure, its settings as one frozen object (see the module)."""
 
     name: ClassVar[str]
+    #: The command-line options its ``from_options(n_max, alpha, **options)`` takes.
+    options: ClassVar[tuple[Option, ...]]
 
     @property
     def n_max(self) -> int:
@@ -129,14 +169,40 @@ class Test(Protocol):
         class ``tested``, from one pass over ``draws``' estimation prefixes."""
         ...
 
+    def rules(self, p0: float) -> Rules:
+        """Its decision of ``pA > p0`` (``0 < p0 < 1``) as thresholds on the count at
+        each look (:class:`~rsutils.sequential.rules.LookRule`), read off the decision
+        functions its ``settle`` uses: one rule of weight 1, or for a randomised test
+        one per interval of its ``u`` on which they are fixed, weighted by its length.
+        The thresholds must be monotone in the count (more hits never stop it where
+        fewer read on, nor leave it reading where fewer certify)."""
+        ...
+
     def identity(self) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class RegisteredTest:
+    """A test of :data:`TESTS`: its ``name`` (the command line's ``--test NAME``), the
+    ``label`` the book shows it by, a one-line ``description`` (the command line's
+    help) and ``make(n_max, alpha)``, the test with at most ``n_max`` draws at level
+    ``alpha``. Calling the entry builds the test."""
+
+    name: str
+    label: str
+    description: str
+    make: Callable[[int, float], Test]
+
+    def __call__(self, n_max: int, alpha: float) -> Test:
+        """The test with at most ``n_max`` draws at level ``alpha``."""
+        return self.make(n_max, alpha)
 
 
 #: Every procedure, by name (:func:`register`).
 PROCEDURES: dict[str, type] = {}
-#: Every test of a decision procedure, by name, as a function of ``(n_max, alpha)``
-#: (:func:`register_test`).
-TESTS: dict[str, Callable[[int, float], Test]] = {}
+#: Every test of a decision procedure, by name (:func:`register_test`), in the order
+#: :mod:`rsutils.sequential` imports their modules (the order the book shows them).
+TESTS: dict[str, RegisteredTest] = {}
 
 
 def register(cls: type) -> type:
@@ -148,11 +214,21 @@ def register(cls: type) -> type:
     return cls
 
 
-def register_test(name: str, make: Callable[[int, float], Test]) -> None:
-    """Add a test of decision procedures to :data:`TESTS`: ``make(n_max, alpha)``."""
+def register_test(
+    name: str, *, label: str, description: str, make: Callable[[int, float], Test]
+) -> None:
+    """Add a test of decision procedures to :data:`TESTS` (a :class:`RegisteredTest`)."""
     if name in TESTS:
         raise ValueError(f"a test named {name!r} is registered already")
-    TESTS[name] = make
+    if any(entry.label == label for entry in TESTS.values()):
+        raise ValueError(f"a test labelled {label!r} is registered already")
+    TESTS[name] = RegisteredTest(name, label, description, make)
+
+
+def labelled_tests(n_max: int, alpha: float) -> dict[str, Test]:
+    """Every test of :data:`TESTS` with at most ``n_max`` draws at level ``alpha``, by
+    its label, in the registry's order."""
+    return {entry.label: entry(n_max, alpha) for entry in TESTS.values()}
 
 
 def settle(

@@ -33,13 +33,16 @@ probability of ``certified`` is at most ``alpha``, whatever the stream's length;
 can certify with fewer draws than the fixed-``n`` floor ``ceil(ln alpha / ln p0)``
 (:func:`~rsutils.core.confidence.min_samples_for_radius`). A design that reaches the end
 of ``hits`` undecided answers *not certified* with ``settled=False``.
-:func:`published_all_hits` runs a design on a stream of hits only (``pA = 1``), the
-closed-form cost of a certificate.
 
 :class:`PublishedTest` makes each design a test of
-:class:`~rsutils.sequential.decisions.Decide` (``--test horvath-staged`` and so on), so
-it runs, replays and is checked as every procedure is. Each radius ``r`` is its own test
-of ``pA > p0`` with ``p0`` the least probability that certifies it
+:class:`~rsutils.sequential.decisions.Decide`, one class each (:class:`HorvathStaged`,
+:class:`VoracekBetting`, :class:`VoracekUnionBound`), registered in
+:data:`~rsutils.sequential.procedure.TESTS` (``--test horvath-staged`` and so on), so
+it runs, replays and is checked as every procedure is; each states its exact rule
+(:meth:`PublishedTest.rules`), from which
+:func:`~rsutils.sequential.coverage.all_hits_draws` gives what it spends on a stream
+of hits only (``pA = 1``), the cheapest it can ever certify. Each radius ``r`` is its
+own test of ``pA > p0`` with ``p0`` the least probability that certifies it
 (:func:`~rsutils.sequential.decisions.threshold_pA`); a radius no ``pA < 1`` certifies is
 answered *not certified* after no draw. The designs read a stream draw by draw, so the
 test reads the tested class's hits among all ``n_max`` draws and states in each decision
@@ -49,7 +52,6 @@ run here as the book's comparisons, on recorded draws).
 
 from __future__ import annotations
 
-import functools
 import itertools
 import math
 from collections.abc import Sequence
@@ -69,21 +71,20 @@ from rsutils.sequential.confidence_sequence import cs_log_martingale
 from rsutils.sequential.decisions import Decision, threshold_pA
 from rsutils.sequential.draws import Draws
 from rsutils.sequential.procedure import register_test
+from rsutils.sequential.rules import LookRule, Rules, clopper_pearson_rules
 
 __all__ = [
-    "DESIGNS",
+    "HorvathStaged",
     "PublishedDecision",
     "PublishedTest",
+    "VoracekBetting",
+    "VoracekUnionBound",
     "horvath_stages",
-    "published_all_hits",
     "staged_test",
     "union_bound_looks",
     "voracek_betting_test",
     "voracek_union_bound_test",
 ]
-
-#: The designs :func:`published_all_hits` runs, by name.
-DESIGNS = ("horvath-staged", "voracek-betting", "voracek-union-bound")
 
 #: Horváth et al.'s level of the early "not certified" stop (their released code's default).
 HORVATH_BETA = 1e-4
@@ -301,24 +302,6 @@ def voracek_union_bound_test(
     )
 
 
-def published_all_hits(
-    design: str, p0: float, alpha: float, n_max: int, **options: object
-) -> PublishedDecision:
-    """``design`` (one of :data:`DESIGNS`) on a stream of ``n_max`` hits only (``pA = 1``).
-
-    Its ``draws`` is what the design spends on a certificate when every draw is a hit,
-    the cheapest it can ever certify ``p0``; ``options`` go to the design's function.
-    In closed form: the staged test certifies at the first stage of ``n_i ≥ ln(alpha/s)
-    / ln p0`` fresh draws; the betting test at the least ``T`` with ``B(T + 1/2, 1/2)/π ≥
-    p0^T/alpha``; the union-bound test at the first look with ``T_K ≥ ln(alpha_K) /
-    ln p0``. Each is at least the floor ``ceil(ln alpha / ln p0)``.
-    """
-    if design not in _DESIGN_TESTS:
-        raise ValueError(f"design must be one of {DESIGNS}, got {design!r}")
-    ones = np.ones(_check_draws("n_max", n_max), dtype=np.int8)
-    return _DESIGN_TESTS[design](ones, p0, alpha, **options)  # type: ignore[operator]
-
-
 def _sequence_lower(k: int, t: int, alpha: float) -> float:
     """:func:`~rsutils.sequential.confidence_sequence.cs_lower` for one ``(k, t)``, by Brent's
     method instead of 200 vectorised bisections (the chapter asks for thousands).
@@ -446,47 +429,50 @@ def _check_stages(stages: Sequence[int], cumulative: bool) -> tuple[int, ...]:
 
 @dataclass(frozen=True)
 class PublishedTest:
-    """A published design (one of :data:`DESIGNS`) as a test of
-    :class:`~rsutils.sequential.decisions.Decide`, with at most ``n_max`` draws at level
-    ``alpha`` and the design's default settings (see the module's text).
+    """A published design as a test of :class:`~rsutils.sequential.decisions.Decide`,
+    with at most ``n_max`` draws at level ``alpha`` and the design's default settings
+    (see the module's text); a subclass per design gives its :meth:`decide` on a stream
+    of hits and its :meth:`rules`.
 
     Each decision's ``look`` counts the design's tests, ``alpha_spent`` is ``alpha``,
     and its bounds are the design's at the stop.
     """
 
+    #: The design's name in :data:`~rsutils.sequential.procedure.TESTS`.
+    name: ClassVar[str]
     #: The designs are not randomised.
     randomized: ClassVar[bool] = False
 
-    design: str
     n_max: int
     alpha: float
 
     def __post_init__(self) -> None:
-        if self.design not in DESIGNS:
-            raise ValueError(f"design must be one of {DESIGNS}, got {self.design!r}")
         _check_draws("n_max", self.n_max)
         check_alpha(self.alpha)
 
-    @property
-    def name(self) -> str:
-        return self.design
-
     def identity(self) -> dict[str, Any]:
-        return {"test": self.design, "n": self.n_max, "alpha": self.alpha}
+        return {"test": self.name, "n": self.n_max, "alpha": self.alpha}
+
+    def decide(self, hits: np.ndarray, p0: float) -> PublishedDecision:
+        """The design's answer on the stream ``hits`` for ``0 < p0 < 1``."""
+        raise NotImplementedError
+
+    def rules(self, p0: float) -> Rules:
+        """The design's :meth:`decide` as thresholds on the count at each look."""
+        raise NotImplementedError
 
     def settle(
         self, smooth: Smooth, draws: Draws, tested: int, radii: Sequence[float]
     ) -> list[Decision]:
         """The design's decision at each of ``radii`` for class ``tested``."""
         hits = draws.hits(tested, self.n_max)
-        run = _DESIGN_TESTS[self.design]
         decisions = []
         for radius in radii:
             p0 = threshold_pA(smooth, radius, draws.dim)
             if p0 < 1:
-                answer = run(hits, p0, self.alpha)
+                answer = self.decide(hits, p0)
             else:  # no pA < 1 certifies the radius: not certified, after no draw
-                answer = PublishedDecision(self.design, False, 0, 0.0, 1.0, 0, True)
+                answer = PublishedDecision(self.name, False, 0, 0.0, 1.0, 0, True)
             decision = Decision(
                 certified=answer.certified, radius=float(radius), selected=tested,
                 count=int(hits[: answer.draws].sum()), draws=answer.draws,
@@ -498,10 +484,81 @@ class PublishedTest:
         return decisions
 
 
-_DESIGN_TESTS = {
-    "horvath-staged": staged_test,
-    "voracek-betting": voracek_betting_test,
-    "voracek-union-bound": voracek_union_bound_test,
-}
-for _design in DESIGNS:
-    register_test(_design, functools.partial(PublishedTest, _design))
+@dataclass(frozen=True)
+class HorvathStaged(PublishedTest):
+    """Horváth et al.'s staged test, :func:`staged_test` with its default fresh stages
+    (:func:`horvath_stages`, which need ``n_max >= 100``)."""
+
+    name: ClassVar[str] = "horvath-staged"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        horvath_stages(self.n_max)
+
+    def decide(self, hits: np.ndarray, p0: float) -> PublishedDecision:
+        return staged_test(hits, p0, self.alpha)
+
+    def rules(self, p0: float) -> Rules:
+        """Each fresh stage's Clopper–Pearson lower bound at ``alpha/s`` certifies, before
+        the last its upper bound at ``beta/(s − 1)`` below ``p0`` stops."""
+        sizes = horvath_stages(self.n_max)
+        s = len(sizes)
+        levels = [self.alpha / s] * s
+        stop_levels = [HORVATH_BETA / (s - 1)] * (s - 1) + [None]
+        ends = np.cumsum(sizes).tolist()
+        return clopper_pearson_rules(ends, levels, stop_levels, p0, fresh=True)
+
+
+@dataclass(frozen=True)
+class VoracekBetting(PublishedTest):
+    """Voráček's betting test, :func:`voracek_betting_test`."""
+
+    name: ClassVar[str] = "voracek-betting"
+
+    def decide(self, hits: np.ndarray, p0: float) -> PublishedDecision:
+        return voracek_betting_test(hits, p0, self.alpha)
+
+    def rules(self, p0: float) -> Rules:
+        """After every draw ``T``: certified from the fewest hits above ``p0·T`` whose
+        wealth reaches ``1/alpha``, stopped up to the most hits below it whose wealth
+        does (the design's own crossing counts)."""
+        up, down = _betting_thresholds(float(p0), float(self.alpha), self.n_max)
+        looks = tuple(range(1, self.n_max + 1))
+        certify, stop = tuple(up.astype(int).tolist()), tuple(down.astype(int).tolist())
+        return ((1.0, LookRule(looks, certify, stop)),)
+
+
+@dataclass(frozen=True)
+class VoracekUnionBound(PublishedTest):
+    """Voráček's union-bound test, :func:`voracek_union_bound_test`."""
+
+    name: ClassVar[str] = "voracek-union-bound"
+
+    def decide(self, hits: np.ndarray, p0: float) -> PublishedDecision:
+        return voracek_union_bound_test(hits, p0, self.alpha)
+
+    def rules(self, p0: float) -> Rules:
+        """At each of :func:`union_bound_looks`, the Clopper–Pearson lower bound at the
+        look's level at least ``p0`` certifies, the upper one below ``p0`` stops."""
+        looks, levels = union_bound_looks(self.n_max, self.alpha)
+        return clopper_pearson_rules(looks.tolist(), levels.tolist(), levels.tolist(), p0)
+
+
+register_test(
+    HorvathStaged.name,
+    label="Horváth et al.",
+    description="Horváth et al.'s staged test, alpha split over three fresh stages",
+    make=HorvathStaged,
+)
+register_test(
+    VoracekBetting.name,
+    label="Voráček, betting",
+    description="Voráček's betting confidence sequence, tested after every draw",
+    make=VoracekBetting,
+)
+register_test(
+    VoracekUnionBound.name,
+    label="Voráček, union bound",
+    description="Voráček's Clopper-Pearson bounds at looks 10% apart, a union bound",
+    make=VoracekUnionBound,
+)

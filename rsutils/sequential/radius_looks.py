@@ -32,8 +32,8 @@ from rsutils.core.confidence import check_alpha, clopper_pearson_lower, clopper_
 from rsutils.core.smooth import Certificate, Smooth
 from rsutils.sequential.certify import certificate, certificate_columns, certificate_row
 from rsutils.sequential.draws import Draws
-from rsutils.sequential.planned import check_radius_loss, expected_radius
-from rsutils.sequential.procedure import register
+from rsutils.sequential.planned import RADIUS_LOSS, check_radius_loss, expected_radius
+from rsutils.sequential.procedure import Option, register
 from rsutils.sequential.spending import LookSchedule
 
 __all__ = ["RadiusLooks", "StoppedCertificate"]
@@ -93,7 +93,7 @@ class RadiusLooks:
 
     name: ClassVar[str] = "radius-looks"
     #: Options of the command line (``certify --procedure radius-looks``).
-    options: ClassVar[tuple[str, ...]] = ("radius_loss",)
+    options: ClassVar[tuple[Option, ...]] = (RADIUS_LOSS,)
     selects: ClassVar[bool] = True
 
     schedule: LookSchedule

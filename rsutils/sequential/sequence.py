@@ -27,6 +27,9 @@ every test of :class:`~rsutils.sequential.decisions.Decide` is.
 Looks are where the draws are cut into batches of the base model, so they trade
 model throughput (few, large batches) against overshoot (the draws read past the
 first moment the test could have stopped, at most a factor ``growth``).
+
+Registered in :data:`~rsutils.sequential.procedure.TESTS` as ``sequence``, with
+:meth:`AnytimeSchedule.geometric`'s looks.
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ from rsutils.sequential.confidence_sequence import (
 from rsutils.sequential.decisions import Decision, certifies, threshold_pA
 from rsutils.sequential.draws import Draws
 from rsutils.sequential.procedure import register_test
+from rsutils.sequential.rules import LookRule, Rules, clopper_pearson_look
 
 __all__ = ["AnytimeSchedule"]
 
@@ -176,6 +180,18 @@ class AnytimeSchedule:
         """
         return _boundaries(self.looks, self.sequence_alpha, self.one_sided, self.prior, float(p0))
 
+    def rules(self, p0: float) -> Rules:
+        """Its :meth:`boundaries` at ``p0``, and at the last look also CERTIFY's test at
+        the share of ``alpha`` kept for it (:meth:`settle`'s comparisons)."""
+        certify_from, below_up_to = self.boundaries(p0)
+        certify = [int(c) for c in certify_from]
+        if self.final_share > 0:
+            level = self.alpha * self.final_share
+            fixed_n, _ = clopper_pearson_look(self.looks[-1], level, None, p0)
+            certify[-1] = min(certify[-1], fixed_n)
+        stop = tuple(int(d) for d in below_up_to)
+        return ((1.0, LookRule(self.looks, tuple(certify), stop)),)
+
 
 @functools.lru_cache(maxsize=4096)
 def _boundaries(
@@ -220,4 +236,9 @@ def _bounds(count: int, n: int, alpha: float, prior: tuple[float, float]) -> tup
     return lower, upper
 
 
-register_test("sequence", AnytimeSchedule.geometric)
+register_test(
+    "sequence",
+    label="confidence sequence",
+    description="tests a confidence sequence after every batch at the full alpha",
+    make=AnytimeSchedule.geometric,
+)

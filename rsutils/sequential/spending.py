@@ -18,11 +18,15 @@ bound is the randomised Clopper–Pearson bound
 one uniform ``u`` per input (:func:`~rsutils.sequential.decisions.randomization`),
 stated in every decision: its test has level exactly ``alpha_k``, never certifies less
 than Clopper–Pearson's, and can certify below the floor of non-randomised tests.
+
+Registered twice in :data:`~rsutils.sequential.procedure.TESTS`, with
+:meth:`LookSchedule.geometric`'s looks: ``spending`` and ``randomised``.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -38,6 +42,7 @@ from rsutils.sequential.confidence_sequence import (
 from rsutils.sequential.decisions import Decision, certifies, randomization, threshold_pA
 from rsutils.sequential.draws import Draws
 from rsutils.sequential.procedure import register_test
+from rsutils.sequential.rules import LookRule, Rules, clopper_pearson_rules, least_count
 
 __all__ = ["LookSchedule"]
 
@@ -163,6 +168,43 @@ class LookSchedule:
                 break
         return [decisions[position] for position in range(len(radii))]
 
+    def rules(self, p0: float) -> Rules:
+        """At each look the Clopper–Pearson lower bound at the look's level certifies,
+        the upper bound below ``p0`` stops (:meth:`settle`'s comparisons). Randomised,
+        the lower bound's test is its p-value ``P(X > k) + u·P(X = k)`` at most the
+        level: at counts above the critical one ``K_j`` (the least certifying at ``u =
+        0``) for every ``u``, at ``K_j`` for ``u ≤ τ_j``; between consecutive ``τ_j`` the
+        rule is fixed, one rule per interval of ``u``, weighted by its length."""
+        fixed = clopper_pearson_rules(self.looks, self.alphas, self.alphas, p0)
+        if not self.randomized:
+            return fixed
+        stop_up_to = fixed[0][1].stop_up_to
+        critical, cut = zip(
+            *(_randomised_look(n, a, p0) for n, a in zip(self.looks, self.alphas, strict=True)),
+            strict=True,
+        )
+        edges = sorted({0.0, 1.0, *(t for t in cut if 0.0 < t < 1.0)})
+        rules = []
+        for start, end in itertools.pairwise(edges):
+            certify = tuple(k if t >= end else k + 1 for k, t in zip(critical, cut, strict=True))
+            rules.append((end - start, LookRule(self.looks, certify, stop_up_to)))
+        return tuple(rules)
+
+
+def _randomised_look(n: int, level: float, p0: float) -> tuple[int, float]:
+    """The critical count ``K`` of a randomised look (``n + 1``: none) and the ``τ`` up
+    to which ``u`` certifies there, from the test's own p-value, which is linear in
+    ``u``: at most the level from ``u = 0`` to ``τ``."""
+
+    def pvalue(k: int, u: float) -> float:
+        return float(randomized_clopper_pearson_pvalue(k, n, p0, u))
+
+    critical = least_count(n, lambda k: pvalue(k, 0.0) <= level)
+    if critical > n:
+        return critical, 0.0
+    at_zero, at_one = pvalue(critical, 0.0), pvalue(critical, 1.0)
+    return critical, (level - at_zero) / (at_one - at_zero)
+
 
 @functools.lru_cache(maxsize=65536)
 def _bounds(count: int, n: int, level: float) -> tuple[float, float]:
@@ -172,7 +214,15 @@ def _bounds(count: int, n: int, level: float) -> tuple[float, float]:
     return lower, float(clopper_pearson_upper(count, n, level))
 
 
-register_test("spending", LookSchedule.geometric)
 register_test(
-    "randomised", lambda n_max, alpha: LookSchedule.geometric(n_max, alpha, randomized=True)
+    "spending",
+    label="spending",
+    description="splits alpha over doubling looks, Clopper-Pearson at each",
+    make=LookSchedule.geometric,
+)
+register_test(
+    "randomised",
+    label="randomised",
+    description="randomises Clopper-Pearson at the same looks (u in the log)",
+    make=functools.partial(LookSchedule.geometric, randomized=True),
 )

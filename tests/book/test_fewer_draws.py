@@ -147,18 +147,19 @@ def test_the_savings_bound_charges_undecided_images_the_larger_n() -> None:
 def test_draws_at_p_one_never_go_below_the_floor() -> None:
     from rsutils.book.chapters.fewer_draws import draws_at_p_one
     from rsutils.sequential.confidence_sequence import cs_min_draws_all_successes
-    from rsutils.sequential.sequence import AnytimeSchedule
-    from rsutils.sequential.spending import LookSchedule
+    from rsutils.sequential.procedure import labelled_tests
 
-    schedule = LookSchedule.geometric(10_000, 0.001)
-    anytime = AnytimeSchedule.geometric(10_000, 0.001)
-    table = draws_at_p_one((1.0, 2.0), 0.001, 10_000, schedule, anytime)
+    tests = labelled_tests(10_000, 0.001)
+    anytime = tests["confidence sequence"]
+    table = draws_at_p_one((1.0, 2.0), 0.001, tests)
     needed = cs_min_draws_all_successes(norm.cdf(1.0), 0.0005, one_sided=True)
     assert table.loc[1.0, "confidence sequence"] == min(n for n in anytime.looks if n >= needed)
     assert list(table["floor"]) == [min_samples_for_radius(k, 0.001) for k in (1.0, 2.0)]
     designs = table.drop(columns="floor")
     assert ((designs == 0) | designs.ge(table["floor"], axis=0)).all().all()
-    assert table.loc[1.0, "spending looks"] == 64  # alpha_k = 5e-5: 59 draws, next look 64
+    assert table.loc[1.0, "spending"] == 64  # alpha_k = 5e-5: 59 draws, next look 64
+    # every test of the registry but the randomised one, by its label, in its order
+    assert list(designs.columns) == [name for name, t in tests.items() if not t.randomized]
 
 
 def test_procedure_table_sets_each_procedure_beside_certify() -> None:

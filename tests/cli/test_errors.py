@@ -20,6 +20,7 @@ from rsutils.anisotropic.patterns import spatial_pattern
 from rsutils.cli.main import build_parser
 from rsutils.models.architectures import build_model
 from rsutils.models.checkpoints import save_checkpoint
+from rsutils.sequential.procedure import TESTS
 
 
 @pytest.fixture
@@ -375,13 +376,52 @@ def test_the_fewer_draw_options_write_their_logs(
     labelled = pd.read_csv(out / "label.tsv", sep="\t")
     assert list(labelled.columns) == list(decided.columns) and (labelled["n0"] == 0).all()
     assert (labelled["selected"] == labelled["label"]).all()
-    for test in ("sequence", "randomised"):
-        argv = [*argv[:4], str(out / f"{test}.tsv"), *argv[5:], "--test", test]
-        assert run_cli(argv)[0] == 0
-        tested = pd.read_csv(out / f"{test}.tsv", sep="\t")
-        assert len(tested) == 2 and ("u" in tested.columns) == (test == "randomised")
-        assert tested["u"].between(0, 1).all() if test == "randomised" else True
-        argv = argv[:-2]
+
+
+def test_the_procedure_flags_come_from_the_procedures_options(monkeypatch) -> None:
+    """Each flag is declared once by the procedures that take it, its help prefixed by
+    them; two procedures declaring one option differently are refused."""
+    from rsutils.cli.certify import procedure_options
+    from rsutils.sequential.procedure import PROCEDURES, Option
+
+    options = procedure_options()
+    assert options["radius_loss"][1] == ["planned", "radius-looks"]
+    assert {name: option.flag for name, (option, _) in options.items()} == {
+        "radii": "--radii", "test": "--test", "true_label": "--true-label",
+        "radius_loss": "--radius-loss",
+    }  # fmt: skip
+    text = " ".join(_subcommands()["certify"].format_help().split())
+    assert "--radius-loss L planned, radius-looks: stop when more draws" in text
+    other = type("Other", (), {"options": (Option("radius_loss", "something else"),)})
+    monkeypatch.setitem(PROCEDURES, "other", other)
+    with pytest.raises(ValueError, match="other and planned declare --radius-loss differently"):
+        procedure_options()
+
+
+@pytest.mark.parametrize("test", list(TESTS))
+def test_every_registered_test_decides_from_the_command_line(
+    fake_fashion_mnist: Path, checkpoint: Path, out: Path, run_cli, test: str
+) -> None:
+    """``--procedure decide --test NAME`` for every test of the registry (so a test
+    added to it is run here without a line more): a log of both inputs, at most --N
+    draws each, with the randomisation ``u`` exactly when the test is randomised; the
+    help lists the test with its description."""
+    import json
+
+    import pandas as pd
+
+    decide = ("--procedure", "decide", "--radii", "0", "0.1", "--test", test, "--N", "100")
+    assert run_cli(certify(fake_fashion_mnist, checkpoint, out, *decide))[0] == 0
+    log = pd.read_csv(out / "log.tsv", sep="\t")
+    randomized = TESTS[test](100, 0.001).randomized
+    assert len(log) == 2 and ("u" in log.columns) == randomized
+    assert log[["draws@0", "draws@0.1"]].le(100).all().all()
+    assert not randomized or log["u"].between(0, 1).all()
+    recorded = json.loads((out / "log.tsv.json").read_text())
+    identity = json.loads(json.dumps(TESTS[test](100, 0.001).identity()))
+    assert identity.items() <= recorded.items()  # the log records the test it ran
+    listed = "".join(f"{test}: {TESTS[test].description}".split())
+    assert listed in "".join(_subcommands()["certify"].format_help().split())  # refilled
 
 
 def test_data_dependent_certification_records_its_inference_mode(

@@ -20,7 +20,14 @@ from rsutils.sequential.coverage import (
     live_false_rate,
     radius_beyond,
 )
-from rsutils.sequential.procedure import PROCEDURES, TESTS, build, register
+from rsutils.sequential.procedure import (
+    PROCEDURES,
+    TESTS,
+    build,
+    labelled_tests,
+    register,
+    register_test,
+)
 
 N0, N, ALPHA, SEED = 30, 1200, 0.01, 5
 RADII = (0.0, 0.1, 0.25, 0.6)
@@ -36,7 +43,7 @@ def every_procedure(n_max: int, alpha: float, radii: tuple[float, ...]) -> dict[
                     options = {"radii": radii, "test": test, "true_label": true_label}
                     key = f"decide {test}{' label' * true_label}"
                     procedures[key] = cls.from_options(n_max, alpha, **options)
-        elif "radius_loss" in cls.options:
+        elif "radius_loss" in [option.name for option in cls.options]:
             procedures[name] = cls.from_options(n_max, alpha, radius_loss=0.05)
         else:
             procedures[name] = cls.from_options(n_max, alpha)
@@ -47,13 +54,25 @@ PROCEDURE_NAMES = list(every_procedure(N, ALPHA, RADII))
 
 
 def test_the_registries_hold_every_procedure_and_test() -> None:
+    """The procedures; the tests in the order the book shows them (more may follow),
+    each built by its entry under its name, with a label and a description of its own."""
     assert set(PROCEDURES) == {"certify", "decide", "planned", "radius-looks"}
-    assert set(TESTS) == {
+    assert list(TESTS)[:6] == [
         "spending", "randomised", "sequence",
         "horvath-staged", "voracek-betting", "voracek-union-bound",
-    }  # fmt: skip
+    ]  # fmt: skip
+    for name, entry in TESTS.items():
+        assert entry.name == name and entry(300, 0.05).name == name
+    for field in ("label", "description"):
+        texts = [getattr(entry, field) for entry in TESTS.values()]
+        assert all(texts) and len(set(texts)) == len(texts), field
+    assert list(labelled_tests(300, 0.05))[:3] == ["spending", "randomised", "confidence sequence"]
     with pytest.raises(ValueError, match="registered already"):
         register(type("Other", (), {"name": "planned"}))
+    with pytest.raises(ValueError, match="a test named 'sequence' is registered already"):
+        register_test("sequence", label="new", description="new", make=TESTS["sequence"].make)
+    with pytest.raises(ValueError, match="labelled 'spending' is registered already"):
+        register_test("new", label="spending", description="new", make=TESTS["sequence"].make)
     with pytest.raises(ValueError, match="unknown procedure 'nope'; known: certify"):
         build("nope", {})
     with pytest.raises(ValueError, match="unknown test"):
@@ -74,7 +93,7 @@ def _options(procedure) -> dict[str, object]:
     if isinstance(procedure, Decide):
         return {"radii": procedure.radii, "test": procedure.test.name,
                 "true_label": procedure.true_label}  # fmt: skip
-    return {option: getattr(procedure, option) for option in procedure.options}
+    return {option.name: getattr(procedure, option.name) for option in procedure.options}
 
 
 @pytest.mark.parametrize("name", PROCEDURE_NAMES)

@@ -18,10 +18,12 @@ from rsutils.sequential.confidence_sequence import (
     cs_lower,
     cs_min_draws_all_successes,
 )
+from rsutils.sequential.coverage import all_hits_draws
+from rsutils.sequential.procedure import TESTS
 from rsutils.sequential.published import (
-    DESIGNS,
+    HorvathStaged,
+    PublishedTest,
     horvath_stages,
-    published_all_hits,
     staged_test,
     union_bound_looks,
     voracek_betting_test,
@@ -144,10 +146,23 @@ ALL_HITS = {
 }
 
 
+#: The published designs' names in the registry.
+DESIGNS = ("horvath-staged", "voracek-betting", "voracek-union-bound")
+
+
+def test_the_registry_holds_the_three_designs() -> None:
+    published = [n for n, entry in TESTS.items() if isinstance(entry(1000, 0.01), PublishedTest)]
+    assert published == list(DESIGNS)
+
+
 @pytest.mark.parametrize("n_max", [10_000, 100_000])
 @pytest.mark.parametrize("design", DESIGNS)
 def test_draws_at_pA_one_match_the_closed_forms(design: str, n_max: int) -> None:
+    """The closed forms, the design on a stream of hits only, and the draws its rule
+    gives (all_hits_draws) agree; for the betting test also the library's closed form
+    of the two-sided Jeffreys sequence (cs_min_draws_all_successes)."""
     expected = ALL_HITS[design, n_max]
+    test = TESTS[design](n_max, 0.001)
     for z, draws in zip((1, 2, 3), expected, strict=True):
         p0 = float(norm.cdf(z))
         if design == "horvath-staged":
@@ -158,7 +173,8 @@ def test_draws_at_pA_one_match_the_closed_forms(design: str, n_max: int) -> None
         else:
             algebra = union_bound_all_hits(p0, 0.001, n_max)
         assert algebra == draws
-        decision = published_all_hits(design, p0, 0.001, n_max)
+        assert all_hits_draws(test, p0) == draws
+        decision = test.decide(np.ones(n_max, dtype=np.int8), p0)
         assert decision.certified == (draws > 0)
         assert decision.draws == (draws if draws else n_max)
         floor = math.ceil(math.log(0.001) / math.log(p0))
@@ -169,9 +185,10 @@ def test_the_bounds_at_the_stop_are_the_designs_bounds() -> None:
     """At pA = 1 the staged lower bound is (alpha/s)^(1/n); the betting sequence's is
     (alpha·B(m + 1/2, 1/2)/π)^(1/m), the library's cs_lower."""
     p0 = float(norm.cdf(2))
-    staged = published_all_hits("horvath-staged", p0, 0.001, 10_000)
+    hits = np.ones(10_000, dtype=np.int8)
+    staged = staged_test(hits, p0, 0.001)
     assert staged.looks == 2 and staged.lower == pytest.approx((0.001 / 3) ** (1 / 1000))
-    betting = published_all_hits("voracek-betting", p0, 0.001, 10_000)
+    betting = voracek_betting_test(hits, p0, 0.001)
     m = betting.draws
     closed = (0.001 * math.exp(betaln(m + 0.5, 0.5)) / math.pi) ** (1 / m)
     assert betting.lower == pytest.approx(closed, rel=1e-12)
@@ -256,8 +273,8 @@ def test_default_stages_keep_the_tenfold_growth_and_the_budget() -> None:
         ),
         (lambda: staged_test(np.ones(50), 0.9, 0.01, stages=(0, 10)), "each stage"),
         (lambda: staged_test(np.ones(50), 0.9, 0.01, stages=(10,), beta=1.5), "beta must"),
-        (lambda: published_all_hits("sprt", 0.9, 0.01, 100), "design must be one of"),
-        (lambda: published_all_hits("voracek-betting", 0.9, 0.01, 0), "n_max must"),
+        (lambda: TESTS["voracek-betting"](0, 0.01), "n_max must"),
+        (lambda: HorvathStaged(50, 0.01), "need n_max >= 100"),
         (lambda: union_bound_looks(1, 0.01), "leave no look"),
     ],
 )

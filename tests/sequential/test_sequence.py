@@ -16,7 +16,7 @@ import rsutils as rs
 from rsutils.core.confidence import min_samples_for_radius
 from rsutils.sequential import Decide, LookSchedule, settle
 from rsutils.sequential.confidence_sequence import cs_min_draws_all_successes
-from rsutils.sequential.coverage import false_rate, radius_beyond
+from rsutils.sequential.coverage import all_hits_draws, false_rate, radius_beyond
 from rsutils.sequential.decisions import randomization, threshold_pA
 
 
@@ -70,6 +70,7 @@ def test_at_p_one_each_radius_is_certified_at_the_first_look_past_the_sequences_
         needed = cs_min_draws_all_successes(p0, ALPHA, one_sided=True)
         expected = next(n for n in schedule.looks if n >= needed)
         assert decision.certified and decision.draws == expected == decision.count
+        assert all_hits_draws(schedule, p0) == expected  # read off the test's rule
         assert decision.alpha_spent == ALPHA and decision.u is None
         closed = math.exp(
             (math.log(ALPHA) + betaln(0.5 + expected, 0.5) - betaln(0.5, 0.5)) / expected
@@ -213,5 +214,7 @@ def test_the_last_look_keeps_certifys_test_for_its_share_of_alpha() -> None:
     pure = rs.AnytimeSchedule.geometric(n_max, ALPHA, final_share=0)
     (decision,) = decide_label_radii(constant_smooth(), X, 0, [radius], pure, seed=1)
     assert not decision.certified
+    p0 = float(norm.cdf(3.0))
+    assert (all_hits_draws(hybrid, p0), all_hits_draws(pure, p0)) == (n_max, 0)
     with pytest.raises(ValueError, match="final_share"):
         rs.AnytimeSchedule((5,), ALPHA, final_share=1.0)

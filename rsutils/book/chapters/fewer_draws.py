@@ -21,15 +21,12 @@ from rsutils.core.confidence import (
     min_samples_for_radius,
 )
 from rsutils.core.reference_precision import reference_bound
-from rsutils.sequential.coverage import certify_probability
-from rsutils.sequential.procedure import Test
-from rsutils.sequential.published import published_all_hits
+from rsutils.sequential.coverage import all_hits_draws, certify_probability
+from rsutils.sequential.procedure import Test, labelled_tests
+from rsutils.sequential.published import PublishedTest
 from rsutils.sequential.record import unpack_labels
-from rsutils.sequential.sequence import AnytimeSchedule
-from rsutils.sequential.spending import LookSchedule
 
 __all__ = [
-    "PUBLISHED_NAMES",
     "best_possible_savings",
     "curve_passes",
     "decision_table",
@@ -40,6 +37,7 @@ __all__ = [
     "planned_summary",
     "precision_table",
     "procedure_table",
+    "published_tests",
     "radius_floor",
     "reference_ceiling",
     "savings_bound_at",
@@ -271,36 +269,34 @@ def savings_bound_at(log: pd.DataFrame, radii: Sequence[float], n_max: int, n_la
 
 
 def draws_at_p_one(
-    r_over_sigma: Sequence[float],
-    alpha: float,
-    n_max: int,
-    schedule: LookSchedule,
-    anytime: AnytimeSchedule,
+    r_over_sigma: Sequence[float], alpha: float, tests: Mapping[str, Test]
 ) -> pd.DataFrame:
-    """Draws each design spends to certify ``r`` when every draw is in the class
-    (``pA = 1``, Gaussian noise), beside the fixed-``n`` floor: the first certifying
-    look of the spending ``schedule`` and of the confidence sequence ``anytime``
-    (the sequence's boundary at its level, or the last look's fixed-``n`` test),
-    Voráček's two designs and Horváth et al.'s stages, each with at most ``n_max``
-    draws (0: not certified within them)."""
+    """Draws each of ``tests`` (by name) spends to certify ``r`` when every draw is in
+    the class (``pA = 1``, Gaussian noise), beside the fixed-``n`` floor: its first
+    certifying look, read off its rule
+    (:func:`~rsutils.sequential.coverage.all_hits_draws`; 0: not certified within its
+    ``n_max`` draws). Randomised tests are left out: what they spend there is the luck
+    of their ``u``."""
     rows = {}
     for k in r_over_sigma:
         p0 = float(norm.cdf(k))
-        spending = next(
-            (n for n, a in zip(schedule.looks, schedule.alphas, strict=True) if a ** (1 / n) >= p0),
-            0,
-        )
-        published = {
-            name: published_all_hits(design, p0, alpha, n_max)
-            for name, design in PUBLISHED_NAMES.items()
-        }
         rows[k] = {
             "floor": min_samples_for_radius(k, alpha),
-            "spending looks": spending,
-            "confidence sequence": _sequence_at_p_one(anytime, p0),
-            **{name: d.draws if d.certified else 0 for name, d in published.items()},
+            **{
+                name: all_hits_draws(test, p0)
+                for name, test in tests.items()
+                if not test.randomized
+            },
         }
     return pd.DataFrame(rows).T.rename_axis("r/σ")
+
+
+def published_tests(n_max: int, alpha: float) -> dict[str, Test]:
+    """The published designs of :data:`~rsutils.sequential.procedure.TESTS`
+    (:class:`~rsutils.sequential.published.PublishedTest`) with at most ``n_max`` draws
+    at level ``alpha``, by their labels, in the registry's order."""
+    tests = labelled_tests(n_max, alpha)
+    return {name: test for name, test in tests.items() if isinstance(test, PublishedTest)}
 
 
 def exact_coverage_table(
@@ -320,24 +316,6 @@ def exact_coverage_table(
         for name, test in tests.items()
     }
     return pd.DataFrame(rows).T.rename_axis(index="test", columns="r/σ")
-
-
-def _sequence_at_p_one(anytime: AnytimeSchedule, p0: float) -> int:
-    certify_from, _ = anytime.boundaries(p0)
-    looks = np.asarray(anytime.looks)
-    hits = np.flatnonzero(looks >= certify_from)
-    if hits.size:
-        return int(looks[hits[0]])
-    final = anytime.alpha * anytime.final_share
-    return anytime.n_max if final and final ** (1 / anytime.n_max) >= p0 else 0
-
-
-#: The published designs by the names the chapter shows.
-PUBLISHED_NAMES = {
-    "Horváth et al.": "horvath-staged",
-    "Voráček, betting": "voracek-betting",
-    "Voráček, union bound": "voracek-union-bound",
-}
 
 
 def best_possible_savings(
