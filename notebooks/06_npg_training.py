@@ -69,14 +69,15 @@ import rsutils as rs
 from rsutils.analysis.replicates import replicated_comparisons
 from rsutils.analysis.verdicts import holm_family
 from rsutils.anisotropic.generators import parameter_summary
-from rsutils.book import Chapter, glue_all, glue_fields, run_chose
+from rsutils.book import glue_all, glue_fields, run_chose
 from rsutils.book import replicated as rep
 from rsutils.book import replicates as spread
 from rsutils.book.chapters.npg_recipe import SHAPE_RATIO
+from rsutils.book.chapters.pages import open_page
 from rsutils.book.experiments import trained_npg
 from rsutils.book.margins import MARGINS
 from rsutils.book.plots import plot_curves
-from rsutils.book.profiles import ANISOTROPIC_LAMBDA, NPG_GROUPS
+from rsutils.book.profiles import NPG_GROUPS
 from rsutils.book.replicated import DEPLOYED_CW, npg_replicates
 
 # %% tags=["parameters"]
@@ -98,22 +99,10 @@ seed = 0
 # under isotropic noise.
 
 # %% tags=["hide-input"]
-chapter = Chapter.open(profile, seed=seed, progress=progress)
+chapter, S = open_page(
+    "chapter-npg-training", profile, seed=seed, progress=progress
+)
 P, test, runs = chapter.profile, chapter.test, chapter.secondary
-LAMBDA = ANISOTROPIC_LAMBDA  # chapter 01's base model of this sigma
-base = chapter.base_models[LAMBDA]
-methods = P.npg_methods(base, seed)
-G, shape_row = P.generators, "shape-only runs (b')"
-rows = {
-    "dataset": "Fashion-MNIST (test split)",
-    "base model": f"chapter 01's small_cnn, σ = {LAMBDA}",
-    "fine-tuning": f"{G.steps:,} Adam steps, batch 128, 1 draw",
-    "replicate models": f"{P.replicates.models} per method, own bases",
-    "test images certified": f"{len(runs.indices)}",
-    "n (estimation draws)": f"{runs.settings.n:,}",
-    shape_row: G.run_at_rows()[shape_row],
-}
-chapter.run_at(rows, standard=("n0", "alpha"))
 
 # %% [markdown]
 # **The recipe.** UCAN's released code and its paper disagree on about twenty points
@@ -141,7 +130,7 @@ chapter.run_at(rows, standard=("n0", "alpha"))
 # %%
 trained = {
     name: trained_npg(config, device=chapter.device, progress=progress)
-    for name, config in methods.items()
+    for name, config in S.methods.items()
 }
 images = test.images[runs.indices]
 
@@ -188,12 +177,12 @@ examples = axes[2:].ravel()
 for k in range(3):
     examples[2 * k].imshow(first[k, 0].cpu(), cmap="gray")
     examples[2 * k].set_title(f"x (image {k + 1})", fontsize=10)
-    offset = {"cmap": "coolwarm", "vmin": -LAMBDA, "vmax": LAMBDA}
+    offset = {"cmap": "coolwarm", "vmin": -S.lam, "vmax": S.lam}
     examples[2 * k + 1].imshow(mu_cw[k, 0].cpu(), **offset)
     examples[2 * k + 1].set_title(f"μ(x) (image {k + 1})", fontsize=10)
 examples[6].imshow(sigma_cw[0, 0].cpu(), cmap="viridis", vmin=0, vmax=top)
 examples[6].set_title("σ(x), image 1", fontsize=10)
-examples[7].imshow(mu_ds, cmap="coolwarm", vmin=-LAMBDA, vmax=LAMBDA)
+examples[7].imshow(mu_ds, cmap="coolwarm", vmin=-S.lam, vmax=S.lam)
 examples[7].set_title("dataset-wise μ", fontsize=10)
 for ax in axes.flat:
     ax.set_axis_off()
@@ -328,7 +317,7 @@ table.round(3)
 # %% tags=["remove-cell"]
 for name, log in logs.items():
     assert (log["alm"] >= log["radius"] * (1 - 1e-12)).all(), name
-ceiling = LAMBDA * float(
+ceiling = S.lam * float(
     stats.norm.ppf(
         rs.max_certifiable_pA(runs.settings.n, runs.settings.alpha)
     )
@@ -513,12 +502,12 @@ shape_replicates = [
     {
         name: runs.certify_generated(config)
         for name, config in P.shape_only_methods(
-            P.base_models(s)[LAMBDA], s
+            P.base_models(s)[S.lam], s
         ).items()
     }
     for s in P.replicate_seeds(seed)
 ]
-shape_methods = P.shape_only_methods(base, seed)
+shape_methods = P.shape_only_methods(S.base, seed)
 
 # %% [markdown]
 # What each run learned, on the certified images (the first replicate's
@@ -635,7 +624,7 @@ key = ("dataset", "shape at gmean 1", "log", "Adam 1e-3")
 
 def log_shape_config(s: int):
     """The log-head shape-only run of the replicate of seed ``s``."""
-    grid = P.head_runs(P.base_models(s)[LAMBDA], s)
+    grid = P.head_runs(P.base_models(s)[S.lam], s)
     found = (
         r
         for r in grid

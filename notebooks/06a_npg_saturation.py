@@ -34,13 +34,13 @@ import rsutils as rs
 import rsutils.book.chapters.npg_recipe as npg_recipe
 from rsutils.anisotropic.saturation import ce_sigma_gradient
 from rsutils.anisotropic.training import make_generator
-from rsutils.book import Chapter, glue_all, run_chose
+from rsutils.book import glue_all, run_chose
+from rsutils.book.chapters.pages import open_page
 from rsutils.book.experiments import (
     npg_history,
     trained_model,
     trained_npg,
 )
-from rsutils.book.profiles import ANISOTROPIC_LAMBDA
 
 # %% tags=["parameters"]
 profile = "cpu"  # smoke | cpu | paper
@@ -53,21 +53,11 @@ seed = 0
 # certifies; the run-at table has the grid's scale.
 
 # %% tags=["hide-input"]
-chapter = Chapter.open(profile, seed=seed, progress=progress)
-P, test, runs = chapter.profile, chapter.test, chapter.secondary
-LAMBDA = ANISOTROPIC_LAMBDA
-base = chapter.base_models[LAMBDA]
-methods = P.npg_methods(base, seed)
-images = test.images[runs.indices]
-chapter.run_at(
-    {
-        "base model": f"chapter 01's small_cnn, σ = {LAMBDA}",
-        "recipe grid": P.generators.run_at_rows()["recipe grid (b')"],
-        "batches for the pull": f"{P.generators.gradient_draws}",
-        "test images read": f"{len(runs.indices)}",
-    },
-    standard=(),
+chapter, S = open_page(
+    "chapter-npg-saturation", profile, seed=seed, progress=progress
 )
+P, test, runs = chapter.profile, chapter.test, chapter.secondary
+images = test.images[runs.indices]
 
 # %% [markdown]
 # ## Which way the cross-entropy pulls
@@ -82,12 +72,12 @@ chapter.run_at(
 # derivative pixel by pixel ({func}`~rsutils.book.chapters.npg_recipe.pull_table`).
 
 # %%
-train = rs.load_dataset(base.dataset, "train")
+train = rs.load_dataset(S.base.dataset, "train")
 train_x = train.images[: P.generators.subset]
 train_y = train.labels[: P.generators.subset]
-base_model = trained_model(base, device=chapter.device)
+base_model = trained_model(S.base, device=chapter.device)
 fresh = {
-    name: make_generator(methods[name], tuple(train_x.shape[1:]))
+    name: make_generator(S.methods[name], tuple(train_x.shape[1:]))
     for name in ("dataset-wise, min", "certification-wise")
 }
 pull = npg_recipe.pull_table(
@@ -97,7 +87,7 @@ pull = npg_recipe.pull_table(
             g.to(chapter.device),
             train_x,
             train_y,
-            scale=LAMBDA,
+            scale=S.lam,
             draws=P.generators.gradient_draws,
             seed=seed,
         )
@@ -157,7 +147,7 @@ glue_all(
 # over every pixel of the batch a step trains on.
 
 # %%
-recipe = P.recipe_runs(base, seed)
+recipe = P.recipe_runs(S.base, seed)
 histories = {
     run.config: npg_history(
         run.config, device=chapter.device, progress=progress
@@ -261,7 +251,7 @@ glue_all(w0_saturates=str(w0), adam3_saturates=str(adam3))
 # each at Adam $10^{-2}$ and $10^{-3}$, for as many steps as the recipe grid.
 
 # %%
-head_runs = P.head_runs(base, seed)
+head_runs = P.head_runs(S.base, seed)
 head_generators = {
     run.config: trained_npg(
         run.config, device=chapter.device, progress=progress

@@ -35,7 +35,8 @@ import torch
 import rsutils as rs
 from rsutils.anisotropic import released
 from rsutils.anisotropic.patterns import UCAN_CODE_PATTERN
-from rsutils.book import Chapter, glue_all, glue_fields
+from rsutils.book import glue_all, glue_fields
+from rsutils.book.chapters.pages import open_page
 
 # %% tags=["parameters"]
 profile = "cpu"  # smoke | cpu | paper
@@ -49,17 +50,11 @@ seed = 0
 # certifies; the run-at table names them.
 
 # %% tags=["hide-input"]
-chapter = Chapter.open(profile, seed=seed, progress=progress)
+chapter, S = open_page(
+    "chapter-ucan-code", profile, seed=seed, progress=progress
+)
 runs = chapter.secondary
 images = chapter.test.images[runs.indices]
-chapter.run_at(
-    {
-        "released files": "UCAN's model_saved/ (CIFAR-10, λ = 1)",
-        "inputs": f"{len(runs.indices)} Fashion-MNIST test images, "
-        "and as many of uniform random pixels",
-    },
-    standard=(),
-)
 
 # %% [markdown]
 # ## Where the book follows the paper's text and where its code

@@ -50,10 +50,10 @@ from rsutils.anisotropic.soundness.deployed import (
     admit_log,
     query_audit_points,
 )
-from rsutils.book import Chapter, glue_all, glue_table, run_chose
+from rsutils.book import glue_all, glue_table, run_chose
 from rsutils.book.chapters import npg_replicates as by_model
+from rsutils.book.chapters.pages import open_page
 from rsutils.book.experiments import trained_npg
-from rsutils.book.profiles import ANISOTROPIC_LAMBDA
 from rsutils.book.replicated import median_scale, npg_replicates
 from rsutils.core.streams import derived_seed
 from rsutils.memory import anisotropic_conflicting_pairs
@@ -71,27 +71,16 @@ seed = 0
 # finds.
 
 # %% tags=["hide-input"]
-chapter = Chapter.open(profile, seed=seed, progress=progress)
+chapter, S = open_page(
+    "chapter-deployed-soundness", profile, seed=seed, progress=progress
+)
 P, test, runs = chapter.profile, chapter.test, chapter.secondary
-LAMBDA = ANISOTROPIC_LAMBDA
-methods = P.npg_methods(chapter.base_models[LAMBDA], seed)
 trained = {
     name: trained_npg(config, device=chapter.device, progress=progress)
-    for name, config in methods.items()
+    for name, config in S.methods.items()
 }
 images = test.images[runs.indices]
 logs = npg_replicates(chapter, cached=True)[0]
-A = P.audit
-chapter.run_at(
-    {
-        "classifiers": "chapter 06's, fine-tuned from σ = 0.5",
-        "test images certified": f"{len(runs.indices)}",
-        "n (estimation draws)": f"{runs.settings.n:,}",
-        "audited images": f"up to {A.images}",
-        "draws per audited point": f"{A.n_verify:,}",
-    },
-    standard=("n0", "alpha"),
-)
 
 # %% [markdown]
 # (sec-deployed-offset)=
@@ -114,7 +103,7 @@ cw_model, cw_generator = trained["certification-wise"]
 labels = test.labels[runs.indices]
 pairs = leakage.different_class_pairs(labels, len(runs.indices), seed=seed)
 cw, votes = (cw_model, cw_generator), {"draws": 100, "seed": seed}
-swap = leakage.mu_swap_votes(*cw, images, labels, pairs, LAMBDA, **votes)
+swap = leakage.mu_swap_votes(*cw, images, labels, pairs, S.lam, **votes)
 
 # %% [markdown]
 # `swap` holds, for each pair, the share of votes for each image's class. The
@@ -123,7 +112,7 @@ swap = leakage.mu_swap_votes(*cw, images, labels, pairs, LAMBDA, **votes)
 
 # %%
 without_mu = runs.certify_generated(
-    methods["certification-wise"], without_mu=True
+    S.methods["certification-wise"], without_mu=True
 )
 with_and_without = {
     "with μ(x)": logs["certification-wise"],
@@ -143,7 +132,7 @@ ablation.round(3)
 
 # %% tags=["remove-cell"]
 glue_all(
-    lam=LAMBDA,
+    lam=S.lam,
     n_pairs=len(swap),
     offset_votes=float(swap["offset"].mean()),
     own_votes=float(swap["own"].mean()),
@@ -173,7 +162,7 @@ glue_table(ablation, "{column}_{row}", rows=rows, columns=columns)
 # %%
 train_mean = rs.load_dataset(test.name, "train").images.mean()
 votes["background"] = float(train_mean)
-at = (test.images, test.labels, runs.indices, LAMBDA)
+at = (test.images, test.labels, runs.indices, S.lam)
 channel = leakage.label_channel_votes(*cw, *at, **votes)
 shares = {
     "own μ(x_i): for y_i": channel["own"],
@@ -304,15 +293,18 @@ glue_all(
 # %%
 audit = rs.AuditSettings(
     alpha=P.certify.alpha,
-    n_verify=P.audit.n_verify,
+    n_verify=S.audit_scale.n_verify,
     boundary=2,
-    steps=P.audit.steps,
-    draws=P.audit.draws,
+    steps=S.audit_scale.steps,
+    draws=S.audit_scale.draws,
     seed=seed,
     input_range=(0.0, 1.0),
     losses=("ce", "margin"),
 )
-cw_config, iso_config = methods["certification-wise"], methods["isotropic"]
+cw_config, iso_config = (
+    S.methods["certification-wise"],
+    S.methods["isotropic"],
+)
 shell = audit.replace(region_scale=(1.5, 2.0))
 ce_only = audit.replace(losses=("ce",))
 searched = {  # (generator pair, settings, frozen parameters?)
@@ -323,7 +315,7 @@ searched = {  # (generator pair, settings, frozen parameters?)
 }
 audits = {
     name: runs.audit_generated(
-        config, settings, freeze=freeze, limit=P.audit.images
+        config, settings, freeze=freeze, limit=S.audit_scale.images
     )
     for name, (config, settings, freeze) in searched.items()
 }
@@ -362,8 +354,8 @@ def rate(summary) -> str:
 
 glue_all(
     n_audited=deployed.images,
-    audit_steps=P.audit.steps,
-    audit_n=f"{P.audit.n_verify:,}",
+    audit_steps=S.audit_scale.steps,
+    audit_n=f"{S.audit_scale.n_verify:,}",
     rate_deployed=rate(deployed),
     ci_deployed=f"[{deployed.low:.2f}, {deployed.high:.2f}]",
     rate_frozen=rate(frozen_control),
@@ -490,7 +482,7 @@ deployed.table.groupby("search")[list(columns)].median().rename(
 # %%
 memory = rs.AnisotropicMemory()
 cw_smooth = rs.GeneratedSmooth(
-    cw_model, test.num_classes, rs.Gaussian(LAMBDA), cw_generator
+    cw_model, test.num_classes, rs.Gaussian(S.lam), cw_generator
 )
 cw_log = logs["certification-wise"]
 admitted = admit_log(cw_smooth, memory, test.images, cw_log)
@@ -651,7 +643,7 @@ glue_all(
 # %%
 c = median_scale(cw_generator, images.to(chapter.device))
 constant = runs.certify_generated(
-    methods["certification-wise"], constant_sigma=c
+    S.methods["certification-wise"], constant_sigma=c
 )
 
 # %% [markdown]

@@ -51,11 +51,12 @@ import pandas as pd
 
 from rsutils.analysis.replicates import replicated_comparisons
 from rsutils.analysis.verdicts import holm_family
-from rsutils.book import Chapter, glue_all, glue_fields
+from rsutils.book import glue_all, glue_fields
 from rsutils.book import replicated as rep
 from rsutils.book.audit import ledger as lg
 from rsutils.book.audit import measured as ours
 from rsutils.book.audit import table_audit as audit
+from rsutils.book.chapters.pages import open_page
 from rsutils.book.choice import run_chose
 from rsutils.book.glue import glue_table
 from rsutils.book.interactive import interactive_table
@@ -75,18 +76,11 @@ reference_root = None
 seed = 0
 
 # %% tags=["hide-input"]
-chapter = Chapter.open(profile, seed=seed, progress=progress)
+chapter, S = open_page(
+    "chapter-sota-tables", profile, seed=seed, progress=progress
+)
 pd.set_option("display.max_rows", None)  # every row of every listing
 P = chapter.profile
-chapter.run_at(
-    {
-        "published": f"a ledger of {len(lg.ledger())} statements "
-        "(shipped with rsutils)",
-        "replicates": f"{P.replicates.models} models per method, read "
-        "from the cache of chapters 01, 02, 05 and 06",
-    },
-    standard=("alpha",),
-)
 
 # %% [markdown]
 # ## (a) Every number in the text

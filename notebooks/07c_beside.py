@@ -34,16 +34,13 @@ import seaborn as sns
 from scipy.stats import norm
 
 import rsutils as rs
-from rsutils.book import Chapter, glue_all, glue_fields
+from rsutils.book import glue_all, glue_fields
 from rsutils.book import replicated as rep
 from rsutils.book.audit import measured as ours
 from rsutils.book.audit import table_audit as audit
 from rsutils.book.audit.cross_paper import cross_paper_check, ddrs_stated
-from rsutils.book.papers.published import (
-    check_schema,
-    published_table,
-    published_table_names,
-)
+from rsutils.book.chapters.pages import open_page
+from rsutils.book.papers.published import check_schema
 from rsutils.book.profiles import ANISOTROPIC_LAMBDA, BOOK_SIGMAS
 
 # %% tags=["parameters"]
@@ -54,22 +51,11 @@ reference_root = None
 seed = 0
 
 # %% tags=["hide-input"]
-chapter = Chapter.open(profile, seed=seed, progress=progress)
-pd.set_option("display.max_rows", None)  # every row of every listing
-tables = {name: published_table(name) for name in published_table_names()}
-P = chapter.profile
-chapter.run_at(
-    {
-        "published": f"{len(tables)} tables (shipped with rsutils)",
-        "released": "Cohen et al.'s logs, the same at every profile",
-        "our rows": "chapters 01, 02 and 06 at this profile, read "
-        "from the cache",
-        "their images and draws": f"{len(chapter.replicated.indices)} "
-        f"at n = {P.certify.n:,} (01, 02); "
-        f"{P.secondary.images} at n = {P.secondary.n:,} (06)",
-    },
-    standard=("alpha",),
+chapter, S = open_page(
+    "chapter-beside", profile, seed=seed, progress=progress
 )
+pd.set_option("display.max_rows", None)  # every row of every listing
+P = chapter.profile
 
 # %% [markdown]
 # Tables go by short names on this page: Cohen et al.'s summarised Tables 1 and 3,
@@ -80,7 +66,7 @@ SHORT_TABLES = {
     name: t.meta["table"]
     .replace(" block", "")
     .replace(" (as summarised)", "")
-    for name, t in tables.items()
+    for name, t in S.tables.items()
 }
 linf = "ucan2025_table_ii_linf"
 
@@ -297,11 +283,11 @@ scale = (
 )
 layout = {"name": "ours", "dataset": "fashion-mnist", "scale": scale}
 ours_cohen = ours.measured_table(
-    tables["cohen2019_tables_1_3"], rows, **layout
+    S.tables["cohen2019_tables_1_3"], rows, **layout
 )
 pd.concat(
     {
-        "Cohen et al.": tables["cohen2019_tables_1_3"].data,
+        "Cohen et al.": S.tables["cohen2019_tables_1_3"].data,
         "this book": ours_cohen.data,
     },
     names=["source", None],
@@ -371,7 +357,7 @@ small_scale = (
 )
 layout = {"name": "ours", "dataset": "fashion-mnist", "scale": small_scale}
 ours_iii = ours.measured_table(
-    tables["ucan2025_table_iii"], rows, **layout
+    S.tables["ucan2025_table_iii"], rows, **layout
 )
 ours_iii.data
 

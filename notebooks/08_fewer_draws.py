@@ -56,8 +56,9 @@ import numpy as np
 import pandas as pd
 
 import rsutils as rs
-from rsutils.book import Chapter, glue_all, plot_curves, run_chose
+from rsutils.book import glue_all, plot_curves, run_chose
 from rsutils.book.chapters import fewer_draws as fd
+from rsutils.book.chapters.pages import open_page
 from rsutils.book.profiles import BOOK_SIGMAS
 from rsutils.core.confidence import min_samples_for_radius
 from rsutils.sequential import Decide, PlannedDraws, decisions_long
@@ -76,29 +77,12 @@ progress = True  # progress bars (papermill runs pass False)
 seed = 0
 
 # %% tags=["hide-input"]
-chapter = Chapter.open(profile, seed=seed, progress=progress)
+chapter, S = open_page(
+    "chapter-fewer-draws", profile, seed=seed, progress=progress
+)
 P, configs = chapter.profile, chapter.base_models
-N, ALPHA = P.certify.n, P.certify.alpha
-# the planned draws' budget, in ℓ2 units of [0, 1] pixels
-RADIUS_LOSS = 0.05
-# the decision task's radii, in units of each model's σ
-R_OVER_SIGMA = (0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0)
-COVERAGE_RUNS = P.checks.coverage_runs
 # images per model on which CERTIFY runs live again, to check the records
 LIVE_CHECKS = 10
-schedule = rs.LookSchedule.geometric(N, ALPHA)
-anytime = rs.AnytimeSchedule.geometric(N, ALPHA)
-randomised = rs.LookSchedule.geometric(N, ALPHA, randomized=True)
-chapter.run_at(
-    {
-        **chapter.base_model_rows(),
-        "decision radii": "r/σ = "
-        + ", ".join(f"{r:g}" for r in R_OVER_SIGMA),
-        "confidence sequence": f"{len(anytime.looks)} looks",
-        "planned draws' radius loss": RADIUS_LOSS,
-        "coverage runs": f"{COVERAGE_RUNS:,} per procedure",
-    }
-)
 
 # %% [markdown]
 # The decision radii are multiples of each model's $\sigma$, so that the three models
@@ -117,15 +101,15 @@ chapter.run_at(
 # $\sigma\Phi^{-1}(\alpha^{1/n})$ needs nearly all of them, whoever certifies it.
 
 # %% tags=["remove-cell"]
-stages = horvath_stages(N)
+stages = horvath_stages(S.n)
 glue_all(
-    alpha=ALPHA,
-    n=N,
+    alpha=S.alpha,
+    n=S.n,
     **{
-        f"floor_{k}": min_samples_for_radius(float(k), ALPHA)
+        f"floor_{k}": min_samples_for_radius(float(k), S.alpha)
         for k in (1, 2, 3)
     },
-    sequence_looks=len(anytime.looks),
+    sequence_looks=len(S.anytime.looks),
     horvath_stages=", ".join(f"{n:,}" for n in stages),
     horvath_first=stages[0],
 )
@@ -134,14 +118,16 @@ glue_all(
 grid = np.linspace(0, 3.5, 141)
 floor = {
     f"α = {a:g}": [min_samples_for_radius(r, a) for r in grid]
-    for a in (0.01, ALPHA)
+    for a in (0.01, S.alpha)
 }
 labels = {
     "xlabel": "radius / σ",
     "ylabel": "fewest draws, any level-α test",
 }
 ax = plot_curves(floor, grid, **labels)
-ax.axhline(N, color="grey", linestyle=":", label=f"CERTIFY's n = {N:,}")
+ax.axhline(
+    S.n, color="grey", linestyle=":", label=f"CERTIFY's n = {S.n:,}"
+)
 ax.set_yscale("log")
 ax.legend()
 glue_all(fig_draw_floor=ax.figure)
@@ -181,9 +167,9 @@ plt.close(ax.figure)
 # input that needs every draw loses little against CERTIFY:
 
 # %%
-looks = range(1, len(schedule.looks) + 1)
-levels = [f"{a:.2e}" for a in schedule.alphas]
-plan = {"draws": schedule.looks, "level α_k": levels}
+looks = range(1, len(S.schedule.looks) + 1)
+levels = [f"{a:.2e}" for a in S.schedule.alphas]
+plan = {"draws": S.schedule.looks, "level α_k": levels}
 pd.DataFrame(plan, index=looks).rename_axis("look").T
 
 # %% [markdown]
@@ -192,8 +178,10 @@ pd.DataFrame(plan, index=looks).rename_axis("look").T
 # CERTIFY.
 
 # %% tags=["remove-cell"]
-glue_all(first_look=schedule.looks[0], alpha_spent=sum(schedule.alphas))
-assert abs(sum(schedule.alphas) - ALPHA) < 1e-12
+glue_all(
+    first_look=S.schedule.looks[0], alpha_spent=sum(S.schedule.alphas)
+)
+assert abs(sum(S.schedule.alphas) - S.alpha) < 1e-12
 
 # %% [markdown]
 # ### Looking after every batch: a confidence sequence
@@ -267,7 +255,9 @@ procedures = {
 }
 setting = CoverageSetting(seed=seed)
 coverage = {
-    name: false_rate(procedure, COVERAGE_RUNS, setting, claimed_alpha=0.05)
+    name: false_rate(
+        procedure, S.coverage_runs, setting, claimed_alpha=0.05
+    )
     for name, procedure in procedures.items()
 }
 # the exact probability of the same false answers (tests of a radius only)
@@ -303,7 +293,7 @@ sound = {k: c for k, c in coverage.items() if k != "every look at full α"}
 assert all(c.holds for c in sound.values())
 assert not coverage["every look at full α"].holds
 glue_all(
-    coverage_runs=COVERAGE_RUNS,
+    coverage_runs=S.coverage_runs,
     seq_rate=coverage["sequential"].rate,
     seq_bound=coverage["sequential"].bound,
     seq_exact=exact_rates["sequential"],
@@ -361,7 +351,7 @@ glue_all(live_checks=len(live_checked))
 # ({func}`~rsutils.book.chapters.fewer_draws.procedure_table`).
 
 # %%
-radii = {s: [s * k for k in R_OVER_SIGMA] for s in BOOK_SIGMAS}
+radii = {s: [s * k for k in S.r_over_sigma] for s in BOOK_SIGMAS}
 
 
 def replayed(s, test, true_label=False):
@@ -372,11 +362,11 @@ def replayed(s, test, true_label=False):
 
 runs = {
     s: {
-        "spending": replayed(s, schedule),
-        "sequence": replayed(s, anytime),
-        "label, spending": replayed(s, schedule, true_label=True),
-        "label, sequence": replayed(s, anytime, true_label=True),
-        "label, randomised": replayed(s, randomised, true_label=True),
+        "spending": replayed(s, S.schedule),
+        "sequence": replayed(s, S.anytime),
+        "label, spending": replayed(s, S.schedule, true_label=True),
+        "label, sequence": replayed(s, S.anytime, true_label=True),
+        "label, randomised": replayed(s, S.randomised, true_label=True),
     }
     for s in BOOK_SIGMAS
 }
@@ -396,7 +386,7 @@ def table(names):
                 standard[s],
                 {name: runs[s][name][1] for name in names},
                 s,
-                ALPHA,
+                S.alpha,
             )
             for s in BOOK_SIGMAS
         },
@@ -428,8 +418,8 @@ glue_all(
     deployed_seq_mean_2=float(least.mean()),
     deployed_seq_min_2=float(least.min()),
     deployed_seq_max_2=float(least.max()),
-    certify_passes=P.certify.n0 + N,
-    n0=P.certify.n0,
+    certify_passes=S.certify_passes,
+    n0=S.n0,
 )
 
 # %% [markdown]
@@ -479,7 +469,9 @@ ours.round(1)
 # %%
 for s in BOOK_SIGMAS:
     for name, design in fd.PUBLISHED_NAMES.items():
-        runs[s][name] = replayed(s, PublishedTest(design, N, ALPHA), True)
+        runs[s][name] = replayed(
+            s, PublishedTest(design, S.n, S.alpha), True
+        )
 published = table(list(fd.PUBLISHED_NAMES))
 published.round(1)
 
@@ -501,7 +493,7 @@ names = [*ours_names, *fd.PUBLISHED_NAMES]
 
 
 def passes(name):  # per image, summed over the radii up to 2σ
-    spent = (P.certify.n0 + N) / both.loc[r_both <= 2, (name, "fewer by")]
+    spent = S.certify_passes / both.loc[r_both <= 2, (name, "fewer by")]
     return spent.groupby("σ").sum()
 
 
@@ -596,7 +588,7 @@ curve = {
     s: fd.curve_passes(runs[s]["label, sequence"][0], radii[s])
     for s in BOOK_SIGMAS
 }
-glue_all(curve_label_3=min((P.certify.n0 + N) / c for c in curve.values()))
+glue_all(curve_label_3=min(S.certify_passes / c for c in curve.values()))
 
 # %% [markdown]
 # ## What radius do $n$ draws give? Planned draws
@@ -615,7 +607,7 @@ glue_all(curve_label_3=min((P.certify.n0 + N) / c for c in curve.values()))
 # coverage check above).
 
 # %%
-plan = PlannedDraws(N, ALPHA, RADIUS_LOSS)
+plan = PlannedDraws(S.n, S.alpha, S.radius_loss)
 planned = {
     s: replay_log(smooths[s], records[s], plan) for s in BOOK_SIGMAS
 }
@@ -637,7 +629,7 @@ summary = pd.DataFrame(
             planned[s],
             curve_radii,
             sigma=s,
-            radius_loss=RADIUS_LOSS,
+            radius_loss=S.radius_loss,
         )
         for s in BOOK_SIGMAS
     }
@@ -646,7 +638,7 @@ summary.T.round(3)
 
 # %% tags=["remove-cell"]
 glue_all(
-    radius_loss=RADIUS_LOSS,
+    radius_loss=S.radius_loss,
     planned_min=float(summary["fewer by"].min()),
     planned_max=float(summary["fewer by"].max()),
     planned_mean=float(summary["fewer by"].mean()),

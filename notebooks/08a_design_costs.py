@@ -32,8 +32,9 @@
 from scipy.stats import norm
 
 import rsutils as rs
-from rsutils.book import Chapter, glue_all, run_chose
+from rsutils.book import glue_all, run_chose
 from rsutils.book.chapters import fewer_draws as fd
+from rsutils.book.chapters.pages import open_page
 from rsutils.core.confidence import min_samples_for_radius
 from rsutils.sequential.published import PublishedTest
 
@@ -47,19 +48,8 @@ seed = 0
 # $\sigma$ as there:
 
 # %% tags=["hide-input"]
-chapter = Chapter.open(profile, seed=seed, progress=progress)
-P = chapter.profile
-N, ALPHA = P.certify.n, P.certify.alpha
-R_OVER_SIGMA = (0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0)
-schedule = rs.LookSchedule.geometric(N, ALPHA)
-anytime = rs.AnytimeSchedule.geometric(N, ALPHA)
-randomised = rs.LookSchedule.geometric(N, ALPHA, randomized=True)
-chapter.run_at(
-    {
-        "radii": "r/σ = " + ", ".join(f"{r:g}" for r in R_OVER_SIGMA),
-        "confidence sequence": f"{len(anytime.looks)} looks",
-    },
-    standard=("n0", "n", "alpha"),
+chapter, S = open_page(
+    "chapter-design-costs", profile, seed=seed, progress=progress
 )
 
 # %% [markdown]
@@ -72,7 +62,9 @@ chapter.run_at(
 # $n = $ {glue:text}`n:,d` draws (0: never within them):
 
 # %%
-p_one = fd.draws_at_p_one((1.0, 2.0, 3.0), ALPHA, N, schedule, anytime)
+p_one = fd.draws_at_p_one(
+    (1.0, 2.0, 3.0), S.alpha, S.n, S.schedule, S.anytime
+)
 p_one.astype(int)
 
 # %% [markdown]
@@ -86,9 +78,9 @@ p_one.astype(int)
 # run's to say:
 
 # %%
-designs = p_one.drop(columns="floor").replace(0, N + 1)  # 0: never
+designs = p_one.drop(columns="floor").replace(0, S.n + 1)  # 0: never
 least = designs.min(axis=1)
-reached = least <= N  # radii that some design certifies within n
+reached = least <= S.n  # radii that some design certifies within n
 fewest = designs["confidence sequence"] == least
 run_chose(
     "the one-sided sequence needs the fewest draws at every radius that "
@@ -105,12 +97,12 @@ sequence, spending = p_one["confidence sequence"], p_one["spending looks"]
 never = sequence == 0  # not within n draws
 assert ((sequence >= p_one["floor"]) | never).all()
 assert ((sequence <= spending) & ~never | (spending == 0)).all()
-half_floor = min_samples_for_radius(1.0, ALPHA) // 2
+half_floor = min_samples_for_radius(1.0, S.alpha) // 2
 glue_all(
-    alpha=ALPHA,
-    n=N,
+    alpha=S.alpha,
+    n=S.n,
     half_floor=half_floor,
-    half_floor_chance=min(1.0, ALPHA / norm.cdf(1.0) ** half_floor),
+    half_floor_chance=min(1.0, S.alpha / norm.cdf(1.0) ** half_floor),
 )
 
 # %% [markdown]
@@ -149,20 +141,20 @@ glue_all(
 released = "Voráček, betting at 1/(2α)"
 control = "every look at full α"
 exact_tests = {
-    "spending": schedule,
-    "randomised": randomised,
-    "confidence sequence": anytime,
+    "spending": S.schedule,
+    "randomised": S.randomised,
+    "confidence sequence": S.anytime,
     **{
-        name: PublishedTest(d, N, ALPHA)
+        name: PublishedTest(d, S.n, S.alpha)
         for name, d in fd.PUBLISHED_NAMES.items()
     },
     # the betting test's wealth threshold 1/α' is 1/(2α) at α' = 2α
-    released: PublishedTest("voracek-betting", N, 2 * ALPHA),
+    released: PublishedTest("voracek-betting", S.n, 2 * S.alpha),
     control: rs.LookSchedule(
-        schedule.looks, (ALPHA,) * len(schedule.looks)
+        S.schedule.looks, (S.alpha,) * len(S.schedule.looks)
     ),
 }
-exact = fd.exact_coverage_table(exact_tests, R_OVER_SIGMA, ALPHA)
+exact = fd.exact_coverage_table(exact_tests, S.r_over_sigma, S.alpha)
 exact.round(3)
 
 # %% tags=["remove-cell"]
