@@ -37,7 +37,7 @@
 # {func}`rsutils.ddrs.sigma_ascent.optimize_sigma`). The input is then certified by
 # CERTIFY with its own $\sigma^*_x$ ("Cohen-DS"). Because $\sigma^*_x$ depends on $x$,
 # the certificates of two inputs can contradict each other; a memory of past answers
-# ({mod}`rsutils.memory`) makes them sound, and {ref}`chapter-memory` examines it.
+# ({mod}`rsutils.memory`) makes them sound, and {ref}`chapter-memory-soundness` examines it.
 #
 # This chapter asks whether a data-dependent $\sigma$ buys what DDRS say it does:
 # larger certified radii than Cohen's fixed $\sigma$ on the same base model. Its
@@ -238,7 +238,7 @@ glue_all(
 # its mean that covers both the choice of images and the retraining
 # ({func}`~rsutils.analysis.replicates.replicated_comparisons`). Each difference then
 # gets its verdict from the book's one rule, with the margin of its measure and
-# Holm's correction within the table ({ref}`the verdict rule <verdict-rule>`).
+# Holm's correction within the table ({ref}`the verdict rule <chapter-tight-radius-verdict-rule>`).
 
 # %%
 pairs_b = [(ds_name(s), fixed_name(s)) for s in SIGMAS]
@@ -715,4 +715,4 @@ summary = pd.concat(
 # %% [markdown]
 # Chapter 07 sets these rows beside the claims DDRS make in prose. Every
 # data-dependent row went through a memory; {ref}`chapter-sigma-ascent-l1-memory`
-# counts what it did, and {ref}`chapter-memory` asks why it is needed at all.
+# counts what it did, and {ref}`chapter-memory-soundness` asks why it is needed at all.

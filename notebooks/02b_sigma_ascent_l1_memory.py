@@ -162,7 +162,7 @@ actions.to_frame("answers")
 # DDRS never found an overlap between certificates of different classes; we count
 # what the memory did: of the {glue:text}`memory_total` answers it kept
 # {glue:text}`memory_kept`, shrank {glue:text}`memory_shrunk` and overrode the class
-# of {glue:text}`memory_adopted` (the rest abstained). {ref}`chapter-memory` builds
+# of {glue:text}`memory_adopted` (the rest abstained). {ref}`chapter-memory-soundness` builds
 # cases where it must act.
 #
 # The three actions are those of DDRS's §3.5. *Kept*: the new ball meets no ball of
@@ -185,4 +185,4 @@ glue_fields(actions, "memory_", ["kept", "shrunk", "adopted"], default=0)
 # and overrode {glue:text}`memory_adopted`. The ℓ1 numbers describe one model; the
 # memory's counts say how far the sound classifier's answers are from the plain Monte
 # Carlo ones on these inputs, not that the memory is unnecessary, which
-# {ref}`chapter-memory` examines.
+# {ref}`chapter-memory-soundness` examines.

@@ -13,11 +13,11 @@
 # ---
 
 # %% [markdown]
-# (sec-npg-recipe)=
+# (chapter-npg-saturation)=
 # # Why the learned noise runs to its bound
 #
-# {ref}`chapter-npg` found the learned $\sigma$ of both generators at its bound on
-# most pixels, as in UCAN's own released generators ({ref}`appendix-ucan-code`): the
+# {ref}`chapter-npg-training` found the learned $\sigma$ of both generators at its bound on
+# most pixels, as in UCAN's own released generators ({ref}`chapter-ucan-code`): the
 # noise they learn is a level, not a shape. Is that UCAN's method, or the book's
 # recipe? And if the objective does not ask for it, what does? This page measures:
 #
@@ -48,7 +48,7 @@ progress = True  # progress bars (papermill runs pass False)
 seed = 0
 
 # %% [markdown]
-# Every run is fine-tuned from {ref}`chapter-npg`'s base model like the generators of
+# Every run is fine-tuned from {ref}`chapter-npg-training`'s base model like the generators of
 # that chapter, and the head grid's generators are read on the test images it
 # certifies; the run-at table has the grid's scale.
 
@@ -128,7 +128,7 @@ glue_all(
 # %% [markdown]
 # ## Recipe sensitivity
 #
-# The grid changes one factor at a time around {ref}`chapter-npg`'s recipe
+# The grid changes one factor at a time around {ref}`chapter-npg-training`'s recipe
 # (variance weight $w = 1$, the bound $\gamma$, Adam at $10^{-2}$ for the generator,
 # one noise draw per step):
 #
@@ -242,7 +242,7 @@ glue_all(w0_saturates=str(w0), adam3_saturates=str(adam3))
 # the flat part whatever the head.
 #
 # The grid ({meth}`~rsutils.book.profiles.Profile.head_runs`) trains the run with
-# $w = 0$ and the shape-only run at geometric mean 1 of {ref}`sec-npg-shape` with
+# $w = 0$ and the shape-only run at geometric mean 1 of {ref}`chapter-npg-training-shape` with
 # UCAN's head and with a monotone one
 # ({data}`~rsutils.anisotropic.generators.SIGMA_HEADS`): for $w = 0$ the sigmoid
 # head $10^{-3} + \gamma\,\mathrm{sigmoid}(r)$, bounded like UCAN's but sending a
@@ -332,7 +332,7 @@ run_chose(
 # {glue:text}`head_diverged`. Those whose $\sigma$ has a shape:
 # {glue:text}`head_shaped`. Those without one: {glue:text}`head_flat`.
 #
-# Could the shape-only run of {ref}`sec-npg-shape`, UCAN's head at Adam $10^{-2}$,
+# Could the shape-only run of {ref}`chapter-npg-training-shape`, UCAN's head at Adam $10^{-2}$,
 # test a shape at all? And does the same head at the smaller step hold one?
 
 # %%
@@ -360,7 +360,7 @@ glue_all(
 # shape needs: the same amount of noise as isotropic noise, spread unevenly. The
 # chapter runs it with the log head at Adam $10^{-3}$, the head that can neither
 # fold nor saturate, at the smaller step, on every replicate model
-# ({ref}`sec-npg-shape` has its verdict).
+# ({ref}`chapter-npg-training-shape` has its verdict).
 #
 # ## What holds up
 #
@@ -387,6 +387,6 @@ run_chose(
 # shape at the smaller step, are the run's choices shown in the head grid's section.
 # UCAN's own
 # code steps its generators far less often and at a smaller rate than its paper
-# says, so its released generators' saturation ({ref}`appendix-ucan-code`) is not
+# says, so its released generators' saturation ({ref}`chapter-ucan-code`) is not
 # explained by this grid alone; a grid on its CIFAR-10 recipe would be needed for
 # that.

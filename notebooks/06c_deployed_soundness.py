@@ -22,11 +22,11 @@
 # statement about one input at a time. A user who queries the classifier at
 # $x + \delta$ gets noise computed at $x + \delta$, not at $x$, so the certificate
 # issued at $x$ describes a classifier that the user never runs.
-# {ref}`chapter-memory` met the same gap for a data-dependent noise level; here the
+# {ref}`chapter-memory-soundness` met the same gap for a data-dependent noise level; here the
 # noise's whole shape moves with the input.
 #
 # This chapter asks whether the certification-wise certificates of
-# {ref}`chapter-npg` hold for the classifier a user would deploy, which recomputes
+# {ref}`chapter-npg-training` hold for the classifier a user would deploy, which recomputes
 # $\mu$ and $\sigma$ at each input it receives, and what a certificate sound for that
 # classifier can claim:
 #
@@ -64,7 +64,7 @@ progress = True  # progress bars (papermill runs pass False)
 seed = 0
 
 # %% [markdown]
-# The classifiers and generators are {ref}`chapter-npg`'s, read from the cache with
+# The classifiers and generators are {ref}`chapter-npg-training`'s, read from the cache with
 # their certificates ({func}`~rsutils.book.replicated.npg_replicates` with
 # `cached=True`: run that chapter first). The run-at table adds the audit's scale:
 # how many certificates it searches and how many fresh draws verify each point it
@@ -83,7 +83,7 @@ images = test.images[runs.indices]
 logs = npg_replicates(chapter, cached=True)[0]
 
 # %% [markdown]
-# (sec-deployed-offset)=
+# (chapter-deployed-soundness-offset)=
 # ## How much does the offset decide?
 #
 # The one part of the certification-wise noise that the other methods lack is the
@@ -249,7 +249,7 @@ glue_all(
 # audit asks the sharper question of whether the certificates still hold once the
 # generator sees the perturbed input.
 #
-# (sec-deployed-audit)=
+# (chapter-deployed-soundness-audit)=
 # ## Soundness audit: do the certificates hold?
 #
 # A certification-wise certificate at $x$ is computed with $\mu(x)$ and $\sigma(x)$.
@@ -464,10 +464,10 @@ deployed.table.groupby("search")[list(columns)].median().rename(
 ).round(3)
 
 # %% [markdown]
-# (sec-deployed-memory)=
+# (chapter-deployed-soundness-memory)=
 # ## The audit through an anisotropic certificate memory
 #
-# The memory of {ref}`chapter-memory` stores every answer with its region and admits a
+# The memory of {ref}`chapter-memory-soundness` stores every answer with its region and admits a
 # new certificate only so that no two regions of different classes meet; here the
 # regions are the certification-wise super-ellipsoids
 # $\{z : \|(z - x)\oslash\sigma(x)\|_2 < R\}$, whose shapes differ from input to
@@ -543,7 +543,7 @@ assert memory.violations() == [] and not queried.contradiction.any()
 # earlier answers; it does not make it robust, and the certificates it keeps say
 # nothing about inputs nobody has asked yet.
 #
-# (sec-deployed-sound)=
+# (chapter-deployed-soundness-sound)=
 # ## A sound radius for the deployed classifier
 #
 # Is there a radius, smaller than Theorem 7's, that provably holds for $G$ itself,
@@ -637,7 +637,7 @@ glue_all(
 # to two decimals ({func}`~rsutils.book.replicated.median_scale`), $c =$
 # {glue:text}`sound_c`: the classifier was fine-tuned under the learned $\sigma$,
 # so this noise is close to the one it knows. The run is certified like the
-# others, with the same images and settings ({ref}`chapter-npg` certified it on
+# others, with the same images and settings ({ref}`chapter-npg-training` certified it on
 # every replicate, so it comes from the cache):
 
 # %%

@@ -13,12 +13,12 @@
 # ---
 
 # %% [markdown]
-# (sota-released-logs)=
+# (chapter-released-logs)=
 # # Every log Cohen et al. released
 #
 # Were the logs that {cite:t}`cohen2019certified` released produced with the settings
 # the paper states, $n = 100{,}000$ draws at $\alpha = 0.001$? This page of
-# {ref}`chapter-sota` answers it log by log. Released logs are the strongest evidence a
+# {ref}`chapter-sota-tables` answers it log by log. Released logs are the strongest evidence a
 # paper can give short of its models: each line is one certificate, so every number of
 # the tables can be recomputed, and so can numbers the tables do not print.
 #

@@ -13,11 +13,11 @@
 # ---
 
 # %% [markdown]
-# (sota-tables)=
+# (chapter-printed-tables)=
 # # The printed tables, checked
 #
 # Could the numbers the papers' tables print be certified accuracies of the models
-# they name, computed as the papers define them? This page of {ref}`chapter-sota`
+# they name, computed as the papers define them? This page of {ref}`chapter-sota-tables`
 # asks it of every printed table, with rules that need no model: the tables'
 # agreement with themselves, and what the theory of randomized smoothing ties
 # together. Its sections:
@@ -302,7 +302,7 @@ below.set_index(["table", "radius"])
 # wrong direction: "ALM row" is the certified accuracy printed for the row measured
 # by ALM, "radius row" the one measured by the inscribed radius. If both rows came
 # from the same certificates, every ALM would be at least the radius
-# ({ref}`chapter-alm`), and the first number could not be the smaller.
+# ({ref}`chapter-alm-volume`), and the first number could not be the smaller.
 
 # %% tags=["remove-cell"]
 glue_all(

@@ -13,19 +13,19 @@
 # ---
 
 # %% [markdown]
-# (sota-beside)=
+# (chapter-beside)=
 # # The printed rows beside other sources
 #
 # Do UCAN's rows for the other papers' methods agree with the numbers those papers
 # publish themselves, and what do this book's own runs look like in the papers'
-# layouts? This page of {ref}`chapter-sota` sets each row beside its other
+# layouts? This page of {ref}`chapter-sota-tables` sets each row beside its other
 # sources:
 #
 # - UCAN's rows for Cohen et al.'s method against Cohen et al.'s printed tables and
 #   released logs, and its rows for data-dependent smoothing against every value
 #   that paper states;
 # - our rows in the layouts of Cohen et al.'s Tables 1 and 3 and of UCAN's Table
-#   III, checked by the same rules as the printed ones ({ref}`sota-tables`).
+#   III, checked by the same rules as the printed ones ({ref}`chapter-printed-tables`).
 
 # %%
 import matplotlib.pyplot as plt
@@ -299,8 +299,8 @@ pd.concat(
 # layout allows is to ask whether our rows show the same *shape* as theirs: accuracy
 # at radius 0 falling as $\sigma$ grows, larger radii reached only with larger
 # $\sigma$, and the data-dependent rows above the fixed ones at large radii.
-# {ref}`sota-claims` turns those shapes into verdicts. Every one of our rows is also
-# checked by the rules of {ref}`sota-tables`, which it must pass.
+# {ref}`chapter-sota-tables-claims` turns those shapes into verdicts. Every one of our rows is also
+# checked by the rules of {ref}`chapter-printed-tables`, which it must pass.
 #
 # How to read the table: the first column says whose row it is, the printed rows of
 # Cohen et al. first and ours below, each of ours named by its dataset and its
@@ -333,7 +333,7 @@ glue_all(our_scale=scale.replace("alpha", "α"))
 # once by radius, and the two isotropic controls play the baselines. Chapter 06
 # certifies every method on several retrained models
 # ({func}`~rsutils.book.replicated.npg_replicates`); the table shows the first, the
-# models chapter 06's other sections show, and {ref}`sota-claims` judges them all.
+# models chapter 06's other sections show, and {ref}`chapter-sota-tables-claims` judges them all.
 
 # %%
 npg = rep.npg_replicates(chapter, cached=True)
@@ -363,7 +363,7 @@ ours_iii.data
 
 # %% [markdown]
 # The improvement rows are computed by UCAN's rule against our two isotropic rows,
-# and the rules of {ref}`sota-tables` hold for every row, among them the ALM rule
+# and the rules of {ref}`chapter-printed-tables` hold for every row, among them the ALM rule
 # that UCAN's printed tables break: one model's certificates never give less
 # accuracy by ALM than by radius. A reader can check the improvements by hand: each
 # is the "Ours" row above it against the larger of the two isotropic rows in the
@@ -402,4 +402,4 @@ glue_all(
 # They do not say who is wrong where a row differs, only that the row is not the
 # published result it names, which the table does not say. Our own rows, small and
 # noisy as they are, pass every rule the printed tables are held to; their shapes
-# are judged against the papers' claims in {ref}`sota-claims`.
+# are judged against the papers' claims in {ref}`chapter-sota-tables-claims`.

@@ -33,10 +33,10 @@
 # - Planned draws: nearly CERTIFY's radius from fewer draws.
 #
 # Three pages carry what the main line uses in summary:
-# {ref}`chapter-fewer-draws-designs` (what each design pays when every draw is in
+# {ref}`chapter-design-costs` (what each design pays when every draw is in
 # the class, and its exact probability of a false certificate at the book's
-# $\alpha$), {ref}`chapter-fewer-draws-curves` (whole curves, the most any test could
-# save, and procedures for the radius) and {ref}`chapter-fewer-draws-forward-pass`
+# $\alpha$), {ref}`chapter-whole-curves` (whole curves, the most any test could
+# save, and procedures for the radius) and {ref}`chapter-forward-pass`
 # (a faster forward pass, and certificates for the float32 model from it).
 #
 # Gaussian CERTIFY certifies radius $r$ when its lower bound on $p_A$ reaches
@@ -150,7 +150,7 @@ plt.close(ax.figure)
 # The floor binds every *non-randomised* test, and each design of this chapter pays
 # something above it even when every draw is in class A: a test split over looks
 # pays for its smaller levels, a confidence sequence for looking at every batch, a
-# staged design for its stage sizes. {ref}`chapter-fewer-draws-designs` prices each
+# staged design for its stage sizes. {ref}`chapter-design-costs` prices each
 # design at $p_A = 1$, and shows how far a randomised test can go below the floor.
 #
 # ## Sequential CERTIFY
@@ -307,7 +307,7 @@ glue_all(
 # falsely in {glue:text}`naive_rate:.2%` while claiming 5%. At the book's own
 # $\alpha$ the same probability can be computed exactly rather than counted, for
 # every test of this chapter and every published design:
-# {ref}`chapter-fewer-draws-designs` does so, and each stays within $\alpha$.
+# {ref}`chapter-design-costs` does so, and each stays within $\alpha$.
 #
 # ## On the book's models, on CERTIFY's own draws
 #
@@ -566,7 +566,7 @@ run_chose(
 # many, and it saves at least {glue:text}`staged_min_1:.1f` times up to $\sigma$.
 # Voráček's betting sequence is two-sided, and his union bound splits $\alpha$ over
 # epochs, so each needs more draws than the one-sided sequence when every draw is in
-# the class ({ref}`chapter-fewer-draws-designs`). Yet the betting sequence spends all
+# the class ({ref}`chapter-design-costs`). Yet the betting sequence spends all
 # of $\alpha$ on one test, where ours keeps half for the last look: it saves more
 # than ours in {glue:text}`betting_more:d` of the {glue:text}`cells_upto2:d` cells
 # up to $2\sigma$, and its largest gap from CERTIFY's accuracy there is
@@ -579,7 +579,7 @@ run_chose(
 # images certified near the ceiling need nearly all $n$ whichever radius asked: the
 # whole curve to $3\sigma$ on the true label costs only
 # {glue:text}`curve_label_3:.1f` times fewer passes than CERTIFY on the model where
-# it saves least. {ref}`chapter-fewer-draws-curves` prices the curves of every
+# it saves least. {ref}`chapter-whole-curves` prices the curves of every
 # procedure, bounds their saving at the papers' $n = 10^5$, compares each radius
 # with the most any test could save (Wald's bound) and shows where the passes go.
 
@@ -693,7 +693,7 @@ plt.close(fig)
 # model's ceiling, and then ends a little earlier; the gap is the price of stopping
 # at the draws that the radius loss allows. A smaller radius loss narrows it at the
 # price of passes, and looking at the radius itself after each look is another way
-# to stop; {ref}`chapter-fewer-draws-curves` compares both on the same draws, with
+# to stop; {ref}`chapter-whole-curves` compares both on the same draws, with
 # the floor that bounds any procedure matching CERTIFY's curve below the band.
 #
 # ## What holds up
@@ -722,13 +722,13 @@ plt.close(fig)
 # - Near the ceiling the floor {eq}`eq-draw-floor` leaves little: at $3\sigma$ the
 #   spending schedule saves {glue:text}`decide_min_3:.1f` to
 #   {glue:text}`decide_max_3:.1f` times, and a whole curve to $3\sigma$ as little as
-#   {glue:text}`curve_label_3:.1f` times ({ref}`chapter-fewer-draws-curves`).
+#   {glue:text}`curve_label_3:.1f` times ({ref}`chapter-whole-curves`).
 # - Planned draws give nearly CERTIFY's radius with {glue:text}`planned_min:.1f` to
 #   {glue:text}`planned_max:.1f` times fewer passes, losing at most
 #   {glue:text}`acr_loss:.3f` of ACR; a smaller radius loss trades passes for
-#   points ({ref}`chapter-fewer-draws-curves`).
+#   points ({ref}`chapter-whole-curves`).
 # - A faster forward pass multiplies with all of them
-#   ({ref}`chapter-fewer-draws-forward-pass`).
+#   ({ref}`chapter-forward-pass`).
 #
 # Every saving above keeps CERTIFY's guarantee, $1 - \alpha$ per certificate; none
 # of them moves the ceiling. A larger radius still needs more draws or more $\alpha$,

@@ -13,7 +13,7 @@
 # ---
 
 # %% [markdown]
-# (chapter-fewer-draws-designs)=
+# (chapter-design-costs)=
 # # The fewer-draws designs: their price, and how often they are wrong
 #
 # Two properties of each design of {ref}`chapter-fewer-draws` that need no model,

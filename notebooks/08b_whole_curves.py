@@ -13,7 +13,7 @@
 # ---
 
 # %% [markdown]
-# (chapter-fewer-draws-curves)=
+# (chapter-whole-curves)=
 # # Fewer draws for whole curves and for the radius
 #
 # {ref}`chapter-fewer-draws` prices one question at a time: is the image certified

@@ -13,7 +13,7 @@
 # ---
 
 # %% [markdown]
-# (chapter-fewer-draws-forward-pass)=
+# (chapter-forward-pass)=
 # # A faster forward pass, and what it certifies
 #
 # The procedures of {ref}`chapter-fewer-draws` save draws; the base model's forward
