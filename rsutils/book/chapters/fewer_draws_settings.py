@@ -9,6 +9,7 @@ state them once (:class:`FewerDrawsSettings`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from rsutils.book.chapter import Chapter
 from rsutils.book.chapters.settings import ChapterSettings, RunAt
@@ -24,12 +25,12 @@ class FewerDrawsSettings(ChapterSettings):
     """What chapter 08's pages share (see the module's docstring); the schedules are
     derived from ``n`` and ``alpha``, so they cannot disagree with them."""
 
-    PAGES = (
-        "chapter-fewer-draws",
-        "chapter-design-costs",
-        "chapter-whole-curves",
-        "chapter-forward-pass",
-    )
+    PAGES: ClassVar[dict[str, str]] = {
+        "chapter-fewer-draws": "_chapter_rows",
+        "chapter-design-costs": "_design_rows",
+        "chapter-whole-curves": "_curve_rows",
+        "chapter-forward-pass": "_forward_pass_rows",
+    }
 
     #: CERTIFY's selection draws n0, estimation draws n and level alpha (the profile's
     #: main runs).
@@ -74,14 +75,6 @@ class FewerDrawsSettings(ChapterSettings):
     def radii_row(self) -> str:
         """The decision radii as the run-at tables show them."""
         return "r/σ = " + ", ".join(f"{r:g}" for r in self.r_over_sigma)
-
-    def _rows(self, chapter: Chapter, page: str) -> RunAt:
-        return {
-            "chapter-fewer-draws": self._chapter_rows,
-            "chapter-design-costs": self._design_rows,
-            "chapter-whole-curves": self._curve_rows,
-            "chapter-forward-pass": self._forward_pass_rows,
-        }[page](chapter)
 
     def _chapter_rows(self, chapter: Chapter) -> RunAt:
         return RunAt(

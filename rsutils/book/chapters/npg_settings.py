@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import ClassVar
 
 from rsutils.anisotropic.training import NPGConfig
 from rsutils.book.chapter import Chapter
@@ -25,12 +26,12 @@ __all__ = ["NpgSettings"]
 class NpgSettings(ChapterSettings):
     """What chapter 06's pages share (see the module's docstring)."""
 
-    PAGES = (
-        "chapter-npg-training",
-        "chapter-npg-saturation",
-        "chapter-ucan-code",
-        "chapter-deployed-soundness",
-    )
+    PAGES: ClassVar[dict[str, str]] = {
+        "chapter-npg-training": "_chapter_rows",
+        "chapter-npg-saturation": "_saturation_rows",
+        "chapter-ucan-code": "_ucan_code_rows",
+        "chapter-deployed-soundness": "_deployed_rows",
+    }
 
     #: The Gaussian scale λ of the anisotropic chapters.
     lam: float
@@ -54,14 +55,6 @@ class NpgSettings(ChapterSettings):
     def base_model_row(self) -> str:
         """The base model as the run-at tables name it."""
         return f"chapter 01's small_cnn, σ = {self.lam}"
-
-    def _rows(self, chapter: Chapter, page: str) -> RunAt:
-        return {
-            "chapter-npg-training": self._chapter_rows,
-            "chapter-npg-saturation": self._saturation_rows,
-            "chapter-ucan-code": self._ucan_code_rows,
-            "chapter-deployed-soundness": self._deployed_rows,
-        }[page](chapter)
 
     def _certified_rows(self, chapter: Chapter) -> dict[str, str]:
         runs = chapter.secondary

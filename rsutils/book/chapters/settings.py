@@ -35,12 +35,14 @@ class ChapterSettings:
     """The settings a chapter and its linked pages share; a subclass is a frozen
     dataclass whose fields are those settings, built by :meth:`of`.
 
-    :attr:`PAGES` names the chapter's pages by their labels, the chapter's own first;
-    :meth:`run_at` gives each its run-at table.
+    :attr:`PAGES` names the chapter's pages by their labels, the chapter's own first,
+    each with the method that gives its run-at rows (a :class:`RunAt`, from the chapter);
+    :meth:`run_at` gives each page its run-at table.
     """
 
-    #: The labels of the chapter's pages, the chapter's own first.
-    PAGES: ClassVar[tuple[str, ...]] = ()
+    #: The chapter's pages by label, the chapter's own first, each with the name of the
+    #: method that gives its run-at rows.
+    PAGES: ClassVar[Mapping[str, str]] = {}
 
     @classmethod
     def of(cls, profile: Profile, seed: int = 0) -> Self:
@@ -59,9 +61,5 @@ class ChapterSettings:
             raise ValueError(
                 f"{type(self).__name__} has no page {page!r}; choose one of {list(self.PAGES)}"
             )
-        rows, standard = self._rows(chapter, page)
+        rows, standard = getattr(self, self.PAGES[page])(chapter)
         return chapter.run_at(rows, standard=standard)
-
-    def _rows(self, chapter: Chapter, page: str) -> RunAt:
-        """The run-at rows of ``page``, one of :attr:`PAGES`."""
-        raise NotImplementedError(f"{type(self).__name__} must define _rows(chapter, page)")

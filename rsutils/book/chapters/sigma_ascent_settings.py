@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import ClassVar
 
 from rsutils.book.chapter import Chapter
 from rsutils.book.chapters.settings import ChapterSettings, RunAt
@@ -52,11 +53,11 @@ def finetuned_variants(
 class SigmaAscentSettings(ChapterSettings):
     """What chapter 02's pages share (see the module's docstring)."""
 
-    PAGES = (
-        "chapter-sigma-ascent",
-        "chapter-sigma-ascent-method",
-        "chapter-sigma-ascent-l1-memory",
-    )
+    PAGES: ClassVar[dict[str, str]] = {
+        "chapter-sigma-ascent": "_chapter_rows",
+        "chapter-sigma-ascent-method": "_method_rows",
+        "chapter-sigma-ascent-l1-memory": "_l1_memory_rows",
+    }
 
     #: Chapter 01's base model of σ = 0.25.
     base: TrainConfig
@@ -72,13 +73,6 @@ class SigmaAscentSettings(ChapterSettings):
         base = profile.base_models(seed)[SIGMA0]
         variants = MappingProxyType(finetuned_variants(profile, base, seed))
         return cls(base, profile.ascent(SIGMA0), variants)
-
-    def _rows(self, chapter: Chapter, page: str) -> RunAt:
-        return {
-            "chapter-sigma-ascent": self._chapter_rows,
-            "chapter-sigma-ascent-method": self._method_rows,
-            "chapter-sigma-ascent-l1-memory": self._l1_memory_rows,
-        }[page](chapter)
 
     def _chapter_rows(self, chapter: Chapter) -> RunAt:
         P = chapter.profile

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import ClassVar
 
 from rsutils.book.audit import ledger as lg
 from rsutils.book.chapter import Chapter
@@ -31,12 +32,12 @@ class SotaSettings(ChapterSettings):
     only if they are one (the tables hold data frames, which have no single truth
     value)."""
 
-    PAGES = (
-        "chapter-sota-tables",
-        "chapter-released-logs",
-        "chapter-printed-tables",
-        "chapter-beside",
-    )
+    PAGES: ClassVar[dict[str, str]] = {
+        "chapter-sota-tables": "_chapter_rows",
+        "chapter-released-logs": "_released_rows",
+        "chapter-printed-tables": "_printed_rows",
+        "chapter-beside": "_beside_rows",
+    }
 
     #: Every published table shipped with rsutils, by name (read-only).
     tables: Mapping[str, PublishedTable]
@@ -46,14 +47,6 @@ class SotaSettings(ChapterSettings):
         """The settings (the same at every profile and seed)."""
         names = published_table_names()
         return cls(MappingProxyType({name: published_table(name) for name in names}))
-
-    def _rows(self, chapter: Chapter, page: str) -> RunAt:
-        return {
-            "chapter-sota-tables": self._chapter_rows,
-            "chapter-released-logs": self._released_rows,
-            "chapter-printed-tables": self._printed_rows,
-            "chapter-beside": self._beside_rows,
-        }[page](chapter)
 
     def _published_row(self) -> dict[str, str]:
         return {"published": f"{len(self.tables)} tables (shipped with rsutils)"}
