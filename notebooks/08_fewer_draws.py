@@ -80,7 +80,7 @@ seed = 0
 chapter, S = open_page(
     "chapter-fewer-draws", profile, seed=seed, progress=progress
 )
-P, configs = chapter.profile, chapter.base_models
+configs = chapter.base_models
 # images per model on which CERTIFY runs live again, to check the records
 LIVE_CHECKS = 10
 
