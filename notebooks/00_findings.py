@@ -13,7 +13,7 @@
 # ---
 
 # %% [markdown]
-# (findings)=
+# (book-findings)=
 # # What the book found
 #
 # This page collects what the chapters found, in three parts:
@@ -74,7 +74,7 @@ chapter.run_at({"read from": ", ".join(FINDING_PAGES.values())})
 #
 # Each qualitative claim of the three papers that the book's own runs can test,
 # quoted with its paper and where the paper states it (a section, or the part of the
-# paper), with the verdict of {ref}`the book's verdict rule <verdict-rule>` on
+# paper), with the verdict of {ref}`the book's verdict rule <chapter-tight-radius-verdict-rule>` on
 # replicate models (each trained anew from its own seed) and on the first model
 # alone, the number of comparisons the verdict rests on (one family, Holm-adjusted),
 # and what was measured: each comparison's mean difference with its 95% interval
@@ -112,18 +112,18 @@ glue_all(
 # "not resolved at this scale" for {glue:text}`n_claims_open`, where our models and
 # images cannot tell the effect from none. {glue:text}`n_margin_sensitive` of the
 # verdicts change when the margins, fixed before the runs, are halved or doubled
-# ({ref}`chapter-sota` shows which).
+# ({ref}`chapter-sota-tables` shows which).
 #
 # ## The papers' numbers, checked exactly
 #
 # Every sentence of the three papers that states a number is in a ledger, quoted
 # verbatim with what it compares and the rule that checks it
-# ({mod}`rsutils.book.audit.ledger`; {ref}`chapter-sota` explains the rules). A rule
+# ({mod}`rsutils.book.audit.ledger`; {ref}`chapter-sota-tables` explains the rules). A rule
 # recomputes the number from the printed tables, the released logs or the paper's
 # other numbers, at the precision it is printed with; no model and no random draw
 # enters, so these verdicts are the same at every profile. The rows a rule could
 # judge, by paper and verdict (the rows nothing public can check are counted in
-# {ref}`chapter-sota`, with their reasons):
+# {ref}`chapter-sota-tables`, with their reasons):
 
 # %%
 statements = lg.ledger()
@@ -138,7 +138,7 @@ pd.crosstab(judged.paper, judged.verdict, margins=True, margins_name="all")
 # found instead. Where a paper repeats a statement
 # (Cohen et al.'s summary states $\alpha$ and the number of ImageNet images several
 # times), each place has its row, so the count of rows is larger than the count of
-# distinct findings; {ref}`chapter-sota` groups them by cause:
+# distinct findings; {ref}`chapter-sota-tables` groups them by cause:
 
 # %% tags=["hide-input"]
 columns = ["id", "quote", "found", "verdict"]

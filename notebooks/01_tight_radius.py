@@ -452,7 +452,7 @@ plt.close(ax.figure)
 # interval over both the images and the retrained models
 # ({func}`~rsutils.analysis.replicates.replicated_comparisons`).
 #
-# (verdict-rule)=
+# (chapter-tight-radius-verdict-rule)=
 # **The verdict rule.** Every comparison of the book gets its verdict from one rule
 # ({func}`~rsutils.analysis.verdicts.judge`):
 #

@@ -37,7 +37,7 @@
 # {func}`rsutils.ddrs.sigma_ascent.optimize_sigma`). The input is then certified by
 # CERTIFY with its own $\sigma^*_x$ ("Cohen-DS"). Because $\sigma^*_x$ depends on $x$,
 # the certificates of two inputs can contradict each other; a memory of past answers
-# ({mod}`rsutils.memory`) makes them sound, and {ref}`chapter-memory` examines it.
+# ({mod}`rsutils.memory`) makes them sound, and {ref}`chapter-memory-soundness` examines it.
 #
 # This chapter asks whether a data-dependent $\sigma$ buys what DDRS say it does:
 # larger certified radii than Cohen's fixed $\sigma$ on the same base model. Its
@@ -69,7 +69,6 @@ from rsutils.analysis.metrics import best_accuracy_table, envelope
 from rsutils.analysis.replicates import replicated_comparisons
 from rsutils.book import BOOK_SIGMAS as SIGMAS
 from rsutils.book import (
-    Chapter,
     glue_all,
     glue_fields,
     glue_table,
@@ -78,10 +77,10 @@ from rsutils.book import (
     run_chose,
     training_sigmas,
 )
+from rsutils.book.chapters.pages import open_page
 from rsutils.book.margins import MARGINS
 from rsutils.book.replicated import ds_name, fixed_name
 from rsutils.core.streams import stream_generator
-from rsutils.training.objectives import ObjectiveSettings
 from rsutils.training.train import evaluate_accuracy
 
 # %% tags=["parameters"]
@@ -105,35 +104,11 @@ seed = 0
 # ({class}`~rsutils.ddrs.sigma_ascent.SigmaAscent`).
 
 # %% tags=["hide-input"]
-chapter = Chapter.open(profile, seed=seed, progress=progress)
+chapter, S = open_page(
+    "chapter-sigma-ascent", profile, seed=seed, progress=progress
+)
 P, test, configs = chapter.profile, chapter.test, chapter.base_models
 secondary = chapter.secondary
-ascent = chapter.profile.ascent(0.25)
-tuned = (
-    "all" if P.ds.finetune_subset is None else f"{P.ds.finetune_subset:,}"
-)
-chapter.run_at(
-    {
-        **chapter.base_model_rows(),
-        "sigma ascent (K, M, step, clamp)": (
-            f"K = {ascent.iterations}, M = {ascent.draws}, "
-            f"step {ascent.lr}, clamp {ascent.clamp}"
-        ),
-        "secondary experiments": (
-            f"{P.secondary.images} images (every {P.secondary.skip}th), "
-            f"n = {P.secondary.n:,}"
-        ),
-        "fine-tuning": (
-            f"{P.ds.finetune_epochs} epochs on {tuned} training images"
-        ),
-        "replicate models": (
-            f"{P.replicates.models} per σ, each certified with its σ and "
-            f"Cohen-DS on {len(chapter.replicated.indices)} images "
-            f"(every {P.replicates.skip or P.certify.skip}th), "
-            f"n = {P.certify.n:,}"
-        ),
-    }
-)
 
 # %% [markdown]
 # ## Cohen against Cohen-DS on the same base models
@@ -263,7 +238,7 @@ glue_all(
 # its mean that covers both the choice of images and the retraining
 # ({func}`~rsutils.analysis.replicates.replicated_comparisons`). Each difference then
 # gets its verdict from the book's one rule, with the margin of its measure and
-# Holm's correction within the table ({ref}`the verdict rule <verdict-rule>`).
+# Holm's correction within the table ({ref}`the verdict rule <chapter-tight-radius-verdict-rule>`).
 
 # %%
 pairs_b = [(ds_name(s), fixed_name(s)) for s in SIGMAS]
@@ -550,44 +525,26 @@ plt.close(ax.figure)
 # for larger radii {cite:p}`salman2019provably,zhai2020macer`.
 
 # %%
-base = configs[0.25]
-trained = {
-    "Cohen-FT": P.finetune(base, seed),
-    "Cohen-DS²": P.finetune(
-        base, seed, ds=P.ascent(0.25, iterations=1, draws=1)
-    ),
-    "SmoothAdv": P.finetune(
-        base,
-        seed,
-        method="smoothadv",
-        objective=ObjectiveSettings(draws=1, epsilon=0.25, attack_steps=2),
-    ),
-    "MACER": P.finetune(
-        base,
-        seed,
-        method="macer",
-        objective=ObjectiveSettings(draws=P.ds.macer_draws),
-    ),
-}
 glue_all(
     finetune_epochs=P.ds.finetune_epochs,
-    finetune_lr=trained["Cohen-FT"].lr,
+    finetune_lr=S.variants["Cohen-FT"].lr,
     macer_draws=P.ds.macer_draws,
 )
 
 # %% [markdown]
-# `P.finetune` only describes a training run; the model is trained the first time a
-# later cell needs it, and cached under a name made from these settings, so the
-# chapter's other pages and chapter 07 reuse it. Each variant is certified at the
-# secondary scale with $\sigma = 0.25$ and with $\sigma^*_x$ (suffix "-DS"; Cohen-DS²
-# is the model trained with DS, and its row with the fixed $\sigma$ is marked as
-# such).
+# The variants are the chapter's settings, `S.variants`
+# ({func}`~rsutils.book.chapters.sigma_ascent_settings.finetuned_variants`). Each
+# only describes a training run; the model is trained the first time a later cell
+# needs it, and cached under a name made from these settings, so the chapter's other
+# pages and chapter 07 reuse it. Each variant is certified at the secondary scale
+# with $\sigma = 0.25$ and with $\sigma^*_x$ (suffix "-DS"; Cohen-DS² is the model
+# trained with DS, and its row with the fixed $\sigma$ is marked as such).
 
 # %%
 variant_logs = {"Cohen": by_k[0], "Cohen-DS": by_k[P.ds.iterations]}
-for name, config in trained.items():
+for name, config in S.variants.items():
     fixed = secondary.certify(config, rs.Gaussian(0.25))
-    data_dependent = secondary.certify_ds(config, P.ascent(0.25))
+    data_dependent = secondary.certify_ds(config, S.ascent)
     ds_label = name if name == "Cohen-DS²" else f"{name}-DS"
     fixed_label = "Cohen-DS² (fixed σ)" if name == "Cohen-DS²" else name
     variant_logs[fixed_label], variant_logs[ds_label] = (
@@ -604,7 +561,7 @@ for name, config in trained.items():
 # %%
 models_e = {
     name: chapter.model(c)
-    for name, c in {"Cohen": base, **trained}.items()
+    for name, c in {"Cohen": S.base, **S.variants}.items()
 }
 pd.DataFrame(
     {
@@ -635,8 +592,8 @@ pd.DataFrame(
 # image.
 
 # %% tags=["remove-cell"]
-store = training_sigmas(trained["Cohen-DS²"], device=P.device)
-ds_settings = trained["Cohen-DS²"].ds
+store = training_sigmas(S.variants["Cohen-DS²"], device=P.device)
+ds_settings = S.variants["Cohen-DS²"].ds
 clamped_value = 0.25 + P.ds.finetune_epochs * ds_settings.lr * norm.ppf(
     1 - ds_settings.clamp
 )
@@ -758,4 +715,4 @@ summary = pd.concat(
 # %% [markdown]
 # Chapter 07 sets these rows beside the claims DDRS make in prose. Every
 # data-dependent row went through a memory; {ref}`chapter-sigma-ascent-l1-memory`
-# counts what it did, and {ref}`chapter-memory` asks why it is needed at all.
+# counts what it did, and {ref}`chapter-memory-soundness` asks why it is needed at all.

@@ -42,13 +42,13 @@ from rsutils.analysis import replicate_groups as groups
 from rsutils.analysis.metrics import envelope
 from rsutils.book import BOOK_SIGMAS as SIGMAS
 from rsutils.book import (
-    Chapter,
     glue_all,
     glue_fields,
     plot_curves,
     replicated,
     run_chose,
 )
+from rsutils.book.chapters.pages import open_page
 from rsutils.book.margins import MARGINS
 from rsutils.book.replicated import ds_name, fixed_name
 from rsutils.book.replicates import replicate_curves, replicate_levels
@@ -67,25 +67,10 @@ seed = 0
 # replicate models, test images, $n$ and ascent settings.
 
 # %% tags=["hide-input"]
-chapter = Chapter.open(profile, seed=seed, progress=progress)
-P, test = chapter.profile, chapter.test
-ascent = P.ascent(0.25)
-chapter.run_at(
-    {
-        **chapter.base_model_rows(),
-        "sigma ascent (K, M, step, clamp)": (
-            f"K = {ascent.iterations}, M = {ascent.draws}, "
-            f"step {ascent.lr}, clamp {ascent.clamp}"
-        ),
-        "replicate models": (
-            f"{P.replicates.models} per σ, each certified with its σ and "
-            f"Cohen-DS on {len(chapter.replicated.indices)} images "
-            f"(every {P.replicates.skip or P.certify.skip}th), "
-            f"n = {P.certify.n:,}"
-        ),
-        "ceiling groups": "the fixed-σ logs certified again, other draws",
-    }
+chapter, S = open_page(
+    "chapter-sigma-ascent-method", profile, seed=seed, progress=progress
 )
+P, test = chapter.profile, chapter.test
 
 # %% [markdown]
 # ## The ascent finds the optimum where it is known
@@ -549,7 +534,7 @@ glue_all(
     most_acr=float(step_025.loc[most, "ACR"]),
     most_rest=float(rest),
     others_acr=" and ".join(f"{a:.3f}" for a in others),
-    budget_step=step_budget.budget_step(P.ascent(0.25)),
+    budget_step=step_budget.budget_step(S.ascent),
     budget_k=P.ds.iterations,
     budget_window=window,
     budget_size=float(student.sf(step_budget.RISE_Z, window - 1)),

@@ -30,14 +30,13 @@ import pandas as pd
 import rsutils as rs
 from rsutils.book import BOOK_SIGMAS as SIGMAS
 from rsutils.book import (
-    Chapter,
     glue_all,
     glue_fields,
     plot_curves,
     replicated,
 )
+from rsutils.book.chapters.pages import open_page
 from rsutils.book.replicated import ds_name
-from rsutils.training.objectives import ObjectiveSettings
 
 # %% tags=["parameters"]
 profile = "cpu"  # smoke | cpu | paper
@@ -49,22 +48,10 @@ seed = 0
 # chapter's, read from the cache.
 
 # %% tags=["hide-input"]
-chapter = Chapter.open(profile, seed=seed, progress=progress)
-P, secondary = chapter.profile, chapter.secondary
-base = chapter.base_models[0.25]
-chapter.run_at(
-    {
-        **chapter.base_model_rows(),
-        "secondary experiments": (
-            f"{P.secondary.images} images (every {P.secondary.skip}th), "
-            f"n = {P.secondary.n:,}"
-        ),
-        "uniform model": (
-            f"the σ = 0.25 model fine-tuned for {P.ds.finetune_epochs} "
-            "epochs with uniform noise, λ = 0.5"
-        ),
-    }
+chapter, S = open_page(
+    "chapter-sigma-ascent-l1-memory", profile, seed=seed, progress=progress
 )
+P, secondary = chapter.profile, chapter.secondary
 
 # %% [markdown]
 # ## The ℓ1 certificate with uniform noise
@@ -88,7 +75,7 @@ chapter.run_at(
 # trained on Gaussian noise to do worse on cube noise it has never seen.
 
 # %%
-uniform_config = P.finetune(base, seed, noise="uniform", scale=0.5)
+uniform_config = P.finetune(S.base, seed, noise="uniform", scale=0.5)
 uniform_fixed = secondary.certify(uniform_config, rs.UniformCube(0.5))
 uniform_ds = secondary.certify_ds(
     uniform_config, P.ascent(0.5, family="uniform")
@@ -147,7 +134,7 @@ cached = secondary.cached()
 first = replicated.sigma_ascent_replicates(chapter, cached=True)[0]
 ds_logs = [first[ds_name(s)] for s in SIGMAS]
 ds_logs += [
-    cached.certify_ds(base, P.ascent(0.25, iterations=k))
+    cached.certify_ds(S.base, P.ascent(0.25, iterations=k))
     for k in P.ds.ablation_ks
     if k > 0
 ]
@@ -155,29 +142,13 @@ ds_logs.append(uniform_ds)
 
 # %% [markdown]
 # The fine-tuned models are those of the chapter's training section (Cohen-FT,
-# Cohen-DS², SmoothAdv, MACER), described again here so that their logs can be found
-# in the cache; none is trained anew, and `cached` raises an error naming the chapter
-# to run first if a log is missing. Each is counted once, with $\sigma^*_x$ from
-# $\sigma_0 = 0.25$.
+# Cohen-DS², SmoothAdv, MACER), read from the chapter's settings (`S.variants`), so
+# that their logs are found in the cache; none is trained anew, and `cached` raises an
+# error naming the chapter to run first if a log is missing. Each is counted once,
+# with $\sigma^*_x$ from $\sigma_0 = 0.25$.
 
 # %%
-tuned = [
-    P.finetune(base, seed),
-    P.finetune(base, seed, ds=P.ascent(0.25, iterations=1, draws=1)),
-    P.finetune(
-        base,
-        seed,
-        method="smoothadv",
-        objective=ObjectiveSettings(draws=1, epsilon=0.25, attack_steps=2),
-    ),
-    P.finetune(
-        base,
-        seed,
-        method="macer",
-        objective=ObjectiveSettings(draws=P.ds.macer_draws),
-    ),
-]
-ds_logs += [cached.certify_ds(c, P.ascent(0.25)) for c in tuned]
+ds_logs += [cached.certify_ds(c, S.ascent) for c in S.variants.values()]
 
 # %% [markdown]
 # Each log keeps, beside the memory's answer, what the memory did with the Monte
@@ -191,7 +162,7 @@ actions.to_frame("answers")
 # DDRS never found an overlap between certificates of different classes; we count
 # what the memory did: of the {glue:text}`memory_total` answers it kept
 # {glue:text}`memory_kept`, shrank {glue:text}`memory_shrunk` and overrode the class
-# of {glue:text}`memory_adopted` (the rest abstained). {ref}`chapter-memory` builds
+# of {glue:text}`memory_adopted` (the rest abstained). {ref}`chapter-memory-soundness` builds
 # cases where it must act.
 #
 # The three actions are those of DDRS's §3.5. *Kept*: the new ball meets no ball of
@@ -214,4 +185,4 @@ glue_fields(actions, "memory_", ["kept", "shrunk", "adopted"], default=0)
 # and overrode {glue:text}`memory_adopted`. The ℓ1 numbers describe one model; the
 # memory's counts say how far the sound classifier's answers are from the plain Monte
 # Carlo ones on these inputs, not that the memory is unnecessary, which
-# {ref}`chapter-memory` examines.
+# {ref}`chapter-memory-soundness` examines.

@@ -13,7 +13,7 @@
 # ---
 
 # %% [markdown]
-# (chapter-memory)=
+# (chapter-memory-soundness)=
 # # Memory soundness
 #
 # A certificate is a promise about a single classifier: $g$ answers $c_A$ everywhere in
@@ -547,7 +547,7 @@ assert agreeing == len(probes)
 # The memory makes the certificates sound at a price: its answers depend on the
 # queries it has seen, and it must be kept, in order, for as long as the classifier is
 # deployed. The same question returns with UCAN's certification-wise noise in
-# {ref}`chapter-npg`, where the regions are ellipsoids of different shapes and the
+# {ref}`chapter-npg-training`, where the regions are ellipsoids of different shapes and the
 # memory proves two of them disjoint by a separating hyperplane.
 #
 # ## What holds up

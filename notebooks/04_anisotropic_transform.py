@@ -13,7 +13,7 @@
 # ---
 
 # %% [markdown]
-# (chapter-anisotropic)=
+# (chapter-anisotropic-transform)=
 # # Anisotropic transform
 #
 # Isotropic smoothing adds the same noise to every pixel. {cite:t}`ucan2025` (UCAN)

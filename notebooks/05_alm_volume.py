@@ -13,10 +13,10 @@
 # ---
 
 # %% [markdown]
-# (chapter-alm)=
+# (chapter-alm-volume)=
 # # ALM: the volume of a certified region
 #
-# An anisotropic certificate ({ref}`chapter-anisotropic`) is a super-ellipsoid
+# An anisotropic certificate ({ref}`chapter-anisotropic-transform`) is a super-ellipsoid
 # $S = \{\delta : \|\delta\oslash\sigma\|_p < R\}$ with semi-axes $\sigma_i R$. Its
 # inscribed $\ell_p$ radius $\min_i\sigma_i\,R$ is the guarantee in every direction,
 # and it ignores every axis but the thinnest. {cite:t}`ucan2025` (Definition 5,
@@ -418,7 +418,7 @@ plt.close(fig)
 # ({func}`~rsutils.analysis.replicates.replicated_comparisons`) covers both the choice
 # of images and the retraining, and the book's one rule turns it into a verdict, with
 # the margin of each measure and Holm's correction within the table
-# ({ref}`the verdict rule <verdict-rule>`).
+# ({ref}`the verdict rule <chapter-tight-radius-verdict-rule>`).
 
 # %%
 replicates = fig4_replicates(chapter)
@@ -536,7 +536,7 @@ def exact_class(x_input: torch.Tensor) -> int:
 
 # %% [markdown]
 # The smoothed classifier's answer is read off the closed form of a linear model
-# under Gaussian noise, as in {ref}`chapter-anisotropic`, so the attack's success is
+# under Gaussian noise, as in {ref}`chapter-anisotropic-transform`, so the attack's success is
 # a fact, not an estimate. The region's own norm, $\|\delta\oslash\sigma\|_2$,
 # decides whether the attack is inside the certificate.
 
@@ -595,8 +595,8 @@ assert not region.contains(attack.reshape(-1).numpy())
 # The lesson for reading anisotropic results: a certified accuracy "w.r.t. ALM"
 # describes how large the certified regions are, and it can grow while the guarantee
 # against a worst-case attacker, the inscribed radius, shrinks. A table that reports
-# only ALM cannot say which happened. {ref}`chapter-npg` therefore reports every
-# learned noise both ways, and {ref}`chapter-sota` checks UCAN's tables against the rule
+# only ALM cannot say which happened. {ref}`chapter-npg-training` therefore reports every
+# learned noise both ways, and {ref}`chapter-sota-tables` checks UCAN's tables against the rule
 # that accuracy by ALM can never be below accuracy by radius for one set of
 # certificates.
 #

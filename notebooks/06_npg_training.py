@@ -13,10 +13,10 @@
 # ---
 
 # %% [markdown]
-# (chapter-npg)=
+# (chapter-npg-training)=
 # # Noise parameter generators: learning where to put the noise
 #
-# Theorem 2 of {cite:t}`ucan2025` ({ref}`chapter-anisotropic`) certifies any
+# Theorem 2 of {cite:t}`ucan2025` ({ref}`chapter-anisotropic-transform`) certifies any
 # anisotropic noise $\mu + \sigma\odot\lambda\varepsilon$; it does not say which
 # $\mu$ and $\sigma$ to use. UCAN's §IV proposes three noise parameter generators
 # (NPGs) of increasing freedom. The **pattern-wise** one fixes
@@ -38,7 +38,7 @@
 #
 # with $V(\sigma)$ either $\min_i \sigma_i$ or $\mathrm{mean}_i\,\sigma_i$: the
 # minimum aiming at the radius $\min_i\sigma_i R$ and the mean at the ALM
-# ({ref}`chapter-alm`). UCAN report that the learned noise certifies more than
+# ({ref}`chapter-alm-volume`). UCAN report that the learned noise certifies more than
 # isotropic noise, by putting the noise where the classifier does not need the
 # signal. This chapter asks whether the generators buy that at this book's scale
 # (Fashion-MNIST, a small CNN, a few hundred fine-tuning steps):
@@ -51,9 +51,9 @@
 #
 # Three pages beside it carry what the main line only needs the result of:
 #
-# - {ref}`appendix-ucan-code`: where UCAN's code departs from its paper, and what
+# - {ref}`chapter-ucan-code`: where UCAN's code departs from its paper, and what
 #   UCAN's own released generators output;
-# - {ref}`sec-npg-recipe`: why the learned $\sigma$ runs to its bound;
+# - {ref}`chapter-npg-saturation`: why the learned $\sigma$ runs to its bound;
 # - {ref}`chapter-deployed-soundness`: whether the certification-wise certificates
 #   hold for the classifier a user would deploy.
 
@@ -69,14 +69,15 @@ import rsutils as rs
 from rsutils.analysis.replicates import replicated_comparisons
 from rsutils.analysis.verdicts import holm_family
 from rsutils.anisotropic.generators import parameter_summary
-from rsutils.book import Chapter, glue_all, glue_fields, run_chose
+from rsutils.book import glue_all, glue_fields, run_chose
 from rsutils.book import replicated as rep
 from rsutils.book import replicates as spread
 from rsutils.book.chapters.npg_recipe import SHAPE_RATIO
+from rsutils.book.chapters.pages import open_page
 from rsutils.book.experiments import trained_npg
 from rsutils.book.margins import MARGINS
 from rsutils.book.plots import plot_curves
-from rsutils.book.profiles import ANISOTROPIC_LAMBDA, NPG_GROUPS
+from rsutils.book.profiles import NPG_GROUPS
 from rsutils.book.replicated import DEPLOYED_CW, npg_replicates
 
 # %% tags=["parameters"]
@@ -98,22 +99,10 @@ seed = 0
 # under isotropic noise.
 
 # %% tags=["hide-input"]
-chapter = Chapter.open(profile, seed=seed, progress=progress)
+chapter, S = open_page(
+    "chapter-npg-training", profile, seed=seed, progress=progress
+)
 P, test, runs = chapter.profile, chapter.test, chapter.secondary
-LAMBDA = ANISOTROPIC_LAMBDA  # chapter 01's base model of this sigma
-base = chapter.base_models[LAMBDA]
-methods = P.npg_methods(base, seed)
-G, shape_row = P.generators, "shape-only runs (b')"
-rows = {
-    "dataset": "Fashion-MNIST (test split)",
-    "base model": f"chapter 01's small_cnn, σ = {LAMBDA}",
-    "fine-tuning": f"{G.steps:,} Adam steps, batch 128, 1 draw",
-    "replicate models": f"{P.replicates.models} per method, own bases",
-    "test images certified": f"{len(runs.indices)}",
-    "n (estimation draws)": f"{runs.settings.n:,}",
-    shape_row: G.run_at_rows()[shape_row],
-}
-chapter.run_at(rows, standard=("n0", "alpha"))
 
 # %% [markdown]
 # **The recipe.** UCAN's released code and its paper disagree on about twenty points
@@ -122,7 +111,7 @@ chapter.run_at(rows, standard=("n0", "alpha"))
 # patterns (mean 1, where the code's are nearly flat), {eq}`eq-npg-loss` with
 # $w = 1$, the text's Adam at $10^{-2}$ for the generators, and $\sigma$ between a
 # floor of $10^{-3}$ and a bound $\gamma$ (2 dataset-wise, 1 certification-wise).
-# {ref}`appendix-ucan-code` has the comparison row by row; {ref}`sec-npg-recipe`
+# {ref}`chapter-ucan-code` has the comparison row by row; {ref}`chapter-npg-saturation`
 # reruns the code's choices that could change the outcome.
 #
 # ## (a) What each generator learned
@@ -141,7 +130,7 @@ chapter.run_at(rows, standard=("n0", "alpha"))
 # %%
 trained = {
     name: trained_npg(config, device=chapter.device, progress=progress)
-    for name, config in methods.items()
+    for name, config in S.methods.items()
 }
 images = test.images[runs.indices]
 
@@ -188,12 +177,12 @@ examples = axes[2:].ravel()
 for k in range(3):
     examples[2 * k].imshow(first[k, 0].cpu(), cmap="gray")
     examples[2 * k].set_title(f"x (image {k + 1})", fontsize=10)
-    offset = {"cmap": "coolwarm", "vmin": -LAMBDA, "vmax": LAMBDA}
+    offset = {"cmap": "coolwarm", "vmin": -S.lam, "vmax": S.lam}
     examples[2 * k + 1].imshow(mu_cw[k, 0].cpu(), **offset)
     examples[2 * k + 1].set_title(f"μ(x) (image {k + 1})", fontsize=10)
 examples[6].imshow(sigma_cw[0, 0].cpu(), cmap="viridis", vmin=0, vmax=top)
 examples[6].set_title("σ(x), image 1", fontsize=10)
-examples[7].imshow(mu_ds, cmap="coolwarm", vmin=-LAMBDA, vmax=LAMBDA)
+examples[7].imshow(mu_ds, cmap="coolwarm", vmin=-S.lam, vmax=S.lam)
 examples[7].set_title("dataset-wise μ", fontsize=10)
 for ax in axes.flat:
     ax.set_axis_off()
@@ -248,13 +237,13 @@ glue_all(
 # Where $\sigma$ sits at its bound on every pixel, the learned noise is isotropic, of
 # level $\gamma\lambda$, and only $\mu$ is anisotropic. UCAN's own released
 # generators, trained with UCAN's code on CIFAR-10, end the same way
-# ({ref}`appendix-ucan-code`).
+# ({ref}`chapter-ucan-code`).
 #
 # A generator whose $\sigma$ sits at its bound everywhere has learned nothing about
 # *where* to put the noise: it has learned a level. Section (b) therefore compares it
 # with isotropic noise at that level, $\sigma \equiv 2$, as well as at the base
 # level. Nor does a saturated $\sigma$ show that the objective asked for it.
-# {ref}`sec-npg-recipe` measures which way the cross-entropy alone pulls $\sigma$,
+# {ref}`chapter-npg-saturation` measures which way the cross-entropy alone pulls $\sigma$,
 # whether a run with no reward for noise ($w = 0$), or with smaller steps, saturates
 # too, and what UCAN's head $\gamma\lvert\tanh\rvert$ on $\sigma$ has to do with
 # it.
@@ -328,7 +317,7 @@ table.round(3)
 # %% tags=["remove-cell"]
 for name, log in logs.items():
     assert (log["alm"] >= log["radius"] * (1 - 1e-12)).all(), name
-ceiling = LAMBDA * float(
+ceiling = S.lam * float(
     stats.norm.ppf(
         rs.max_certifiable_pA(runs.settings.n, runs.settings.alpha)
     )
@@ -351,7 +340,7 @@ glue_all(
 # {glue:text}`n_models` models the first is {glue:text}`t_models:.2f` rather than
 # {glue:text}`z_quantile:.2f`, the width one trained model per method would have
 # hidden. The verdicts follow the book's one rule, with Holm's correction within the
-# table ({ref}`the verdict rule <verdict-rule>`; the ACR's margin is a tenth of
+# table ({ref}`the verdict rule <chapter-tight-radius-verdict-rule>`; the ACR's margin is a tenth of
 # $\lambda$). By group:
 #
 # - **pattern-wise**, by the radius: "{glue:text}`pattern_radius`" (a pattern of
@@ -478,7 +467,7 @@ plt.close(fig)
 # images, which a band over models does not.
 
 # %% [markdown]
-# (sec-npg-shape)=
+# (chapter-npg-training-shape)=
 # ## (b') Shape or amount?
 #
 # A learned $\sigma$ can beat isotropic noise in two ways: by its *shape*, more noise
@@ -502,7 +491,7 @@ plt.close(fig)
 # at 1 and is compared by radius. Their variance terms are then constant: only the
 # cross-entropy shapes $\sigma$. A third run trains for the paper's own ALM
 # objective, $V = \mathrm{mean}_i\log\sigma_i$ without a budget
-# ({ref}`appendix-ucan-code` explains why the text asks for it); it can change both
+# ({ref}`chapter-ucan-code` explains why the text asks for it); it can change both
 # shape and amount, so it is compared with both controls, by both measures. The runs
 # come from the profile
 # ({meth}`~rsutils.book.profiles.Profile.shape_only_methods`), each trained on every
@@ -513,12 +502,12 @@ shape_replicates = [
     {
         name: runs.certify_generated(config)
         for name, config in P.shape_only_methods(
-            P.base_models(s)[LAMBDA], s
+            P.base_models(s)[S.lam], s
         ).items()
     }
     for s in P.replicate_seeds(seed)
 ]
-shape_methods = P.shape_only_methods(base, seed)
+shape_methods = P.shape_only_methods(S.base, seed)
 
 # %% [markdown]
 # What each run learned, on the certified images (the first replicate's
@@ -619,7 +608,7 @@ run_chose(
 
 # %% [markdown]
 # A shape-only run that has a shape is the experiment UCAN's claim of a learned
-# shape needs. {ref}`sec-npg-recipe` finds what keeps UCAN's head
+# shape needs. {ref}`chapter-npg-saturation` finds what keeps UCAN's head
 # $10^{-3} + \gamma\lvert\tanh(r)\rvert$ from holding one at the recipe's step, and
 # trains a head that can neither fold nor saturate: the log head $\sigma = e^{r}$,
 # whose budget fixes the mean of $\log\sigma = r$, so that the geometric mean stays 1
@@ -635,7 +624,7 @@ key = ("dataset", "shape at gmean 1", "log", "Adam 1e-3")
 
 def log_shape_config(s: int):
     """The log-head shape-only run of the replicate of seed ``s``."""
-    grid = P.head_runs(P.base_models(s)[LAMBDA], s)
+    grid = P.head_runs(P.base_models(s)[S.lam], s)
     found = (
         r
         for r in grid
@@ -771,7 +760,7 @@ holds.set_axis(pd.Index(claims, name="claim")).round(3)
 # as their construction says (by radius "{glue:text}`pattern_radius`", by ALM
 # "{glue:text}`pattern_alm`"); the learned $\sigma$ of both generators ends at its
 # bound, as UCAN's released generators do, so that the noise they learn is a level
-# and an offset rather than a shape. Why the generators saturate is {ref}`sec-npg-recipe`'s subject, and whether the certification-wise
+# and an offset rather than a shape. Why the generators saturate is {ref}`chapter-npg-saturation`'s subject, and whether the certification-wise
 # certificates hold once the noise is recomputed at the perturbed input is
 # {ref}`chapter-deployed-soundness`'s.
 #

@@ -13,11 +13,11 @@
 # ---
 
 # %% [markdown]
-# (sec-npg-recipe)=
+# (chapter-npg-saturation)=
 # # Why the learned noise runs to its bound
 #
-# {ref}`chapter-npg` found the learned $\sigma$ of both generators at its bound on
-# most pixels, as in UCAN's own released generators ({ref}`appendix-ucan-code`): the
+# {ref}`chapter-npg-training` found the learned $\sigma$ of both generators at its bound on
+# most pixels, as in UCAN's own released generators ({ref}`chapter-ucan-code`): the
 # noise they learn is a level, not a shape. Is that UCAN's method, or the book's
 # recipe? And if the objective does not ask for it, what does? This page measures:
 #
@@ -34,13 +34,13 @@ import rsutils as rs
 import rsutils.book.chapters.npg_recipe as npg_recipe
 from rsutils.anisotropic.saturation import ce_sigma_gradient
 from rsutils.anisotropic.training import make_generator
-from rsutils.book import Chapter, glue_all, run_chose
+from rsutils.book import glue_all, run_chose
+from rsutils.book.chapters.pages import open_page
 from rsutils.book.experiments import (
     npg_history,
     trained_model,
     trained_npg,
 )
-from rsutils.book.profiles import ANISOTROPIC_LAMBDA
 
 # %% tags=["parameters"]
 profile = "cpu"  # smoke | cpu | paper
@@ -48,26 +48,16 @@ progress = True  # progress bars (papermill runs pass False)
 seed = 0
 
 # %% [markdown]
-# Every run is fine-tuned from {ref}`chapter-npg`'s base model like the generators of
+# Every run is fine-tuned from {ref}`chapter-npg-training`'s base model like the generators of
 # that chapter, and the head grid's generators are read on the test images it
 # certifies; the run-at table has the grid's scale.
 
 # %% tags=["hide-input"]
-chapter = Chapter.open(profile, seed=seed, progress=progress)
-P, test, runs = chapter.profile, chapter.test, chapter.secondary
-LAMBDA = ANISOTROPIC_LAMBDA
-base = chapter.base_models[LAMBDA]
-methods = P.npg_methods(base, seed)
-images = test.images[runs.indices]
-chapter.run_at(
-    {
-        "base model": f"chapter 01's small_cnn, σ = {LAMBDA}",
-        "recipe grid": P.generators.run_at_rows()["recipe grid (b')"],
-        "batches for the pull": f"{P.generators.gradient_draws}",
-        "test images read": f"{len(runs.indices)}",
-    },
-    standard=(),
+chapter, S = open_page(
+    "chapter-npg-saturation", profile, seed=seed, progress=progress
 )
+P, test, runs = chapter.profile, chapter.test, chapter.secondary
+images = test.images[runs.indices]
 
 # %% [markdown]
 # ## Which way the cross-entropy pulls
@@ -82,12 +72,12 @@ chapter.run_at(
 # derivative pixel by pixel ({func}`~rsutils.book.chapters.npg_recipe.pull_table`).
 
 # %%
-train = rs.load_dataset(base.dataset, "train")
+train = rs.load_dataset(S.base.dataset, "train")
 train_x = train.images[: P.generators.subset]
 train_y = train.labels[: P.generators.subset]
-base_model = trained_model(base, device=chapter.device)
+base_model = trained_model(S.base, device=chapter.device)
 fresh = {
-    name: make_generator(methods[name], tuple(train_x.shape[1:]))
+    name: make_generator(S.methods[name], tuple(train_x.shape[1:]))
     for name in ("dataset-wise, min", "certification-wise")
 }
 pull = npg_recipe.pull_table(
@@ -97,7 +87,7 @@ pull = npg_recipe.pull_table(
             g.to(chapter.device),
             train_x,
             train_y,
-            scale=LAMBDA,
+            scale=S.lam,
             draws=P.generators.gradient_draws,
             seed=seed,
         )
@@ -138,7 +128,7 @@ glue_all(
 # %% [markdown]
 # ## Recipe sensitivity
 #
-# The grid changes one factor at a time around {ref}`chapter-npg`'s recipe
+# The grid changes one factor at a time around {ref}`chapter-npg-training`'s recipe
 # (variance weight $w = 1$, the bound $\gamma$, Adam at $10^{-2}$ for the generator,
 # one noise draw per step):
 #
@@ -157,7 +147,7 @@ glue_all(
 # over every pixel of the batch a step trains on.
 
 # %%
-recipe = P.recipe_runs(base, seed)
+recipe = P.recipe_runs(S.base, seed)
 histories = {
     run.config: npg_history(
         run.config, device=chapter.device, progress=progress
@@ -252,7 +242,7 @@ glue_all(w0_saturates=str(w0), adam3_saturates=str(adam3))
 # the flat part whatever the head.
 #
 # The grid ({meth}`~rsutils.book.profiles.Profile.head_runs`) trains the run with
-# $w = 0$ and the shape-only run at geometric mean 1 of {ref}`sec-npg-shape` with
+# $w = 0$ and the shape-only run at geometric mean 1 of {ref}`chapter-npg-training-shape` with
 # UCAN's head and with a monotone one
 # ({data}`~rsutils.anisotropic.generators.SIGMA_HEADS`): for $w = 0$ the sigmoid
 # head $10^{-3} + \gamma\,\mathrm{sigmoid}(r)$, bounded like UCAN's but sending a
@@ -261,7 +251,7 @@ glue_all(w0_saturates=str(w0), adam3_saturates=str(adam3))
 # each at Adam $10^{-2}$ and $10^{-3}$, for as many steps as the recipe grid.
 
 # %%
-head_runs = P.head_runs(base, seed)
+head_runs = P.head_runs(S.base, seed)
 head_generators = {
     run.config: trained_npg(
         run.config, device=chapter.device, progress=progress
@@ -342,7 +332,7 @@ run_chose(
 # {glue:text}`head_diverged`. Those whose $\sigma$ has a shape:
 # {glue:text}`head_shaped`. Those without one: {glue:text}`head_flat`.
 #
-# Could the shape-only run of {ref}`sec-npg-shape`, UCAN's head at Adam $10^{-2}$,
+# Could the shape-only run of {ref}`chapter-npg-training-shape`, UCAN's head at Adam $10^{-2}$,
 # test a shape at all? And does the same head at the smaller step hold one?
 
 # %%
@@ -370,7 +360,7 @@ glue_all(
 # shape needs: the same amount of noise as isotropic noise, spread unevenly. The
 # chapter runs it with the log head at Adam $10^{-3}$, the head that can neither
 # fold nor saturate, at the smaller step, on every replicate model
-# ({ref}`sec-npg-shape` has its verdict).
+# ({ref}`chapter-npg-training-shape` has its verdict).
 #
 # ## What holds up
 #
@@ -397,6 +387,6 @@ run_chose(
 # shape at the smaller step, are the run's choices shown in the head grid's section.
 # UCAN's own
 # code steps its generators far less often and at a smaller rate than its paper
-# says, so its released generators' saturation ({ref}`appendix-ucan-code`) is not
+# says, so its released generators' saturation ({ref}`chapter-ucan-code`) is not
 # explained by this grid alone; a grid on its CIFAR-10 recipe would be needed for
 # that.

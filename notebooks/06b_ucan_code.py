@@ -13,10 +13,10 @@
 # ---
 
 # %% [markdown]
-# (appendix-ucan-code)=
+# (chapter-ucan-code)=
 # # Appendix: UCAN's code against its paper
 #
-# {ref}`chapter-npg` trains UCAN's noise parameter generators {cite:p}`ucan2025`
+# {ref}`chapter-npg-training` trains UCAN's noise parameter generators {cite:p}`ucan2025`
 # from the paper's text, where the text says enough. UCAN's released code (public
 # repository `youbin2014/UCAN`, commit `8e53334`) differs from the text in several
 # places that change what is trained. This appendix asks two questions of that
@@ -35,7 +35,8 @@ import torch
 import rsutils as rs
 from rsutils.anisotropic import released
 from rsutils.anisotropic.patterns import UCAN_CODE_PATTERN
-from rsutils.book import Chapter, glue_all, glue_fields
+from rsutils.book import glue_all, glue_fields
+from rsutils.book.chapters.pages import open_page
 
 # %% tags=["parameters"]
 profile = "cpu"  # smoke | cpu | paper
@@ -45,21 +46,15 @@ progress = True  # progress bars (papermill runs pass False)
 seed = 0
 
 # %% [markdown]
-# The released generators are fed the test images that {ref}`chapter-npg`
+# The released generators are fed the test images that {ref}`chapter-npg-training`
 # certifies; the run-at table names them.
 
 # %% tags=["hide-input"]
-chapter = Chapter.open(profile, seed=seed, progress=progress)
+chapter, S = open_page(
+    "chapter-ucan-code", profile, seed=seed, progress=progress
+)
 runs = chapter.secondary
 images = chapter.test.images[runs.indices]
-chapter.run_at(
-    {
-        "released files": "UCAN's model_saved/ (CIFAR-10, λ = 1)",
-        "inputs": f"{len(runs.indices)} Fashion-MNIST test images, "
-        "and as many of uniform random pixels",
-    },
-    standard=(),
-)
 
 # %% [markdown]
 # ## Where the book follows the paper's text and where its code
@@ -92,8 +87,8 @@ chapter.run_at(
 #
 # (Two values "a; b": dataset-wise; certification-wise. "Cert.":
 # certification-wise. \*Adam $10^{-2}$ for the generators, $10^{-3}$ for $f$.
-# "Both": {ref}`chapter-npg` trains the log-mean objective beside the mean, and
-# {ref}`sec-npg-recipe` runs the code's optimiser beside the text's.) The code's
+# "Both": {ref}`chapter-npg-training` trains the log-mean objective beside the mean, and
+# {ref}`chapter-npg-saturation` runs the code's optimiser beside the text's.) The code's
 # pattern coordinates come from `a/(S-1)/2`, which divides by $2(S-1)$ instead of
 # the half-width $(S-1)/2$.
 #
@@ -132,7 +127,7 @@ chapter.run_at(
 # $mean\{\sigma\}$, and the code takes the arithmetic mean of $\lvert\sigma\rvert$.
 # The two differ in what they reward: the arithmetic mean gains as much from
 # raising an already large $\sigma_i$ as from raising a small one, the log-mean
-# gains most from the smallest. {ref}`chapter-npg`'s dataset-wise "mean" run uses
+# gains most from the smallest. {ref}`chapter-npg-training`'s dataset-wise "mean" run uses
 # the arithmetic mean, as Eq. 13 and the code do, and its shape-or-amount section
 # trains for the log-mean as well.
 #
@@ -195,7 +190,7 @@ glue_all(
 #
 # ## UCAN's released generators
 #
-# {ref}`chapter-npg`'s generators were trained for a few hundred steps on
+# {ref}`chapter-npg-training`'s generators were trained for a few hundred steps on
 # Fashion-MNIST, from a classifier of this book, and their $\sigma$ ends at its
 # bound. Is that a product of the book's recipe, or of the method? UCAN's
 # repository answers part of this question: it ships the two certification-wise
@@ -326,13 +321,13 @@ plt.close(fig)
 # the bound, on the random images {glue:text}`ucan_rand_at_bound:.1%`, and no
 # pixel of either lies further than {glue:text}`ucan_gap:.1e` below 1: a constant
 # 1, the noise isotropic at level $\lambda$, as in the book's own
-# certification-wise generator ({ref}`chapter-npg`). The saturation is not only
+# certification-wise generator ({ref}`chapter-npg-training`). The saturation is not only
 # the book's recipe's: UCAN's own training run, with its code, its classifier and
 # CIFAR-10, ends where the book's does. (Figure 8 shows generators trained for the
 # ALM, the released ones were trained for the radius: both end at the bound.) What
 # the released files cannot say is why: they share with the book's runs both the
 # objective and UCAN's head $\lvert\gamma\tanh\rvert$ on $\sigma$, and
-# {ref}`sec-npg-recipe` separates the two.
+# {ref}`chapter-npg-saturation` separates the two.
 #
 # The offset is saturated too, the "large mean offsets" of the quote: its mean size
 # is {glue:text}`ucan_fm_mu_abs:.2f` on the Fashion-MNIST images and

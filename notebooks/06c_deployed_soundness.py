@@ -22,11 +22,11 @@
 # statement about one input at a time. A user who queries the classifier at
 # $x + \delta$ gets noise computed at $x + \delta$, not at $x$, so the certificate
 # issued at $x$ describes a classifier that the user never runs.
-# {ref}`chapter-memory` met the same gap for a data-dependent noise level; here the
+# {ref}`chapter-memory-soundness` met the same gap for a data-dependent noise level; here the
 # noise's whole shape moves with the input.
 #
 # This chapter asks whether the certification-wise certificates of
-# {ref}`chapter-npg` hold for the classifier a user would deploy, which recomputes
+# {ref}`chapter-npg-training` hold for the classifier a user would deploy, which recomputes
 # $\mu$ and $\sigma$ at each input it receives, and what a certificate sound for that
 # classifier can claim:
 #
@@ -50,10 +50,10 @@ from rsutils.anisotropic.soundness.deployed import (
     admit_log,
     query_audit_points,
 )
-from rsutils.book import Chapter, glue_all, glue_table, run_chose
+from rsutils.book import glue_all, glue_table, run_chose
 from rsutils.book.chapters import npg_replicates as by_model
+from rsutils.book.chapters.pages import open_page
 from rsutils.book.experiments import trained_npg
-from rsutils.book.profiles import ANISOTROPIC_LAMBDA
 from rsutils.book.replicated import median_scale, npg_replicates
 from rsutils.core.streams import derived_seed
 from rsutils.memory import anisotropic_conflicting_pairs
@@ -64,37 +64,26 @@ progress = True  # progress bars (papermill runs pass False)
 seed = 0
 
 # %% [markdown]
-# The classifiers and generators are {ref}`chapter-npg`'s, read from the cache with
+# The classifiers and generators are {ref}`chapter-npg-training`'s, read from the cache with
 # their certificates ({func}`~rsutils.book.replicated.npg_replicates` with
 # `cached=True`: run that chapter first). The run-at table adds the audit's scale:
 # how many certificates it searches and how many fresh draws verify each point it
 # finds.
 
 # %% tags=["hide-input"]
-chapter = Chapter.open(profile, seed=seed, progress=progress)
+chapter, S = open_page(
+    "chapter-deployed-soundness", profile, seed=seed, progress=progress
+)
 P, test, runs = chapter.profile, chapter.test, chapter.secondary
-LAMBDA = ANISOTROPIC_LAMBDA
-methods = P.npg_methods(chapter.base_models[LAMBDA], seed)
 trained = {
     name: trained_npg(config, device=chapter.device, progress=progress)
-    for name, config in methods.items()
+    for name, config in S.methods.items()
 }
 images = test.images[runs.indices]
 logs = npg_replicates(chapter, cached=True)[0]
-A = P.audit
-chapter.run_at(
-    {
-        "classifiers": "chapter 06's, fine-tuned from σ = 0.5",
-        "test images certified": f"{len(runs.indices)}",
-        "n (estimation draws)": f"{runs.settings.n:,}",
-        "audited images": f"up to {A.images}",
-        "draws per audited point": f"{A.n_verify:,}",
-    },
-    standard=("n0", "alpha"),
-)
 
 # %% [markdown]
-# (sec-deployed-offset)=
+# (chapter-deployed-soundness-offset)=
 # ## How much does the offset decide?
 #
 # The one part of the certification-wise noise that the other methods lack is the
@@ -114,7 +103,7 @@ cw_model, cw_generator = trained["certification-wise"]
 labels = test.labels[runs.indices]
 pairs = leakage.different_class_pairs(labels, len(runs.indices), seed=seed)
 cw, votes = (cw_model, cw_generator), {"draws": 100, "seed": seed}
-swap = leakage.mu_swap_votes(*cw, images, labels, pairs, LAMBDA, **votes)
+swap = leakage.mu_swap_votes(*cw, images, labels, pairs, S.lam, **votes)
 
 # %% [markdown]
 # `swap` holds, for each pair, the share of votes for each image's class. The
@@ -123,7 +112,7 @@ swap = leakage.mu_swap_votes(*cw, images, labels, pairs, LAMBDA, **votes)
 
 # %%
 without_mu = runs.certify_generated(
-    methods["certification-wise"], without_mu=True
+    S.methods["certification-wise"], without_mu=True
 )
 with_and_without = {
     "with μ(x)": logs["certification-wise"],
@@ -143,7 +132,7 @@ ablation.round(3)
 
 # %% tags=["remove-cell"]
 glue_all(
-    lam=LAMBDA,
+    lam=S.lam,
     n_pairs=len(swap),
     offset_votes=float(swap["offset"].mean()),
     own_votes=float(swap["own"].mean()),
@@ -173,7 +162,7 @@ glue_table(ablation, "{column}_{row}", rows=rows, columns=columns)
 # %%
 train_mean = rs.load_dataset(test.name, "train").images.mean()
 votes["background"] = float(train_mean)
-at = (test.images, test.labels, runs.indices, LAMBDA)
+at = (test.images, test.labels, runs.indices, S.lam)
 channel = leakage.label_channel_votes(*cw, *at, **votes)
 shares = {
     "own μ(x_i): for y_i": channel["own"],
@@ -260,7 +249,7 @@ glue_all(
 # audit asks the sharper question of whether the certificates still hold once the
 # generator sees the perturbed input.
 #
-# (sec-deployed-audit)=
+# (chapter-deployed-soundness-audit)=
 # ## Soundness audit: do the certificates hold?
 #
 # A certification-wise certificate at $x$ is computed with $\mu(x)$ and $\sigma(x)$.
@@ -304,15 +293,18 @@ glue_all(
 # %%
 audit = rs.AuditSettings(
     alpha=P.certify.alpha,
-    n_verify=P.audit.n_verify,
+    n_verify=S.audit_scale.n_verify,
     boundary=2,
-    steps=P.audit.steps,
-    draws=P.audit.draws,
+    steps=S.audit_scale.steps,
+    draws=S.audit_scale.draws,
     seed=seed,
     input_range=(0.0, 1.0),
     losses=("ce", "margin"),
 )
-cw_config, iso_config = methods["certification-wise"], methods["isotropic"]
+cw_config, iso_config = (
+    S.methods["certification-wise"],
+    S.methods["isotropic"],
+)
 shell = audit.replace(region_scale=(1.5, 2.0))
 ce_only = audit.replace(losses=("ce",))
 searched = {  # (generator pair, settings, frozen parameters?)
@@ -323,7 +315,7 @@ searched = {  # (generator pair, settings, frozen parameters?)
 }
 audits = {
     name: runs.audit_generated(
-        config, settings, freeze=freeze, limit=P.audit.images
+        config, settings, freeze=freeze, limit=S.audit_scale.images
     )
     for name, (config, settings, freeze) in searched.items()
 }
@@ -362,8 +354,8 @@ def rate(summary) -> str:
 
 glue_all(
     n_audited=deployed.images,
-    audit_steps=P.audit.steps,
-    audit_n=f"{P.audit.n_verify:,}",
+    audit_steps=S.audit_scale.steps,
+    audit_n=f"{S.audit_scale.n_verify:,}",
     rate_deployed=rate(deployed),
     ci_deployed=f"[{deployed.low:.2f}, {deployed.high:.2f}]",
     rate_frozen=rate(frozen_control),
@@ -472,10 +464,10 @@ deployed.table.groupby("search")[list(columns)].median().rename(
 ).round(3)
 
 # %% [markdown]
-# (sec-deployed-memory)=
+# (chapter-deployed-soundness-memory)=
 # ## The audit through an anisotropic certificate memory
 #
-# The memory of {ref}`chapter-memory` stores every answer with its region and admits a
+# The memory of {ref}`chapter-memory-soundness` stores every answer with its region and admits a
 # new certificate only so that no two regions of different classes meet; here the
 # regions are the certification-wise super-ellipsoids
 # $\{z : \|(z - x)\oslash\sigma(x)\|_2 < R\}$, whose shapes differ from input to
@@ -490,7 +482,7 @@ deployed.table.groupby("search")[list(columns)].median().rename(
 # %%
 memory = rs.AnisotropicMemory()
 cw_smooth = rs.GeneratedSmooth(
-    cw_model, test.num_classes, rs.Gaussian(LAMBDA), cw_generator
+    cw_model, test.num_classes, rs.Gaussian(S.lam), cw_generator
 )
 cw_log = logs["certification-wise"]
 admitted = admit_log(cw_smooth, memory, test.images, cw_log)
@@ -551,7 +543,7 @@ assert memory.violations() == [] and not queried.contradiction.any()
 # earlier answers; it does not make it robust, and the certificates it keeps say
 # nothing about inputs nobody has asked yet.
 #
-# (sec-deployed-sound)=
+# (chapter-deployed-soundness-sound)=
 # ## A sound radius for the deployed classifier
 #
 # Is there a radius, smaller than Theorem 7's, that provably holds for $G$ itself,
@@ -645,13 +637,13 @@ glue_all(
 # to two decimals ({func}`~rsutils.book.replicated.median_scale`), $c =$
 # {glue:text}`sound_c`: the classifier was fine-tuned under the learned $\sigma$,
 # so this noise is close to the one it knows. The run is certified like the
-# others, with the same images and settings ({ref}`chapter-npg` certified it on
+# others, with the same images and settings ({ref}`chapter-npg-training` certified it on
 # every replicate, so it comes from the cache):
 
 # %%
 c = median_scale(cw_generator, images.to(chapter.device))
 constant = runs.certify_generated(
-    methods["certification-wise"], constant_sigma=c
+    S.methods["certification-wise"], constant_sigma=c
 )
 
 # %% [markdown]

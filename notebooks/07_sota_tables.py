@@ -13,7 +13,7 @@
 # ---
 
 # %% [markdown]
-# (chapter-sota)=
+# (chapter-sota-tables)=
 # # The papers' tables, audited
 #
 # Do the numbers and the claims of the three papers hold? Every number that
@@ -32,11 +32,11 @@
 #
 # - (a) every number the texts state, in a ledger to search and sort;
 # - (b) the papers' qualitative claims, judged on this book's runs;
-# - {ref}`sota-tables`: the printed tables as data, every improvement they print
+# - {ref}`chapter-printed-tables`: the printed tables as data, every improvement they print
 #   recomputed, and what the theory ties together across their rows;
-# - {ref}`sota-released-logs`: every log Cohen et al. released, and the level
+# - {ref}`chapter-released-logs`: every log Cohen et al. released, and the level
 #   $\alpha$ its certificates imply;
-# - {ref}`sota-beside`: UCAN's rows for the other papers' methods against those
+# - {ref}`chapter-beside`: UCAN's rows for the other papers' methods against those
 #   papers' own numbers, and this book's rows in the papers' layouts.
 #
 # The chapter trains and certifies nothing: its rows are the certificates of
@@ -51,11 +51,12 @@ import pandas as pd
 
 from rsutils.analysis.replicates import replicated_comparisons
 from rsutils.analysis.verdicts import holm_family
-from rsutils.book import Chapter, glue_all, glue_fields
+from rsutils.book import glue_all, glue_fields
 from rsutils.book import replicated as rep
 from rsutils.book.audit import ledger as lg
 from rsutils.book.audit import measured as ours
 from rsutils.book.audit import table_audit as audit
+from rsutils.book.chapters.pages import open_page
 from rsutils.book.choice import run_chose
 from rsutils.book.glue import glue_table
 from rsutils.book.interactive import interactive_table
@@ -75,18 +76,11 @@ reference_root = None
 seed = 0
 
 # %% tags=["hide-input"]
-chapter = Chapter.open(profile, seed=seed, progress=progress)
+chapter, S = open_page(
+    "chapter-sota-tables", profile, seed=seed, progress=progress
+)
 pd.set_option("display.max_rows", None)  # every row of every listing
 P = chapter.profile
-chapter.run_at(
-    {
-        "published": f"a ledger of {len(lg.ledger())} statements "
-        "(shipped with rsutils)",
-        "replicates": f"{P.replicates.models} models per method, read "
-        "from the cache of chapters 01, 02, 05 and 06",
-    },
-    standard=("alpha",),
-)
 
 # %% [markdown]
 # ## (a) Every number in the text
@@ -261,7 +255,7 @@ glue_all(
 assert "ALM" in v_top.row and f"{v_top.printed:g}" == headline[2]
 
 # %% [markdown]
-# (sota-claims)=
+# (chapter-sota-tables-claims)=
 # ## (b) The papers' claims, at our scale
 #
 # Section (a) tests the papers' numbers against their own sources. This section tests
@@ -277,7 +271,7 @@ assert "ALM" in v_top.row and f"{v_top.printed:g}" == headline[2]
 # difference of a measure, method minus control; its 95% interval covers both the
 # images and the retraining
 # ({func}`~rsutils.analysis.replicates.replicated_comparisons`), and
-# {ref}`the book's verdict rule <verdict-rule>` turns it into "rises", "falls",
+# {ref}`the book's verdict rule <chapter-tight-radius-verdict-rule>` turns it into "rises", "falls",
 # "equivalent within $\pm m$" or "undecided", with margins fixed before any
 # comparison was run ({data}`~rsutils.book.margins.MARGINS`: ACR
 # ±{glue:text}`margin_acr:.2f`, certified accuracy ±{glue:text}`margin_accuracy:.2f`).
@@ -634,9 +628,9 @@ assert set(predict_rows.verdict) == {"does not hold"}
 #   that compare noise families on Table II do not hold on Table II (its baselines
 #   reach {glue:text}`l1_printed`%, not at most {glue:text}`l1_stated`%). Some
 #   printed improvements are computed against baselines the tables do not print,
-#   and the tables' two "Ours" rows come from two models ({ref}`sota-tables`); its
+#   and the tables' two "Ours" rows come from two models ({ref}`chapter-printed-tables`); its
 #   rows for the other papers' methods match those papers' numbers only in part
-#   ({ref}`sota-beside`).
+#   ({ref}`chapter-beside`).
 # - **Data-dependent smoothing** ({glue:text}`ddrs_fail` of
 #   {glue:text}`ddrs_rows` statements fail). Its stated gains follow from the
 #   numbers they quote, but every result is the best over settings chosen on the
@@ -644,7 +638,7 @@ assert set(predict_rows.verdict) == {"does not hold"}
 # - **Cohen et al.** ({glue:text}`cohen_fail` of {glue:text}`cohen_rows`
 #   statements fail). The tables follow from the released logs, but the logs were
 #   not run at the stated level: {glue:text}`cohen_alpha`
-#   ({ref}`sota-released-logs`).
+#   ({ref}`chapter-released-logs`).
 # - **At our scale** ({glue:text}`n_qualitative` claims), these hold:
 #   {glue:text}`claims_hold`; these hold in direction, by less than the margin:
 #   {glue:text}`claims_small`; these do not: {glue:text}`claims_fail`; and our

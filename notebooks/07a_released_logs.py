@@ -13,12 +13,12 @@
 # ---
 
 # %% [markdown]
-# (sota-released-logs)=
+# (chapter-released-logs)=
 # # Every log Cohen et al. released
 #
 # Were the logs that {cite:t}`cohen2019certified` released produced with the settings
 # the paper states, $n = 100{,}000$ draws at $\alpha = 0.001$? This page of
-# {ref}`chapter-sota` answers it log by log. Released logs are the strongest evidence a
+# {ref}`chapter-sota-tables` answers it log by log. Released logs are the strongest evidence a
 # paper can give short of its models: each line is one certificate, so every number of
 # the tables can be recomputed, and so can numbers the tables do not print.
 #
@@ -32,9 +32,10 @@ import pandas as pd
 from scipy.stats import norm
 
 import rsutils as rs
-from rsutils.book import Chapter, glue_all, glue_fields
+from rsutils.book import glue_all, glue_fields
 from rsutils.book.audit import ledger as lg
 from rsutils.book.audit import released_alpha as implied_alpha
+from rsutils.book.chapters.pages import open_page
 from rsutils.book.papers import released as rel
 
 # %% tags=["parameters"]
@@ -45,16 +46,10 @@ reference_root = None
 seed = 0
 
 # %% tags=["hide-input"]
-chapter = Chapter.open(profile, seed=seed, progress=progress)
-pd.set_option("display.max_rows", None)  # every log, every cell
-chapter.run_at(
-    {
-        "released": f"Cohen et al.'s {len(rel.COHEN2019_CERTIFY_LOGS)} "
-        f"CERTIFY and {len(rel.COHEN2019_PREDICT_NS)} PREDICT logs, "
-        "the same at every profile",
-    },
-    standard=("alpha",),
+chapter, S = open_page(
+    "chapter-released-logs", profile, seed=seed, progress=progress
 )
+pd.set_option("display.max_rows", None)  # every log, every cell
 
 # %% [markdown]
 # ## The logs in the tables' layout

@@ -13,11 +13,11 @@
 # ---
 
 # %% [markdown]
-# (sota-tables)=
+# (chapter-printed-tables)=
 # # The printed tables, checked
 #
 # Could the numbers the papers' tables print be certified accuracies of the models
-# they name, computed as the papers define them? This page of {ref}`chapter-sota`
+# they name, computed as the papers define them? This page of {ref}`chapter-sota-tables`
 # asks it of every printed table, with rules that need no model: the tables'
 # agreement with themselves, and what the theory of randomized smoothing ties
 # together. Its sections:
@@ -43,15 +43,12 @@ import seaborn as sns
 from scipy.stats import norm
 
 import rsutils as rs
-from rsutils.book import Chapter, glue_all, glue_fields
+from rsutils.book import glue_all, glue_fields
 from rsutils.book.audit import table_audit as audit
 from rsutils.book.audit import table_bounds as tb
 from rsutils.book.audit.one_model import one_model_check
-from rsutils.book.papers.published import (
-    check_schema,
-    published_table,
-    published_table_names,
-)
+from rsutils.book.chapters.pages import open_page
+from rsutils.book.papers.published import check_schema
 
 # %% tags=["parameters"]
 profile = "cpu"  # smoke | cpu | paper
@@ -59,13 +56,10 @@ progress = True  # progress bars (papermill runs pass False)
 seed = 0
 
 # %% tags=["hide-input"]
-chapter = Chapter.open(profile, seed=seed, progress=progress)
-pd.set_option("display.max_rows", None)  # every row of every listing
-tables = {name: published_table(name) for name in published_table_names()}
-chapter.run_at(
-    {"published": f"{len(tables)} tables (shipped with rsutils)"},
-    standard=(),
+chapter, S = open_page(
+    "chapter-printed-tables", profile, seed=seed, progress=progress
 )
+pd.set_option("display.max_rows", None)  # every row of every listing
 
 # %% [markdown]
 # Tables go by short names on this page: Cohen et al.'s summarised Tables 1 and 3,
@@ -78,7 +72,7 @@ SHORT_TABLES = {
     name: t.meta["table"]
     .replace(" block", "")
     .replace(" (as summarised)", "")
-    for name, t in tables.items()
+    for name, t in S.tables.items()
 }
 SHORT_ROWS = {
     "Ours (certified accuracy w.r.t. ALM)": "Ours, ALM",
@@ -108,13 +102,13 @@ pd.DataFrame(
             "radii": f"{t.data.columns[1]} … {t.data.columns[-1]}",
             "notes": len(t.meta.get("notes", [])),
         }
-        for name, t in tables.items()
+        for name, t in S.tables.items()
     }
 ).T
 
 # %% tags=["remove-cell"]
-assert all(check_schema(t) == [] for t in tables.values())
-glue_all(n_tables=len(tables))
+assert all(check_schema(t) == [] for t in S.tables.values())
+glue_all(n_tables=len(S.tables))
 
 # %% [markdown]
 # ## Every printed improvement, recomputed
@@ -132,12 +126,12 @@ glue_all(n_tables=len(tables))
 # \text{printed}/100)$.
 
 # %%
-ucan_tables = [t for t in tables.values() if "improvement" in t.kinds]
+ucan_tables = [t for t in S.tables.values() if "improvement" in t.kinds]
 improvements = pd.concat(map(audit.improvement_check, ucan_tables))
 
 # %% tags=["hide-input"]
 differ = improvements[improvements.verdict == "differs"]
-table_of = {n: f"Table {t.meta['table']}" for n, t in tables.items()}
+table_of = {n: f"Table {t.meta['table']}" for n, t in S.tables.items()}
 named = improvements.assign(table=improvements.table.map(table_of))
 fig, ax = plt.subplots(figsize=(6.4, 3.6))
 ax.axline((0, 0), slope=1, color="0.6", lw=1, zorder=1)
@@ -178,7 +172,7 @@ columns = ["table", "row", "radius", "ours", "best", "best_row"]
 columns += ["printed", "relative", "implied_best", "verdict"]
 odd = improvements[improvements.verdict != "matches"]
 odd = odd.assign(
-    table=[tables[name].meta["table"] for name in odd.table],
+    table=[S.tables[name].meta["table"] for name in odd.table],
     row=odd.row.replace(SHORT_ROWS),
 )
 odd[columns].reset_index(drop=True).T
@@ -200,7 +194,7 @@ glue_all(
     rounding=audit.ROUNDING,
     slip=2.5 * audit.ROUNDING,
     differ_where="; ".join(
-        f"Table {tables[t].meta['table']} at radii {' and '.join(r)}"
+        f"Table {S.tables[t].meta['table']} at radii {' and '.join(r)}"
         for t, r in differ.groupby("table").radius.unique().items()
     ),
 )
@@ -283,7 +277,7 @@ assert len(denoise) == 2 and not any(map(leftout.search, baselines))
 # And one row is printed for two datasets ({func}`~rsutils.book.audit.table_audit.duplicate_rows`):
 
 # %%
-audit.duplicate_rows(tables.values())
+audit.duplicate_rows(S.tables.values())
 
 # %% [markdown]
 # Two certified-accuracy rows of tables for different datasets with the same numbers
@@ -295,12 +289,12 @@ audit.duplicate_rows(tables.values())
 
 # %%
 rising = pd.concat(
-    [audit.non_increasing_check(t) for t in tables.values()]
+    [audit.non_increasing_check(t) for t in S.tables.values()]
 )
-l2_tables = [t for t in tables.values() if t.meta["norm"] == "l2"]
+l2_tables = [t for t in S.tables.values() if t.meta["norm"] == "l2"]
 ceilings = [audit.ceiling_check(t, scale=1.0) for t in l2_tables]
 ceiling = pd.concat(ceilings)
-below = pd.concat([audit.alm_radius_check(t) for t in tables.values()])
+below = pd.concat([audit.alm_radius_check(t) for t in S.tables.values()])
 below.set_index(["table", "radius"])
 
 # %% [markdown]
@@ -308,7 +302,7 @@ below.set_index(["table", "radius"])
 # wrong direction: "ALM row" is the certified accuracy printed for the row measured
 # by ALM, "radius row" the one measured by the inscribed radius. If both rows came
 # from the same certificates, every ALM would be at least the radius
-# ({ref}`chapter-alm`), and the first number could not be the smaller.
+# ({ref}`chapter-alm-volume`), and the first number could not be the smaller.
 
 # %% tags=["remove-cell"]
 glue_all(
@@ -317,7 +311,7 @@ glue_all(
     n_ceiling=len(ceiling),
     n_alm_below=len(below),
     alm_tables=" and ".join(
-        f"Table {tables[n].meta['table']}"
+        f"Table {S.tables[n].meta['table']}"
         for n in sorted(set(below.table))
     )
     or "no table",
@@ -349,7 +343,7 @@ glue_all(
 # which measure a row uses, as Table II's, has no pair to check.
 
 # %%
-same_model = one_model_check(tables.values())
+same_model = one_model_check(S.tables.values())
 shown = ["table", "pairs", "ALM at 0", "radius at 0", "ALM below"]
 same_model.rename(
     columns={"columns ALM below radius": "ALM below"}
@@ -372,7 +366,7 @@ glue_all(
     one_model_paired=len(paired_tables),
     one_model_two=len(two_models),
     one_model_at_zero="; ".join(
-        f"Table {tables[n].meta['table']} prints {a:g}% by ALM and "
+        f"Table {S.tables[n].meta['table']} prints {a:g}% by ALM and "
         f"{r:g}% by radius"
         for n, a, r in zip(
             two_models.table,
@@ -382,7 +376,7 @@ glue_all(
         )
     ),
     one_model_zero_only=" and ".join(
-        f"Table {tables[n].meta['table']}" for n in zero_only.table
+        f"Table {S.tables[n].meta['table']}" for n in zero_only.table
     )
     or "no table",
     one_model_n_zero_only=len(zero_only),
@@ -401,8 +395,8 @@ assert two_models["differ at 0"].all()
 
 # %%
 fires = {
-    tables[n].meta["table"]: tb.can_fire(t, scale=1.0)
-    for n, t in tables.items()
+    S.tables[n].meta["table"]: tb.can_fire(t, scale=1.0)
+    for n, t in S.tables.items()
     if t.meta["norm"] == "l2"
 }
 pd.Series(fires, name="can fire at scale 1")
@@ -431,7 +425,7 @@ pd.Series(fires, name="can fire at scale 1")
 # $\underline{p_A}$ (below):
 
 # %%
-bounds = tb.bound_summary(tables.values())
+bounds = tb.bound_summary(S.tables.values())
 stated = bounds.dropna(subset=["bound"]).assign(
     table=lambda b: b.table.map(SHORT_TABLES),
     row=lambda b: b.row.replace(SHORT_ROWS),
@@ -462,7 +456,7 @@ stated.set_index(["table", "row"])[shown].round(3)
 # the row's largest scale the cell needs even then:
 
 # %%
-cells = pd.concat([tb.bound_cells(t) for t in tables.values()])
+cells = pd.concat([tb.bound_cells(t) for t in S.tables.values()])
 near = cells[cells.verdict == "near-certain pA"]
 near_view = pd.DataFrame(
     {
@@ -490,7 +484,7 @@ near_view.set_index(["table", "row", "radius"])
 
 # %% tags=["remove-cell"]
 l2_largest = max(
-    t.radii.max() for t in tables.values() if t.meta["norm"] == "l2"
+    t.radii.max() for t in S.tables.values() if t.meta["norm"] == "l2"
 )
 flagged = cells.verdict.value_counts()
 on_ucan = cells[cells.table.str.startswith("ucan")]
@@ -543,7 +537,7 @@ assert not any(fires.values()) and l2_largest < top
 # dimension, read from the registry rather than typed.
 
 # %%
-iv = tables["ucan2025_table_iv"]
+iv = S.tables["ucan2025_table_iv"]
 ours_by_radius = "Ours (certified accuracy w.r.t. radius)"
 cohen, ucan = "Cohen et al.’s [12]", "Ours (Ani. Gaussian)"
 # (name, Table IV row, Table II block, its row, whether it is exact)
@@ -557,7 +551,7 @@ for pair, source, block, target, exact in pairs:
     factor = audit.table_one_factor(
         "gaussian", "l2", block, dim=3 * 32 * 32
     )
-    block_table = tables[f"ucan2025_table_ii_{block}"]
+    block_table = S.tables[f"ucan2025_table_ii_{block}"]
     check = audit.conversion_check(
         iv, source, block_table, target, factor=factor, exact=exact
     )
@@ -609,7 +603,7 @@ glue_all(
     or "no radius",
     ucan_linf_within=int((linf_pair.verdict == "consistent").sum()),
 )
-assert len(audit.duplicate_rows(tables.values())) == 1
+assert len(audit.duplicate_rows(S.tables.values())) == 1
 assert outside_by_pair.get("UCAN, ℓ2 → ℓ∞") is None
 
 # %% [markdown]

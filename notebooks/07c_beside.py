@@ -13,19 +13,19 @@
 # ---
 
 # %% [markdown]
-# (sota-beside)=
+# (chapter-beside)=
 # # The printed rows beside other sources
 #
 # Do UCAN's rows for the other papers' methods agree with the numbers those papers
 # publish themselves, and what do this book's own runs look like in the papers'
-# layouts? This page of {ref}`chapter-sota` sets each row beside its other
+# layouts? This page of {ref}`chapter-sota-tables` sets each row beside its other
 # sources:
 #
 # - UCAN's rows for Cohen et al.'s method against Cohen et al.'s printed tables and
 #   released logs, and its rows for data-dependent smoothing against every value
 #   that paper states;
 # - our rows in the layouts of Cohen et al.'s Tables 1 and 3 and of UCAN's Table
-#   III, checked by the same rules as the printed ones ({ref}`sota-tables`).
+#   III, checked by the same rules as the printed ones ({ref}`chapter-printed-tables`).
 
 # %%
 import matplotlib.pyplot as plt
@@ -34,16 +34,13 @@ import seaborn as sns
 from scipy.stats import norm
 
 import rsutils as rs
-from rsutils.book import Chapter, glue_all, glue_fields
+from rsutils.book import glue_all, glue_fields
 from rsutils.book import replicated as rep
 from rsutils.book.audit import measured as ours
 from rsutils.book.audit import table_audit as audit
 from rsutils.book.audit.cross_paper import cross_paper_check, ddrs_stated
-from rsutils.book.papers.published import (
-    check_schema,
-    published_table,
-    published_table_names,
-)
+from rsutils.book.chapters.pages import open_page
+from rsutils.book.papers.published import check_schema
 from rsutils.book.profiles import ANISOTROPIC_LAMBDA, BOOK_SIGMAS
 
 # %% tags=["parameters"]
@@ -54,22 +51,11 @@ reference_root = None
 seed = 0
 
 # %% tags=["hide-input"]
-chapter = Chapter.open(profile, seed=seed, progress=progress)
-pd.set_option("display.max_rows", None)  # every row of every listing
-tables = {name: published_table(name) for name in published_table_names()}
-P = chapter.profile
-chapter.run_at(
-    {
-        "published": f"{len(tables)} tables (shipped with rsutils)",
-        "released": "Cohen et al.'s logs, the same at every profile",
-        "our rows": "chapters 01, 02 and 06 at this profile, read "
-        "from the cache",
-        "their images and draws": f"{len(chapter.replicated.indices)} "
-        f"at n = {P.certify.n:,} (01, 02); "
-        f"{P.secondary.images} at n = {P.secondary.n:,} (06)",
-    },
-    standard=("alpha",),
+chapter, S = open_page(
+    "chapter-beside", profile, seed=seed, progress=progress
 )
+pd.set_option("display.max_rows", None)  # every row of every listing
+P = chapter.profile
 
 # %% [markdown]
 # Tables go by short names on this page: Cohen et al.'s summarised Tables 1 and 3,
@@ -80,7 +66,7 @@ SHORT_TABLES = {
     name: t.meta["table"]
     .replace(" block", "")
     .replace(" (as summarised)", "")
-    for name, t in tables.items()
+    for name, t in S.tables.items()
 }
 linf = "ucan2025_table_ii_linf"
 
@@ -297,11 +283,11 @@ scale = (
 )
 layout = {"name": "ours", "dataset": "fashion-mnist", "scale": scale}
 ours_cohen = ours.measured_table(
-    tables["cohen2019_tables_1_3"], rows, **layout
+    S.tables["cohen2019_tables_1_3"], rows, **layout
 )
 pd.concat(
     {
-        "Cohen et al.": tables["cohen2019_tables_1_3"].data,
+        "Cohen et al.": S.tables["cohen2019_tables_1_3"].data,
         "this book": ours_cohen.data,
     },
     names=["source", None],
@@ -313,8 +299,8 @@ pd.concat(
 # layout allows is to ask whether our rows show the same *shape* as theirs: accuracy
 # at radius 0 falling as $\sigma$ grows, larger radii reached only with larger
 # $\sigma$, and the data-dependent rows above the fixed ones at large radii.
-# {ref}`sota-claims` turns those shapes into verdicts. Every one of our rows is also
-# checked by the rules of {ref}`sota-tables`, which it must pass.
+# {ref}`chapter-sota-tables-claims` turns those shapes into verdicts. Every one of our rows is also
+# checked by the rules of {ref}`chapter-printed-tables`, which it must pass.
 #
 # How to read the table: the first column says whose row it is, the printed rows of
 # Cohen et al. first and ours below, each of ours named by its dataset and its
@@ -347,7 +333,7 @@ glue_all(our_scale=scale.replace("alpha", "α"))
 # once by radius, and the two isotropic controls play the baselines. Chapter 06
 # certifies every method on several retrained models
 # ({func}`~rsutils.book.replicated.npg_replicates`); the table shows the first, the
-# models chapter 06's other sections show, and {ref}`sota-claims` judges them all.
+# models chapter 06's other sections show, and {ref}`chapter-sota-tables-claims` judges them all.
 
 # %%
 npg = rep.npg_replicates(chapter, cached=True)
@@ -371,13 +357,13 @@ small_scale = (
 )
 layout = {"name": "ours", "dataset": "fashion-mnist", "scale": small_scale}
 ours_iii = ours.measured_table(
-    tables["ucan2025_table_iii"], rows, **layout
+    S.tables["ucan2025_table_iii"], rows, **layout
 )
 ours_iii.data
 
 # %% [markdown]
 # The improvement rows are computed by UCAN's rule against our two isotropic rows,
-# and the rules of {ref}`sota-tables` hold for every row, among them the ALM rule
+# and the rules of {ref}`chapter-printed-tables` hold for every row, among them the ALM rule
 # that UCAN's printed tables break: one model's certificates never give less
 # accuracy by ALM than by radius. A reader can check the improvements by hand: each
 # is the "Ours" row above it against the larger of the two isotropic rows in the
@@ -416,4 +402,4 @@ glue_all(
 # They do not say who is wrong where a row differs, only that the row is not the
 # published result it names, which the table does not say. Our own rows, small and
 # noisy as they are, pass every rule the printed tables are held to; their shapes
-# are judged against the papers' claims in {ref}`sota-claims`.
+# are judged against the papers' claims in {ref}`chapter-sota-tables-claims`.

@@ -33,10 +33,10 @@
 # - Planned draws: nearly CERTIFY's radius from fewer draws.
 #
 # Three pages carry what the main line uses in summary:
-# {ref}`chapter-fewer-draws-designs` (what each design pays when every draw is in
+# {ref}`chapter-design-costs` (what each design pays when every draw is in
 # the class, and its exact probability of a false certificate at the book's
-# $\alpha$), {ref}`chapter-fewer-draws-curves` (whole curves, the most any test could
-# save, and procedures for the radius) and {ref}`chapter-fewer-draws-forward-pass`
+# $\alpha$), {ref}`chapter-whole-curves` (whole curves, the most any test could
+# save, and procedures for the radius) and {ref}`chapter-forward-pass`
 # (a faster forward pass, and certificates for the float32 model from it).
 #
 # Gaussian CERTIFY certifies radius $r$ when its lower bound on $p_A$ reaches
@@ -56,8 +56,9 @@ import numpy as np
 import pandas as pd
 
 import rsutils as rs
-from rsutils.book import Chapter, glue_all, plot_curves, run_chose
+from rsutils.book import glue_all, plot_curves, run_chose
 from rsutils.book.chapters import fewer_draws as fd
+from rsutils.book.chapters.pages import open_page
 from rsutils.book.profiles import BOOK_SIGMAS
 from rsutils.core.confidence import min_samples_for_radius
 from rsutils.sequential import Decide, PlannedDraws, decisions_long
@@ -76,29 +77,12 @@ progress = True  # progress bars (papermill runs pass False)
 seed = 0
 
 # %% tags=["hide-input"]
-chapter = Chapter.open(profile, seed=seed, progress=progress)
-P, configs = chapter.profile, chapter.base_models
-N, ALPHA = P.certify.n, P.certify.alpha
-# the planned draws' budget, in ℓ2 units of [0, 1] pixels
-RADIUS_LOSS = 0.05
-# the decision task's radii, in units of each model's σ
-R_OVER_SIGMA = (0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0)
-COVERAGE_RUNS = P.checks.coverage_runs
+chapter, S = open_page(
+    "chapter-fewer-draws", profile, seed=seed, progress=progress
+)
+configs = chapter.base_models
 # images per model on which CERTIFY runs live again, to check the records
 LIVE_CHECKS = 10
-schedule = rs.LookSchedule.geometric(N, ALPHA)
-anytime = rs.AnytimeSchedule.geometric(N, ALPHA)
-randomised = rs.LookSchedule.geometric(N, ALPHA, randomized=True)
-chapter.run_at(
-    {
-        **chapter.base_model_rows(),
-        "decision radii": "r/σ = "
-        + ", ".join(f"{r:g}" for r in R_OVER_SIGMA),
-        "confidence sequence": f"{len(anytime.looks)} looks",
-        "planned draws' radius loss": RADIUS_LOSS,
-        "coverage runs": f"{COVERAGE_RUNS:,} per procedure",
-    }
-)
 
 # %% [markdown]
 # The decision radii are multiples of each model's $\sigma$, so that the three models
@@ -117,15 +101,15 @@ chapter.run_at(
 # $\sigma\Phi^{-1}(\alpha^{1/n})$ needs nearly all of them, whoever certifies it.
 
 # %% tags=["remove-cell"]
-stages = horvath_stages(N)
+stages = horvath_stages(S.n)
 glue_all(
-    alpha=ALPHA,
-    n=N,
+    alpha=S.alpha,
+    n=S.n,
     **{
-        f"floor_{k}": min_samples_for_radius(float(k), ALPHA)
+        f"floor_{k}": min_samples_for_radius(float(k), S.alpha)
         for k in (1, 2, 3)
     },
-    sequence_looks=len(anytime.looks),
+    sequence_looks=len(S.anytime.looks),
     horvath_stages=", ".join(f"{n:,}" for n in stages),
     horvath_first=stages[0],
 )
@@ -134,14 +118,16 @@ glue_all(
 grid = np.linspace(0, 3.5, 141)
 floor = {
     f"α = {a:g}": [min_samples_for_radius(r, a) for r in grid]
-    for a in (0.01, ALPHA)
+    for a in (0.01, S.alpha)
 }
 labels = {
     "xlabel": "radius / σ",
     "ylabel": "fewest draws, any level-α test",
 }
 ax = plot_curves(floor, grid, **labels)
-ax.axhline(N, color="grey", linestyle=":", label=f"CERTIFY's n = {N:,}")
+ax.axhline(
+    S.n, color="grey", linestyle=":", label=f"CERTIFY's n = {S.n:,}"
+)
 ax.set_yscale("log")
 ax.legend()
 glue_all(fig_draw_floor=ax.figure)
@@ -164,7 +150,7 @@ plt.close(ax.figure)
 # The floor binds every *non-randomised* test, and each design of this chapter pays
 # something above it even when every draw is in class A: a test split over looks
 # pays for its smaller levels, a confidence sequence for looking at every batch, a
-# staged design for its stage sizes. {ref}`chapter-fewer-draws-designs` prices each
+# staged design for its stage sizes. {ref}`chapter-design-costs` prices each
 # design at $p_A = 1$, and shows how far a randomised test can go below the floor.
 #
 # ## Sequential CERTIFY
@@ -181,9 +167,9 @@ plt.close(ax.figure)
 # input that needs every draw loses little against CERTIFY:
 
 # %%
-looks = range(1, len(schedule.looks) + 1)
-levels = [f"{a:.2e}" for a in schedule.alphas]
-plan = {"draws": schedule.looks, "level α_k": levels}
+looks = range(1, len(S.schedule.looks) + 1)
+levels = [f"{a:.2e}" for a in S.schedule.alphas]
+plan = {"draws": S.schedule.looks, "level α_k": levels}
 pd.DataFrame(plan, index=looks).rename_axis("look").T
 
 # %% [markdown]
@@ -192,8 +178,10 @@ pd.DataFrame(plan, index=looks).rename_axis("look").T
 # CERTIFY.
 
 # %% tags=["remove-cell"]
-glue_all(first_look=schedule.looks[0], alpha_spent=sum(schedule.alphas))
-assert abs(sum(schedule.alphas) - ALPHA) < 1e-12
+glue_all(
+    first_look=S.schedule.looks[0], alpha_spent=sum(S.schedule.alphas)
+)
+assert abs(sum(S.schedule.alphas) - S.alpha) < 1e-12
 
 # %% [markdown]
 # ### Looking after every batch: a confidence sequence
@@ -267,7 +255,9 @@ procedures = {
 }
 setting = CoverageSetting(seed=seed)
 coverage = {
-    name: false_rate(procedure, COVERAGE_RUNS, setting, claimed_alpha=0.05)
+    name: false_rate(
+        procedure, S.coverage_runs, setting, claimed_alpha=0.05
+    )
     for name, procedure in procedures.items()
 }
 # the exact probability of the same false answers (tests of a radius only)
@@ -303,7 +293,7 @@ sound = {k: c for k, c in coverage.items() if k != "every look at full α"}
 assert all(c.holds for c in sound.values())
 assert not coverage["every look at full α"].holds
 glue_all(
-    coverage_runs=COVERAGE_RUNS,
+    coverage_runs=S.coverage_runs,
     seq_rate=coverage["sequential"].rate,
     seq_bound=coverage["sequential"].bound,
     seq_exact=exact_rates["sequential"],
@@ -317,7 +307,7 @@ glue_all(
 # falsely in {glue:text}`naive_rate:.2%` while claiming 5%. At the book's own
 # $\alpha$ the same probability can be computed exactly rather than counted, for
 # every test of this chapter and every published design:
-# {ref}`chapter-fewer-draws-designs` does so, and each stays within $\alpha$.
+# {ref}`chapter-design-costs` does so, and each stays within $\alpha$.
 #
 # ## On the book's models, on CERTIFY's own draws
 #
@@ -361,7 +351,7 @@ glue_all(live_checks=len(live_checked))
 # ({func}`~rsutils.book.chapters.fewer_draws.procedure_table`).
 
 # %%
-radii = {s: [s * k for k in R_OVER_SIGMA] for s in BOOK_SIGMAS}
+radii = {s: [s * k for k in S.r_over_sigma] for s in BOOK_SIGMAS}
 
 
 def replayed(s, test, true_label=False):
@@ -372,11 +362,11 @@ def replayed(s, test, true_label=False):
 
 runs = {
     s: {
-        "spending": replayed(s, schedule),
-        "sequence": replayed(s, anytime),
-        "label, spending": replayed(s, schedule, true_label=True),
-        "label, sequence": replayed(s, anytime, true_label=True),
-        "label, randomised": replayed(s, randomised, true_label=True),
+        "spending": replayed(s, S.schedule),
+        "sequence": replayed(s, S.anytime),
+        "label, spending": replayed(s, S.schedule, true_label=True),
+        "label, sequence": replayed(s, S.anytime, true_label=True),
+        "label, randomised": replayed(s, S.randomised, true_label=True),
     }
     for s in BOOK_SIGMAS
 }
@@ -396,7 +386,7 @@ def table(names):
                 standard[s],
                 {name: runs[s][name][1] for name in names},
                 s,
-                ALPHA,
+                S.alpha,
             )
             for s in BOOK_SIGMAS
         },
@@ -428,8 +418,8 @@ glue_all(
     deployed_seq_mean_2=float(least.mean()),
     deployed_seq_min_2=float(least.min()),
     deployed_seq_max_2=float(least.max()),
-    certify_passes=P.certify.n0 + N,
-    n0=P.certify.n0,
+    certify_passes=S.certify_passes,
+    n0=S.n0,
 )
 
 # %% [markdown]
@@ -477,7 +467,7 @@ ours.round(1)
 # and one a union bound over geometric epochs.
 
 # %%
-published_tests = fd.published_tests(N, ALPHA)
+published_tests = fd.published_tests(S.n, S.alpha)
 for s in BOOK_SIGMAS:
     for name, test in published_tests.items():
         runs[s][name] = replayed(s, test, True)
@@ -502,7 +492,7 @@ names = [*ours_names, *published_tests]
 
 
 def passes(name):  # per image, summed over the radii up to 2σ
-    spent = (P.certify.n0 + N) / both.loc[r_both <= 2, (name, "fewer by")]
+    spent = S.certify_passes / both.loc[r_both <= 2, (name, "fewer by")]
     return spent.groupby("σ").sum()
 
 
@@ -575,7 +565,7 @@ run_chose(
 # many, and it saves at least {glue:text}`staged_min_1:.1f` times up to $\sigma$.
 # Voráček's betting sequence is two-sided, and his union bound splits $\alpha$ over
 # epochs, so each needs more draws than the one-sided sequence when every draw is in
-# the class ({ref}`chapter-fewer-draws-designs`). Yet the betting sequence spends all
+# the class ({ref}`chapter-design-costs`). Yet the betting sequence spends all
 # of $\alpha$ on one test, where ours keeps half for the last look: it saves more
 # than ours in {glue:text}`betting_more:d` of the {glue:text}`cells_upto2:d` cells
 # up to $2\sigma$, and its largest gap from CERTIFY's accuracy there is
@@ -588,7 +578,7 @@ run_chose(
 # images certified near the ceiling need nearly all $n$ whichever radius asked: the
 # whole curve to $3\sigma$ on the true label costs only
 # {glue:text}`curve_label_3:.1f` times fewer passes than CERTIFY on the model where
-# it saves least. {ref}`chapter-fewer-draws-curves` prices the curves of every
+# it saves least. {ref}`chapter-whole-curves` prices the curves of every
 # procedure, bounds their saving at the papers' $n = 10^5$, compares each radius
 # with the most any test could save (Wald's bound) and shows where the passes go.
 
@@ -597,7 +587,7 @@ curve = {
     s: fd.curve_passes(runs[s]["label, sequence"][0], radii[s])
     for s in BOOK_SIGMAS
 }
-glue_all(curve_label_3=min((P.certify.n0 + N) / c for c in curve.values()))
+glue_all(curve_label_3=min(S.certify_passes / c for c in curve.values()))
 
 # %% [markdown]
 # ## What radius do $n$ draws give? Planned draws
@@ -616,7 +606,7 @@ glue_all(curve_label_3=min((P.certify.n0 + N) / c for c in curve.values()))
 # coverage check above).
 
 # %%
-plan = PlannedDraws(N, ALPHA, RADIUS_LOSS)
+plan = PlannedDraws(S.n, S.alpha, S.radius_loss)
 planned = {
     s: replay_log(smooths[s], records[s], plan) for s in BOOK_SIGMAS
 }
@@ -638,7 +628,7 @@ summary = pd.DataFrame(
             planned[s],
             curve_radii,
             sigma=s,
-            radius_loss=RADIUS_LOSS,
+            radius_loss=S.radius_loss,
         )
         for s in BOOK_SIGMAS
     }
@@ -647,7 +637,7 @@ summary.T.round(3)
 
 # %% tags=["remove-cell"]
 glue_all(
-    radius_loss=RADIUS_LOSS,
+    radius_loss=S.radius_loss,
     planned_min=float(summary["fewer by"].min()),
     planned_max=float(summary["fewer by"].max()),
     planned_mean=float(summary["fewer by"].mean()),
@@ -702,7 +692,7 @@ plt.close(fig)
 # model's ceiling, and then ends a little earlier; the gap is the price of stopping
 # at the draws that the radius loss allows. A smaller radius loss narrows it at the
 # price of passes, and looking at the radius itself after each look is another way
-# to stop; {ref}`chapter-fewer-draws-curves` compares both on the same draws, with
+# to stop; {ref}`chapter-whole-curves` compares both on the same draws, with
 # the floor that bounds any procedure matching CERTIFY's curve below the band.
 #
 # ## What holds up
@@ -731,13 +721,13 @@ plt.close(fig)
 # - Near the ceiling the floor {eq}`eq-draw-floor` leaves little: at $3\sigma$ the
 #   spending schedule saves {glue:text}`decide_min_3:.1f` to
 #   {glue:text}`decide_max_3:.1f` times, and a whole curve to $3\sigma$ as little as
-#   {glue:text}`curve_label_3:.1f` times ({ref}`chapter-fewer-draws-curves`).
+#   {glue:text}`curve_label_3:.1f` times ({ref}`chapter-whole-curves`).
 # - Planned draws give nearly CERTIFY's radius with {glue:text}`planned_min:.1f` to
 #   {glue:text}`planned_max:.1f` times fewer passes, losing at most
 #   {glue:text}`acr_loss:.3f` of ACR; a smaller radius loss trades passes for
-#   points ({ref}`chapter-fewer-draws-curves`).
+#   points ({ref}`chapter-whole-curves`).
 # - A faster forward pass multiplies with all of them
-#   ({ref}`chapter-fewer-draws-forward-pass`).
+#   ({ref}`chapter-forward-pass`).
 #
 # Every saving above keeps CERTIFY's guarantee, $1 - \alpha$ per certificate; none
 # of them moves the ceiling. A larger radius still needs more draws or more $\alpha$,

@@ -13,7 +13,7 @@
 # ---
 
 # %% [markdown]
-# (chapter-fewer-draws-designs)=
+# (chapter-design-costs)=
 # # The fewer-draws designs: their price, and how often they are wrong
 #
 # Two properties of each design of {ref}`chapter-fewer-draws` that need no model,
@@ -32,8 +32,9 @@
 from scipy.stats import norm
 
 import rsutils as rs
-from rsutils.book import Chapter, glue_all, run_chose
+from rsutils.book import glue_all, run_chose
 from rsutils.book.chapters import fewer_draws as fd
+from rsutils.book.chapters.pages import open_page
 from rsutils.core.confidence import min_samples_for_radius
 from rsutils.sequential.procedure import labelled_tests
 from rsutils.sequential.published import VoracekBetting
@@ -49,18 +50,8 @@ seed = 0
 # ({data}`~rsutils.sequential.procedure.TESTS`), by the name the chapter gives it.
 
 # %% tags=["hide-input"]
-chapter = Chapter.open(profile, seed=seed, progress=progress)
-P = chapter.profile
-N, ALPHA = P.certify.n, P.certify.alpha
-R_OVER_SIGMA = (0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0)
-designs = labelled_tests(N, ALPHA)
-schedule, anytime = designs["spending"], designs["confidence sequence"]
-chapter.run_at(
-    {
-        "radii": "r/σ = " + ", ".join(f"{r:g}" for r in R_OVER_SIGMA),
-        "confidence sequence": f"{len(anytime.looks)} looks",
-    },
-    standard=("n0", "n", "alpha"),
+chapter, S = open_page(
+    "chapter-design-costs", profile, seed=seed, progress=progress
 )
 
 # %% [markdown]
@@ -73,7 +64,8 @@ chapter.run_at(
 # $n = $ {glue:text}`n:,d` draws (0: never within them):
 
 # %%
-p_one = fd.draws_at_p_one((1.0, 2.0, 3.0), ALPHA, designs)
+designs = labelled_tests(S.n, S.alpha)
+p_one = fd.draws_at_p_one((1.0, 2.0, 3.0), S.alpha, designs)
 p_one = p_one.rename(columns={"spending": "spending looks"})
 p_one.astype(int)
 
@@ -90,9 +82,9 @@ p_one.astype(int)
 # run's to say:
 
 # %%
-spent = p_one.drop(columns="floor").replace(0, N + 1)  # 0: never
+spent = p_one.drop(columns="floor").replace(0, S.n + 1)  # 0: never
 least = spent.min(axis=1)
-reached = least <= N  # radii that some design certifies within n
+reached = least <= S.n  # radii that some design certifies within n
 fewest = spent["confidence sequence"] == least
 run_chose(
     "the one-sided sequence needs the fewest draws at every radius that "
@@ -109,12 +101,12 @@ sequence, spending = p_one["confidence sequence"], p_one["spending looks"]
 never = sequence == 0  # not within n draws
 assert ((sequence >= p_one["floor"]) | never).all()
 assert ((sequence <= spending) & ~never | (spending == 0)).all()
-half_floor = min_samples_for_radius(1.0, ALPHA) // 2
+half_floor = min_samples_for_radius(1.0, S.alpha) // 2
 glue_all(
-    alpha=ALPHA,
-    n=N,
+    alpha=S.alpha,
+    n=S.n,
     half_floor=half_floor,
-    half_floor_chance=min(1.0, ALPHA / norm.cdf(1.0) ** half_floor),
+    half_floor_chance=min(1.0, S.alpha / norm.cdf(1.0) ** half_floor),
 )
 
 # %% [markdown]
@@ -156,12 +148,12 @@ control = "every look at full α"
 exact_tests = {
     **designs,
     # the betting test's wealth threshold 1/α' is 1/(2α) at α' = 2α
-    released: VoracekBetting(N, 2 * ALPHA),
+    released: VoracekBetting(S.n, 2 * S.alpha),
     control: rs.LookSchedule(
-        schedule.looks, (ALPHA,) * len(schedule.looks)
+        S.schedule.looks, (S.alpha,) * len(S.schedule.looks)
     ),
 }
-exact = fd.exact_coverage_table(exact_tests, R_OVER_SIGMA, ALPHA)
+exact = fd.exact_coverage_table(exact_tests, S.r_over_sigma, S.alpha)
 exact.round(3)
 
 # %% tags=["remove-cell"]

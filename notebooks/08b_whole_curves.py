@@ -13,7 +13,7 @@
 # ---
 
 # %% [markdown]
-# (chapter-fewer-draws-curves)=
+# (chapter-whole-curves)=
 # # Fewer draws for whole curves and for the radius
 #
 # {ref}`chapter-fewer-draws` prices one question at a time: is the image certified
@@ -32,8 +32,9 @@ import numpy as np
 import pandas as pd
 
 import rsutils as rs
-from rsutils.book import Chapter, glue_all, plot_curves, run_chose
+from rsutils.book import glue_all, plot_curves, run_chose
 from rsutils.book.chapters import fewer_draws as fd
+from rsutils.book.chapters.pages import open_page
 from rsutils.book.profiles import BOOK_SIGMAS
 from rsutils.sequential import (
     Decide,
@@ -53,23 +54,10 @@ seed = 0
 # {ref}`chapter-tight-radius` filled; the replays are recomputed here, in seconds.
 
 # %% tags=["hide-input"]
-chapter = Chapter.open(profile, seed=seed, progress=progress)
-P, configs = chapter.profile, chapter.base_models
-N, ALPHA = P.certify.n, P.certify.alpha
-CERTIFY_PASSES = P.certify.n0 + N
-RADIUS_LOSS = 0.05  # the chapter's planned draws
-R_OVER_SIGMA = (0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0)
-schedule = rs.LookSchedule.geometric(N, ALPHA)
-anytime = rs.AnytimeSchedule.geometric(N, ALPHA)
-randomised = rs.LookSchedule.geometric(N, ALPHA, randomized=True)
-chapter.run_at(
-    {
-        **chapter.base_model_rows(),
-        "decision radii": "r/σ = "
-        + ", ".join(f"{r:g}" for r in R_OVER_SIGMA),
-        "planned draws' radius loss": RADIUS_LOSS,
-    }
+chapter, S = open_page(
+    "chapter-whole-curves", profile, seed=seed, progress=progress
 )
+configs = chapter.base_models
 
 # %% [markdown]
 # The CERTIFY logs of the chapter's three models, the records of their draws, and
@@ -96,16 +84,16 @@ for s in BOOK_SIGMAS:
 # have read.
 
 # %%
-radii = {s: [s * k for k in R_OVER_SIGMA] for s in BOOK_SIGMAS}
+radii = {s: [s * k for k in S.r_over_sigma] for s in BOOK_SIGMAS}
 tests = {
-    "spending": (schedule, False),
-    "sequence": (anytime, False),
-    "label, spending": (schedule, True),
-    "label, sequence": (anytime, True),
-    "label, randomised": (randomised, True),
+    "spending": (S.schedule, False),
+    "sequence": (S.anytime, False),
+    "label, spending": (S.schedule, True),
+    "label, sequence": (S.anytime, True),
+    "label, randomised": (S.randomised, True),
     **{
         name: (test, True)
-        for name, test in fd.published_tests(N, ALPHA).items()
+        for name, test in fd.published_tests(S.n, S.alpha).items()
     },
 }
 
@@ -137,8 +125,8 @@ for ax, s in zip(np.atleast_1d(axes), BOOK_SIGMAS, strict=True):
         .mean()
         for k in labelled
     }
-    plot_curves(cost, R_OVER_SIGMA, ax=ax, **labels)
-    ax.axhline(CERTIFY_PASSES, color="grey", linestyle=":")
+    plot_curves(cost, S.r_over_sigma, ax=ax, **labels)
+    ax.axhline(S.certify_passes, color="grey", linestyle=":")
     ax.set(yscale="log", title=f"σ = {s}")
     if ax is not axes[0]:
         ax.get_legend().remove()
@@ -181,9 +169,9 @@ sequence = {
 
 def beside(s):
     best = fd.best_possible_savings(
-        standard[s], records[s], R_OVER_SIGMA, s, ALPHA
+        standard[s], records[s], S.r_over_sigma, s, S.alpha
     )
-    got = fd.decision_table(standard[s], sequence[s], s, ALPHA)
+    got = fd.decision_table(standard[s], sequence[s], s, S.alpha)
     got = got.set_index("r/σ")["fewer by"].rename("sequence")
     return pd.concat([best, got.set_axis(best.index)], axis=1)
 
@@ -250,10 +238,10 @@ glue_all(
 def curve_row(s, log):
     row = {}
     for top in (1.0, 2.0, 3.0):
-        grid = [s * k for k in R_OVER_SIGMA if k <= top]
+        grid = [s * k for k in S.r_over_sigma if k <= top]
         passes = fd.curve_passes(log, grid)
         row[(f"up to {top:g}σ", "passes")] = passes
-        row[(f"up to {top:g}σ", "fewer by")] = CERTIFY_PASSES / passes
+        row[(f"up to {top:g}σ", "fewer by")] = S.certify_passes / passes
     return row
 
 
@@ -283,9 +271,11 @@ curves.round(1)
 
 # %%
 def bound_row(log, s):
-    grids = {t: [s * k for k in R_OVER_SIGMA if k <= t] for t in (1, 2, 3)}
+    grids = {
+        t: [s * k for k in S.r_over_sigma if k <= t] for t in (1, 2, 3)
+    }
     return {
-        f"up to {t}σ": fd.savings_bound_at(log, grid, N, 100_000)
+        f"up to {t}σ": fd.savings_bound_at(log, grid, S.n, 100_000)
         for t, grid in grids.items()
     }
 
@@ -334,10 +324,10 @@ glue_all(
 
 # %%
 variants = {
-    "planned, loss 0.05": PlannedDraws(N, ALPHA, RADIUS_LOSS),
-    "planned, loss 0.02": PlannedDraws(N, ALPHA, 0.02),
-    "planned, loss 0.01": PlannedDraws(N, ALPHA, 0.01),
-    "looks at the radius": RadiusLooks(schedule, RADIUS_LOSS),
+    "planned, loss 0.05": PlannedDraws(S.n, S.alpha, S.radius_loss),
+    "planned, loss 0.02": PlannedDraws(S.n, S.alpha, 0.02),
+    "planned, loss 0.01": PlannedDraws(S.n, S.alpha, 0.01),
+    "looks at the radius": RadiusLooks(S.schedule, S.radius_loss),
 }
 curve_radii = np.linspace(0, 4, 161)
 below = "largest gap below the band (points)"
@@ -346,7 +336,7 @@ below = "largest gap below the band (points)"
 def radius_row(s, procedure):
     log = replay_log(smooths[s], records[s], procedure)
     got = fd.planned_summary(
-        standard[s], log, curve_radii, sigma=s, radius_loss=RADIUS_LOSS
+        standard[s], log, curve_radii, sigma=s, radius_loss=S.radius_loss
     )
     keys = ("planned passes", "fewer by", below)
     names = ("passes", "fewer by", "gap below the band")
@@ -393,7 +383,7 @@ run_chose(
 floors = pd.DataFrame(
     {
         s: fd.radius_floor(
-            standard[s], curve_radii, sigma=s, radius_loss=RADIUS_LOSS
+            standard[s], curve_radii, sigma=s, radius_loss=S.radius_loss
         )
         for s in BOOK_SIGMAS
     }
@@ -404,7 +394,7 @@ floors.round(3)
 small = radius_task.xs("planned, loss 0.01", level="procedure")
 looked = radius_task.xs("looks at the radius", level="procedure")
 glue_all(
-    radius_loss=RADIUS_LOSS,
+    radius_loss=S.radius_loss,
     loss_small=variants["planned, loss 0.01"].radius_loss,
     loss_small_fewer_min=float(small["fewer by"].min()),
     loss_small_fewer_max=float(small["fewer by"].max()),

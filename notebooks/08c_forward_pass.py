@@ -13,7 +13,7 @@
 # ---
 
 # %% [markdown]
-# (chapter-fewer-draws-forward-pass)=
+# (chapter-forward-pass)=
 # # A faster forward pass, and what it certifies
 #
 # The procedures of {ref}`chapter-fewer-draws` save draws; the base model's forward
@@ -32,8 +32,9 @@ import pandas as pd
 from scipy.stats import norm
 
 import rsutils as rs
-from rsutils.book import Chapter, glue_all
+from rsutils.book import glue_all
 from rsutils.book.chapters import fewer_draws as fd
+from rsutils.book.chapters.pages import open_page
 from rsutils.core.reference_precision import FAST_MODES
 
 # %% tags=["parameters"]
@@ -46,21 +47,10 @@ seed = 0
 # the paired draws are the float32 model's extra forward passes per image.
 
 # %% tags=["hide-input"]
-chapter = Chapter.open(profile, seed=seed, progress=progress)
-P, configs = chapter.profile, chapter.base_models
-ALPHA = P.certify.alpha
-# paired float32 / fast draws of the float32-from-fast certificates
-REFERENCE_DRAWS = (300, 1000)
-chapter.run_at(
-    {
-        **chapter.base_model_rows(),
-        "images": f"{P.secondary.images} (every {P.secondary.skip}th)",
-        "n (estimation draws)": f"{P.secondary.n:,}",
-        "model and noise": "σ = 0.25",
-        "paired draws m": ", ".join(f"{m:,}" for m in REFERENCE_DRAWS),
-    },
-    standard=("n0", "alpha", "epochs", "inference"),
+chapter, S = open_page(
+    "chapter-forward-pass", profile, seed=seed, progress=progress
 )
+P, configs = chapter.profile, chapter.base_models
 
 # %% [markdown]
 # ## float32 against the fast mode
@@ -145,7 +135,7 @@ references = {
     f"fp32 from {mode_ref}, m = {m:,}": fast_runs.certify_reference(
         configs[sigma_ref], rs.Gaussian(sigma_ref), m
     )
-    for m in REFERENCE_DRAWS
+    for m in S.reference_draws
 }
 precision_radii = [sigma_ref * k for k in (0.0, 0.5, 1.0, 1.5, 2.0)]
 fast_ref = fast_runs.certify(configs[sigma_ref], rs.Gaussian(sigma_ref))
@@ -162,21 +152,21 @@ precision.round(3)
 # ({func}`~rsutils.book.chapters.fewer_draws.disagreement_table`):
 
 # %%
-fd.disagreement_table(references, ALPHA).round(3)
+fd.disagreement_table(references, S.alpha).round(3)
 
 # %% tags=["remove-cell"]
 n2 = P.secondary.n
 ceilings = {
-    m: fd.reference_ceiling(sigma_ref, n2, m, ALPHA)
-    for m in REFERENCE_DRAWS
+    m: fd.reference_ceiling(sigma_ref, n2, m, S.alpha)
+    for m in S.reference_draws
 }
 glue_all(
-    alpha=ALPHA,
-    reference_small=min(REFERENCE_DRAWS),
-    reference_large=max(REFERENCE_DRAWS),
-    ceiling_small=ceilings[min(REFERENCE_DRAWS)],
-    ceiling_large=ceilings[max(REFERENCE_DRAWS)],
-    ceiling_certify=sigma_ref * norm.ppf(ALPHA ** (1 / n2)),
+    alpha=S.alpha,
+    reference_small=min(S.reference_draws),
+    reference_large=max(S.reference_draws),
+    ceiling_small=ceilings[min(S.reference_draws)],
+    ceiling_large=ceilings[max(S.reference_draws)],
+    ceiling_certify=sigma_ref * norm.ppf(S.alpha ** (1 / n2)),
     reference_acc_2=precision.iloc[-1, len(precision_radii) - 1],
     fp32_acc_2=precision.iloc[0, len(precision_radii) - 1],
     reference_acc_1=precision.iloc[-1, 2],

@@ -22,8 +22,8 @@
 # it also trains base models for them. This page shows each in Python and, where the
 # command line has it, as a command ({ref}`manual-command-line` explains how the
 # commands run; each prints its line, `$ ...`, before its output). The chapters measure
-# what these methods are worth ({ref}`chapter-sigma-ascent`, {ref}`chapter-memory`,
-# {ref}`chapter-anisotropic`, {ref}`chapter-npg`); this page only shows how to call
+# what these methods are worth ({ref}`chapter-sigma-ascent`, {ref}`chapter-memory-soundness`,
+# {ref}`chapter-anisotropic-transform`, {ref}`chapter-npg-training`); this page only shows how to call
 # them, on a small model it trains itself.
 
 # %%
@@ -303,7 +303,7 @@ rs.read_log("npg.tsv").drop(columns=LEFT_OUT).set_index("idx")
 # `audit_certificate` searches the certified region for points where the deployed
 # classifier answers another class with confidence: random points near the boundary,
 # and the end of a gradient attack, each verified by fresh draws (`AuditSettings` says
-# how many of each); {ref}`chapter-npg` audits many certificates. Here the first
+# how many of each); {ref}`chapter-npg-training` audits many certificates. Here the first
 # certified image above, test image {glue:text}`audited`, with
 # {glue:text}`audit_points` candidate points; `region_fraction` is how far out in the
 # region a point lies (1 at the boundary), and `verdict` what the deployed classifier

@@ -378,7 +378,7 @@ trained.pivot_table(index="sigma", columns="precision", values=accuracy)
 #
 # The certificates of the two precisions, compared as every comparison of the book is:
 # per seed and image, bf16 minus fp32, with an interval over both the images and the
-# seeds and the book's verdict rule ({ref}`the verdict rule <verdict-rule>`, with the margin of each
+# seeds and the book's verdict rule ({ref}`the verdict rule <chapter-tight-radius-verdict-rule>`, with the margin of each
 # measure). The decision to train in bf16 needs *every* comparison equivalent: an
 # intersection–union test, whose level is that of each of its tests, so here each
 # comparison is judged alone (`family=False`), not with Holm's correction:

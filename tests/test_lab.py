@@ -253,7 +253,7 @@ def test_a_chapter_opened_in_jupyterlab_shows_myst_rendered_not_raw(server) -> N
     assert cell is not None, "no Markdown cell was rendered by jupyterlab-myst"
     text = cell["text"]
     assert text.startswith("Anisotropic transform")
-    for markup in ("(chapter-anisotropic)=", "{cite:t}", "(eq-anisotropic-region)", "$$"):
+    for markup in ("(chapter-anisotropic-transform)=", "{cite:t}", "(eq-anisotropic-region)", "$$"):
         assert markup not in text, markup
     assert cell["citations"] == ["ucan2025"]  # no bibliography in Lab: the key, marked
     assert cell["equations"] == 2 and cell["numbers"] == ["(1)", "(2)"]

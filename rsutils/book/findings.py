@@ -112,8 +112,8 @@ CLAIM_RUNS: dict[str, tuple[str, str | None]] = {
     "cohen-samples": ("chapter-tight-radius", None),
     "ddrs-cohen-ds": ("chapter-sigma-ascent", "main"),
     "ucan-certification-wise": ("chapter-deployed-soundness", "secondary"),
-    "ucan-dataset-wise": ("chapter-npg", "secondary"),
-    "ucan-pattern-wise": ("chapter-npg", "secondary"),
+    "ucan-dataset-wise": ("chapter-npg-training", "secondary"),
+    "ucan-pattern-wise": ("chapter-npg-training", "secondary"),
 }
 #: The bibliography key of each paper of the ledger and the claims.
 PAPERS = {

@@ -74,12 +74,12 @@ def test_the_executed_folder_is_found_from_the_notebooks_folder(tmp_path: Path) 
 
 
 def test_a_markdown_table_keeps_roles_and_escapes_pipes() -> None:
-    frame = pd.DataFrame({"claim": ["a | b"], "where": ["{ref}`chapter-sota`"]})
+    frame = pd.DataFrame({"claim": ["a | b"], "where": ["{ref}`chapter-sota-tables`"]})
     text = markdown_table(frame).data
     assert text.splitlines() == [
         "| claim | where |",
         "| --- | --- |",
-        "| a \\| b | {ref}`chapter-sota` |",
+        "| a \\| b | {ref}`chapter-sota-tables` |",
     ]
 
 
