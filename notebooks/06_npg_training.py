@@ -88,8 +88,8 @@ seed = 0
 # %% [markdown]
 # Every method starts from the base model of {ref}`chapter-tight-radius` trained with
 # Gaussian noise $\lambda = 0.5$ and takes the same number of Adam steps on batches of
-# 128 training images, with one noise draw per step: the differences below come from
-# the noise, not from the training budget. The methods, their settings and the groups
+# the same size, with one noise draw per step (the row "fine-tuning" below): the
+# differences come from the noise, not from the training budget. The methods, their settings and the groups
 # they are compared in come from the profile
 # ({data}`~rsutils.book.profiles.NPG_GROUPS`): two isotropic controls fine-tuned the
 # same way, the fixed patterns of {eq}`eq-npg-pattern` for each norm, the

@@ -68,7 +68,9 @@ class NpgSettings(ChapterSettings):
         rows = {
             "dataset": "Fashion-MNIST (test split)",
             "base model": self.base_model_row(),
-            "fine-tuning": f"{P.generators.steps:,} Adam steps, batch 128, 1 draw",
+            "fine-tuning": (
+                f"{P.generators.steps:,} Adam steps, batch {P.generators.batch_size}, 1 draw"
+            ),
             "replicate models": f"{P.replicates.models} per method, own bases",
             **self._certified_rows(chapter),
             shape_row: P.generators.run_at_rows()[shape_row],
