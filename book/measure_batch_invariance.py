@@ -23,8 +23,8 @@ import torch
 
 from rsutils import Gaussian
 from rsutils.book.chapter import Chapter
-from rsutils.book.experiments import trained_model
 from rsutils.book.profiles import get_profile
+from rsutils.book.trained import trained_model
 from rsutils.checks.batch_invariance import batch_sensitivity
 from rsutils.core.confidence import clopper_pearson_upper
 from rsutils.core.inference import INFERENCE_MODES

@@ -32,7 +32,7 @@ def main() -> None:
     os.environ["RSUTILS_CACHE"] = str(args.cache)
     from rsutils import Gaussian
     from rsutils.book.chapter import Chapter
-    from rsutils.book.experiments import trained_model
+    from rsutils.book.trained import trained_model
     from rsutils.training.train import evaluate_accuracy
 
     chapter = Chapter.open("cpu", progress=True)

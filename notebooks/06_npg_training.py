@@ -74,11 +74,11 @@ from rsutils.book import replicated as rep
 from rsutils.book import replicates as spread
 from rsutils.book.chapters.npg_recipe import SHAPE_RATIO
 from rsutils.book.chapters.pages import open_page
-from rsutils.book.experiments import trained_npg
 from rsutils.book.margins import MARGINS
 from rsutils.book.plots import plot_curves
 from rsutils.book.profiles import NPG_GROUPS
 from rsutils.book.replicated import DEPLOYED_CW, npg_replicates
+from rsutils.book.trained import trained_npg
 
 # %% tags=["parameters"]
 profile = "cpu"  # smoke | cpu | paper
@@ -123,7 +123,7 @@ P, test, runs = chapter.profile, chapter.test, chapter.secondary
 # {eq}`eq-npg-loss`, to show whether the objective, rather than the data, decides what
 # a generator learns.
 #
-# {func}`~rsutils.book.experiments.trained_npg` returns the fine-tuned classifier and
+# {func}`~rsutils.book.trained.trained_npg` returns the fine-tuned classifier and
 # its generator, trained once and then read from the cache; a generator maps a batch
 # of images to the offset $\mu$ and the scales $\sigma$ of the noise for each.
 

@@ -36,11 +36,7 @@ from rsutils.anisotropic.saturation import ce_sigma_gradient
 from rsutils.anisotropic.training import make_generator
 from rsutils.book import glue_all, run_chose
 from rsutils.book.chapters.pages import open_page
-from rsutils.book.experiments import (
-    npg_history,
-    trained_model,
-    trained_npg,
-)
+from rsutils.book.trained import npg_history, trained_model, trained_npg
 
 # %% tags=["parameters"]
 profile = "cpu"  # smoke | cpu | paper
@@ -143,7 +139,7 @@ glue_all(
 # The grid comes from the profile
 # ({meth}`~rsutils.book.profiles.Profile.recipe_runs`); each run keeps the history
 # of $\sigma$ over its training steps
-# ({func}`~rsutils.book.experiments.npg_history`): the minimum, median and maximum
+# ({func}`~rsutils.book.trained.npg_history`): the minimum, median and maximum
 # over every pixel of the batch a step trains on.
 
 # %%

@@ -53,8 +53,8 @@ from rsutils.anisotropic.soundness.deployed import (
 from rsutils.book import glue_all, glue_table, run_chose
 from rsutils.book.chapters import npg_replicates as by_model
 from rsutils.book.chapters.pages import open_page
-from rsutils.book.experiments import trained_npg
 from rsutils.book.replicated import median_scale, npg_replicates
+from rsutils.book.trained import trained_npg
 from rsutils.core.streams import derived_seed
 from rsutils.memory import anisotropic_conflicting_pairs
 

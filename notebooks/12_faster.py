@@ -411,7 +411,7 @@ run_chose(
 
 # %% [markdown]
 # The book's smoke and cpu profiles train their base models in bf16
-# ({class}`~rsutils.book.profiles.TrainingScale`); the paper profile, which states the
+# ({class}`~rsutils.book.scales.TrainingScale`); the paper profile, which states the
 # papers' recipe, trains in fp32.
 
 # %% tags=["remove-cell"]

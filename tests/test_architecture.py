@@ -56,6 +56,7 @@ INNER_LAYERS: dict[str, tuple[tuple[str, ...], ...]] = {
         (
             "chapter", "choice", "experiments", "glue", "interactive", "manual", "margins",
             "measurements", "plots", "profiles", "recipe_grid", "replicated", "replicates",
+            "scales", "trained",
         ),
         ("papers",),
         ("audit",),

@@ -21,11 +21,12 @@ except ImportError as missing:
 
 from rsutils.book.chapter import Chapter, run_at_table
 from rsutils.book.choice import run_chose
-from rsutils.book.experiments import Experiments, trained_model, training_sigmas
+from rsutils.book.experiments import Experiments
 from rsutils.book.glue import glue_all, glue_fields, glue_table
 from rsutils.book.manual import kill_part_way, run_command, show_refusals
 from rsutils.book.plots import plot_curves, setup_style
 from rsutils.book.profiles import BOOK_SIGMAS, PROFILES, Profile, get_profile
+from rsutils.book.trained import trained_model, training_sigmas
 
 __all__ = [
     "BOOK_SIGMAS",

@@ -23,9 +23,10 @@ import pandas as pd
 import torch
 from torch import nn
 
-from rsutils.book.experiments import Experiments, trained_model
+from rsutils.book.experiments import Experiments
 from rsutils.book.plots import setup_style
 from rsutils.book.profiles import Profile, get_profile
+from rsutils.book.trained import trained_model
 from rsutils.core.devices import pick_device
 from rsutils.core.environment import describe_environment
 from rsutils.core.sound_sampling import DEFAULT_SAMPLER, describe_sampler

@@ -20,8 +20,8 @@ from rsutils.anisotropic.noise import Anisotropic
 from rsutils.anisotropic.patterns import spatial_pattern
 from rsutils.anisotropic.soundness.sound import ConstantScale, deployed_lipschitz, sound_log
 from rsutils.book.chapter import Chapter
-from rsutils.book.experiments import trained_npg
 from rsutils.book.profiles import ANISOTROPIC_LAMBDA, BOOK_SIGMAS, FIG4_PATTERN, NPG_GROUPS
+from rsutils.book.trained import trained_npg
 from rsutils.core.noise import Gaussian
 from rsutils.core.streams import derived_seed
 

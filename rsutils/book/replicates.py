@@ -1,7 +1,7 @@
 """Levels and curves over independently trained replicate models.
 
 A comparison in the book rests on several replicate models per setting (see
-:class:`~rsutils.book.profiles.ReplicateScale`): ``replicates`` is then a sequence of
+:class:`~rsutils.book.scales.ReplicateScale`): ``replicates`` is then a sequence of
 ``{method name: certification log}``, one dictionary per replicate model, every log of
 one replicate on the same test images. These helpers show what the replicates measure
 (levels, curves and their spread over the models, and how many certificates sit at the

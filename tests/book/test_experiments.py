@@ -18,7 +18,8 @@ from rsutils import (
     TrainConfig,
     load_dataset,
 )
-from rsutils.book.experiments import Experiments, NotCachedError, trained_model
+from rsutils.book.experiments import Experiments, NotCachedError
+from rsutils.book.trained import trained_model
 from rsutils.cache import cache_dir, config_key
 from rsutils.sequential import AnytimeSchedule, Decide, LookSchedule, PlannedDraws
 
@@ -45,7 +46,7 @@ def _refuse(monkeypatch) -> None:
 def test_trained_models_are_cached_by_configuration(fake_fashion_mnist, monkeypatch) -> None:
     monkeypatch.setenv("RSUTILS_DATA", str(fake_fashion_mnist))
     first = trained_model(CONFIG, device="cpu", progress=False)
-    monkeypatch.setattr("rsutils.book.experiments.train_model", None)  # must not train again
+    monkeypatch.setattr("rsutils.book.trained.train_model", None)  # must not train again
     second = trained_model(CONFIG, device="cpu", progress=False)
     for a, b in zip(first.state_dict().values(), second.state_dict().values(), strict=True):
         assert torch.equal(a, b)
@@ -127,7 +128,7 @@ def test_cached_experiments_read_what_was_run_and_compute_nothing(experiments, m
     predicted = experiments.at(n=100).predict(CONFIG, Gaussian(0.25))
     data_dependent = experiments.certify_ds(CONFIG, ascent)
     _refuse(monkeypatch)
-    monkeypatch.setattr("rsutils.book.experiments.train_model", None)  # nor any training
+    monkeypatch.setattr("rsutils.book.trained.train_model", None)  # nor any training
     cached = experiments.cached()
     assert (
         cached.certify(CONFIG, Gaussian(0.25))

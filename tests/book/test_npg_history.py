@@ -6,7 +6,7 @@ import torch
 
 from rsutils import NPGConfig, TrainConfig
 from rsutils.anisotropic.training import HISTORY_COLUMNS
-from rsutils.book.experiments import npg_history, trained_npg
+from rsutils.book.trained import npg_history, trained_npg
 from rsutils.cache import cache_dir
 
 CONFIG = NPGConfig(

@@ -9,9 +9,9 @@ from rsutils.book.profiles import (
     FINETUNE_LR,
     NPG_GROUPS,
     PROFILES,
-    ReplicateScale,
     get_profile,
 )
+from rsutils.book.scales import ReplicateScale
 
 
 def test_smoke_profile_is_tiny_and_paper_profile_is_the_papers() -> None:

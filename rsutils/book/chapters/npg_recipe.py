@@ -2,7 +2,7 @@
 
 The runs are those of :class:`~rsutils.book.recipe_grid.RecipeGrid`, UCAN's training
 recipe varied one factor at a time. Each run's history of ``sigma``
-(:func:`~rsutils.book.experiments.npg_history`) shows whether ``sigma`` runs to its
+(:func:`~rsutils.book.trained.npg_history`) shows whether ``sigma`` runs to its
 bound: :func:`saturation` is the share of ``sigma`` at the bound at the end of
 training, and a run *saturates* when that share is at least
 :data:`SATURATED_SHARE`. :func:`recipe_table` lists the runs with their shares,
@@ -61,7 +61,7 @@ PULL_Z = 3.0
 
 def saturation(history: pd.DataFrame, *, tail: float = 0.1) -> float:
     """The share of ``sigma`` within 1% of its bound at the end of a training history
-    (:func:`~rsutils.book.experiments.npg_history`): the mean of ``at_bound`` over the
+    (:func:`~rsutils.book.trained.npg_history`): the mean of ``at_bound`` over the
     last ``tail`` of the steps (at least one), so that a certification-wise run is not
     judged on one batch."""
     if not 0 < tail <= 1:

@@ -26,8 +26,8 @@ from rsutils.analysis.metrics import average_certified_radius, certified_accurac
 from rsutils.anisotropic.soundness import leakage
 from rsutils.anisotropic.soundness.audit import AuditSettings, summarize_audits
 from rsutils.book.chapter import Chapter
-from rsutils.book.experiments import trained_npg
 from rsutils.book.profiles import ANISOTROPIC_LAMBDA, NPG_GROUPS
+from rsutils.book.trained import trained_npg
 
 __all__ = ["PROBE_COLUMNS", "audit_by_replicate", "offset_probes_by_replicate", "with_spread"]
 

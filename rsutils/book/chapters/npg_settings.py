@@ -16,7 +16,8 @@ from typing import ClassVar
 from rsutils.anisotropic.training import NPGConfig
 from rsutils.book.chapter import Chapter
 from rsutils.book.chapters.settings import ChapterSettings, RunAt
-from rsutils.book.profiles import ANISOTROPIC_LAMBDA, AuditScale, Profile
+from rsutils.book.profiles import ANISOTROPIC_LAMBDA, Profile
+from rsutils.book.scales import AuditScale
 from rsutils.training.train import TrainConfig
 
 __all__ = ["NpgSettings"]
