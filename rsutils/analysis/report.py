@@ -1,14 +1,17 @@
 """A report on certification logs: the tables of ``python -m rsutils analyze``.
 
-One or more logs (:func:`~rsutils.logs.read.read_log`: this library's and Cohen et al.'s
+One or more logs (:func:`~rsutils.logs.read.read_rows`: this library's and Cohen et al.'s
 released ones) become a summary, one column per log: the number of inputs, the share of
 abstentions (``predict`` = -1), the ACR, the certified accuracy at each radius with its
 Clopper–Pearson interval over the test images
 (:func:`~rsutils.analysis.metrics.certified_accuracy_interval`), and the run time, in
 all and per input, from the ``time`` column (:func:`summary_table`). Two or more logs of
 the same test images are compared, each against the first, by the book's verdict rule
-(:func:`comparison_table`). :func:`report` renders both as a plain terminal table, in
-Markdown or in LaTeX (written here: neither ``tabulate`` nor ``jinja2``, which pandas'
+(:func:`comparison_table`), or on the images they share (:func:`common_images`). The
+logs of ``certify --procedure decide`` are summarised at their own radii
+(:mod:`~rsutils.analysis.decision_logs`, :func:`shown_decisions`), not compared.
+:func:`report` renders the tables as a plain terminal table, in Markdown or in LaTeX
+(written here: neither ``tabulate`` nor ``jinja2``, which pandas'
 ``to_markdown`` and ``to_latex`` need, is a dependency of the library).
 """
 
@@ -235,7 +238,7 @@ def _different_images(name: str, theirs: set, first: str, images: set) -> str:
         fewer, more = (name, first) if theirs < images else (first, name)
         said += f" ({fewer} holds only some of {more}'s: a run that stopped?)"
     fix = (
-        f"pass --common to compare them on the {shared} images they share"
+        f"pass --common to compare them on the {shared} image{'s' * (shared > 1)} they share"
         if shared
         else "analyze each on its own"
     )

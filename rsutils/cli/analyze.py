@@ -18,6 +18,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+import pandas as pd
+
 from rsutils.analysis.margins import Margins
 from rsutils.analysis.plot import check_plot_path, plot_certified_accuracy, require_matplotlib
 from rsutils.analysis.report import (
@@ -86,7 +88,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         default=None,
         metavar="R",
         help="radii of the certified accuracy (default: 0 to the largest radius certified, "
-        "in steps of 0.25, or 0.5, 1, ... for larger radii, at most 9 radii)",
+        "in steps of 0.25, or 0.5, 1, ... for larger radii, at most 9 radii); decision "
+        "logs are shown at the radii they asked",
     )
     analyze.add_argument(
         "--confidence",
@@ -140,16 +143,7 @@ def run(args: argparse.Namespace) -> None:
             raise ValueError(str(error)) from error
     logs = read_logs(args.logs)
     if args.common:
-        shared = common_images(logs)
-        left = {name: len(logs[name]) - len(log) for name, log in shared.items()}
-        if any(left.values()):
-            more = ", ".join(f"{name} {count}" for name, count in left.items() if count)
-            print(
-                f"notice: --common: the {len(next(iter(shared.values())))} images all the "
-                f"logs hold are analysed, without the others ({more})",
-                file=sys.stderr,
-            )
-        logs = shared
+        logs = _on_common_images(logs)
     curves = certification_logs(logs)
     if plot is not None and not curves:
         raise ValueError(
@@ -168,3 +162,18 @@ def run(args: argparse.Namespace) -> None:
     if plot is not None:
         plot_certified_accuracy(curves, plot, radii=radii, confidence=args.confidence)
     print(text, end="")
+
+
+def _on_common_images(logs: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """The logs on the images all of them hold, with a notice of those left out."""
+    shared = common_images(logs)
+    left = {name: len(logs[name]) - len(log) for name, log in shared.items()}
+    if any(left.values()):
+        count = len(next(iter(shared.values())))
+        more = ", ".join(f"{name} {extra}" for name, extra in left.items() if extra)
+        print(
+            f"notice: --common: the {count} image{'s' * (count > 1)} all the logs hold are "
+            f"analysed, without the others ({more})",
+            file=sys.stderr,
+        )
+    return shared
