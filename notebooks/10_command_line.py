@@ -263,6 +263,29 @@ run_command(
 run_command("cut -f 1-6 folder.tsv")
 
 # %% [markdown]
+# Folders named by class alone sort in another order than the model's outputs
+# (`Ankle boot/` first, though it is class 9). When the model knows its class names
+# (a checkpoint of a named dataset, or torchvision's weights by name), the folders'
+# names are compared with them: the same classes in another order take the model's
+# order, and a notice says so; other names are refused, naming both orders. For
+# folders whose names say nothing, `--class-order` lists them in the order of the
+# model's outputs, and it is checked against the model's names where it can be:
+
+# %%
+import shutil
+
+for folder in Path("my_images").iterdir():
+    shutil.copytree(folder, Path("by_name") / folder.name.split("-", 1)[1])
+on_names = "python -m rsutils certify folder:by_name model.pt 0.25"
+options = f"by_name.tsv --N0 100 --N {n} --image-size 28 --skip 5 --quiet"
+run_command(f"{on_names} {options}")
+run_command("cut -f 1-5 by_name.tsv")
+names = sorted(f"'{path.name}'" for path in Path("by_name").iterdir())
+run_command(
+    f"{on_names} {options} --class-order {' '.join(names)}", status=2
+)
+
+# %% [markdown]
 # ## (f) Your own model
 #
 # `base_classifier` may also be the model you have: a program saved with
@@ -345,9 +368,11 @@ sorted(path.name for path in Path().glob("out*"))
 # `analyze` reads one or more logs (this library's, or Cohen et al.'s released ones)
 # and prints, per log, the number of inputs, the share of abstentions, the ACR, the
 # certified accuracy at each radius with its 95% Clopper–Pearson interval over the
-# test images, and the run time ({mod}`~rsutils.analysis.report`). `--radii` chooses
-# the radii (by default 0 up to the largest radius certified); `--format markdown` or
-# `--format latex` prints a table to paste into a paper:
+# test images, and the run time ({mod}`~rsutils.analysis.report`; for the logs of
+# `certify --procedure decide`, {ref}`manual-faster`, the certified accuracy and the
+# draws at the radii they asked). `--radii` chooses the radii (by default 0 up to the
+# largest radius certified); `--format markdown` or `--format latex` prints a table
+# to paste into a paper:
 
 # %%
 run_command(
@@ -361,7 +386,8 @@ run_command(
 # images (one model each: not over retrained models) and the verdict of the rule the
 # book's chapters use, Holm-corrected over the table. The run killed in (c) and
 # resumed holds the certificates of the uninterrupted one, so every difference is 0;
-# logs of different images are refused in one line:
+# logs of different images are refused in one line, with the fix (`--common` compares
+# them on the images they share):
 
 # %%
 run_command(
@@ -415,6 +441,8 @@ run_command("python -m rsutils certify --help")
 # - Mistakes exit with status 2 before anything is written: a malformed option, a
 #   truncated checkpoint, images of mixed sizes, a pickle not marked as trusted, a
 #   torchvision network without its weights or of the wrong input shape.
+# - A folder's labels follow the model's classes wherever its folders' names can be
+#   compared with them; where they cannot, `--class-order` says the order.
 # - `analyze` compares logs of the same images image by image; its intervals are over
 #   the images of one model each, not over retrained models.
 # - The page's model, one epoch on {glue:text}`train_images:,d` images, shows the

@@ -23,7 +23,16 @@ each taken as it is or with ``imagenet/`` appended. ``folder:PATH`` is a folder 
 subfolders of your own: ``PATH/train`` and ``PATH/test`` (or ``PATH/val``) are its
 splits if it has them, else ``PATH`` itself is its test split (and it has no training
 split). Both are read lazily and preprocessed as :mod:`rsutils.image_folders` describes
-(``image_size`` for ``folder:PATH``: resize each image's short side, crop the centre).
+(``image_size`` for ``folder:PATH``: resize each image's short side, crop the centre;
+``class_order``: the class folders in the order of the model's outputs, instead of
+their sorted names).
+
+A folder's labels index its classes, while a model's outputs index the classes it was
+trained on: when the model's class names are known (:data:`DATASET_CLASSES` for a
+checkpoint of a named dataset, torchvision's for its weights), :func:`in_model_order`
+compares them with the folder's names, puts the labels in the model's order when the
+two name the same classes in another order (with a :class:`ClassOrderWarning`), and
+refuses names that differ, rather than certify against the wrong labels.
 
 Images come back as float32 in [0, 1] of shape ``(N, C, H, W)``: a tensor, or for
 image folders a :class:`~rsutils.image_folders.FolderImages` that decodes the images
@@ -35,7 +44,9 @@ from __future__ import annotations
 
 import gzip
 import os
-from dataclasses import dataclass
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -46,18 +57,23 @@ from rsutils.image_folders import (
     FolderImages,
     ImageFolderData,
     check_image_size,
+    listed,
     read_image_folder,
     read_imagenet,
 )
 
 __all__ = [
+    "DATASET_CLASSES",
     "DEBIAN_FASHION_MNIST",
     "FOLDER_PREFIX",
     "NAMED_DATASETS",
+    "ClassOrderWarning",
     "Dataset",
     "check_dataset_name",
+    "class_key",
     "fashion_mnist_folder",
     "imagenet_folder",
+    "in_model_order",
     "load_dataset",
 ]
 
@@ -85,6 +101,19 @@ FASHION_MNIST_CLASSES = (
     "Bag",
     "Ankle boot",
 )
+#: The class names of the datasets known by name, in the order of their labels (a
+#: model trained on one has its outputs in this order); ImageNet's are WordNet IDs,
+#: which the library does not ship.
+DATASET_CLASSES: dict[str, tuple[str, ...]] = {
+    "fashion-mnist": FASHION_MNIST_CLASSES,
+    "mnist": tuple(f"{d} - {w}" for d, w in enumerate(
+        ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+    )),
+    "cifar10": (
+        "airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship",
+        "truck",
+    ),
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -155,14 +184,21 @@ def fashion_mnist_folder(
 
 
 def _read_idx(path: Path) -> np.ndarray:
-    """Read an IDX file (gzip-compressed), the format of the MNIST family."""
-    with gzip.open(path, "rb") as handle:
-        data = handle.read()
-    if data[:2] != b"\x00\x00" or data[2] != 0x08:
-        raise ValueError(f"{path} is not an unsigned-byte IDX file")
-    ndim = data[3]
-    shape = tuple(int.from_bytes(data[4 + 4 * i : 8 + 4 * i], "big") for i in range(ndim))
-    return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * ndim).reshape(shape)
+    """Read an IDX file (gzip-compressed), the format of the MNIST family; a damaged or
+    truncated one is a one-line ``ValueError`` naming it."""
+    try:
+        with gzip.open(path, "rb") as handle:
+            data = handle.read()
+        if data[:2] != b"\x00\x00" or data[2] != 0x08:
+            raise ValueError("not an unsigned-byte IDX file")
+        ndim = data[3]
+        shape = tuple(int.from_bytes(data[4 + 4 * i : 8 + 4 * i], "big") for i in range(ndim))
+        return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * ndim).reshape(shape)
+    except (OSError, EOFError, ValueError, IndexError) as error:  # gzip's and the layout's
+        raise ValueError(
+            f"{path} is not a readable gzip-compressed IDX file ({error}); it may be truncated "
+            "or damaged: copy it again, or delete it to download the dataset again"
+        ) from None
 
 
 def _load_fashion_mnist(split: str, root: str | os.PathLike[str] | None) -> Dataset:
@@ -210,19 +246,22 @@ def load_dataset(
     root: str | os.PathLike[str] | None = None,
     *,
     image_size: int | None = None,
+    class_order: Sequence[str] | None = None,
 ) -> Dataset:
     """Load ``name`` (fashion-mnist, mnist, cifar10, imagenet or folder:PATH), ``split``
-    train or test; ``image_size`` S resizes and crops folder:PATH's images to S×S."""
+    train or test; ``image_size`` S resizes and crops folder:PATH's images to S×S, and
+    ``class_order`` names its class folders in the order of the model's outputs."""
     if split not in _FILES:
         raise ValueError(f"split must be 'train' or 'test', got {split!r}")
     check_dataset_name(name)
     check_image_size(image_size)
-    if image_size is not None and not name.startswith(FOLDER_PREFIX):
-        raise ValueError(
-            f"image_size (--image-size) applies to folder:PATH datasets, not to {name}; drop it"
-        )
-    if name.startswith(FOLDER_PREFIX):
-        return _load_folder(name, split, root, image_size)
+    folder = name.startswith(FOLDER_PREFIX)
+    for given, option in ((image_size, "image_size (--image-size)"),
+                          (class_order, "class_order (--class-order)")):  # fmt: skip
+        if given is not None and not folder:
+            raise ValueError(f"{option} applies to folder:PATH datasets, not to {name}; drop it")
+    if folder:
+        return _load_folder(name, split, root, image_size, class_order)
     if name == "imagenet":
         return _from_folder("imagenet", split, read_imagenet(imagenet_folder(split, root)))
     if name == "fashion-mnist":
@@ -250,14 +289,17 @@ def imagenet_folder(split: str = "test", root: str | os.PathLike[str] | None = N
 
 
 def _load_folder(
-    name: str, split: str, root: str | os.PathLike[str] | None, image_size: int | None
+    name: str,
+    split: str,
+    root: str | os.PathLike[str] | None,
+    image_size: int | None,
+    class_order: Sequence[str] | None,
 ) -> Dataset:
     if root is not None:
         raise ValueError(f"--data-root (root=...) does not apply to {name}; its path names it")
-    folder = Path(name[len(FOLDER_PREFIX) :]).expanduser()
-    return _from_folder(
-        name, split, read_image_folder(_split_folder(folder, split), image_size=image_size)
-    )
+    folder = _split_folder(Path(name[len(FOLDER_PREFIX) :]).expanduser(), split)
+    found = read_image_folder(folder, image_size=image_size, class_order=class_order)
+    return _from_folder(name, split, found)
 
 
 def _split_folder(folder: Path, split: str) -> Path:
@@ -283,3 +325,78 @@ def _split_folder(folder: Path, split: str) -> Path:
 
 def _from_folder(name: str, split: str, found: ImageFolderData) -> Dataset:
     return Dataset(name, split, found.images, found.labels, found.classes)
+
+
+class ClassOrderWarning(UserWarning):
+    """A folder's labels were put in the order of a model's classes, not of the sorted
+    folder names (:func:`in_model_order`); the command line shows it as a notice."""
+
+
+def class_key(name: str) -> str:
+    """A class name as compared with another: lower case, letters and digits only
+    (``T-shirt/top``, ``t-shirt_top`` and ``TShirt Top`` are one class)."""
+    return "".join(ch for ch in name.casefold() if ch.isalnum())
+
+
+def in_model_order(
+    data: Dataset, model_classes: Sequence[str] | None, *, given: bool = False
+) -> Dataset:
+    """``data`` with labels that index ``model_classes``, the classes of the model's
+    outputs in order, wherever its class names and theirs can be compared.
+
+    They can be when at least one class of ``data`` has one of the model's names (by
+    :func:`class_key`; ``None`` or repeated model names never can): the same classes in
+    another order are relabelled in the model's order, with a
+    :class:`ClassOrderWarning`; other names are refused in one line naming both orders.
+    With ``given`` (the order came from ``class_order``, the user's word) a class named
+    as one of the model's must already sit at its position; nothing is relabelled.
+    Where the names cannot be compared, ``data`` is returned as it is.
+    """
+    ours = [class_key(name) for name in data.classes]
+    theirs = [class_key(name) for name in model_classes or ()]
+    position = {key: label for label, key in enumerate(theirs)}
+    if len(position) < len(theirs) or not set(ours) & set(position):
+        return data
+    if given:
+        moved = [name for label, name in enumerate(data.classes)
+                 if position.get(ours[label], label) != label]  # fmt: skip
+        if moved:
+            raise ValueError(_order_conflict(data, model_classes, moved))
+        return data
+    if sorted(ours) != sorted(theirs):
+        raise ValueError(_other_classes(data, model_classes, ours, position))
+    if ours == theirs:
+        return data
+    labels = torch.tensor([position[key] for key in ours])[data.labels]
+    warnings.warn(
+        f"the class folders of {data.name} name the model's classes in another order; "
+        f"their labels follow the model's order ({listed(model_classes)}), not the "
+        f"folders' sorted order ({listed(data.classes)})",
+        ClassOrderWarning,
+        stacklevel=2,
+    )
+    return replace(data, labels=labels, classes=tuple(model_classes))
+
+
+def _order_conflict(data: Dataset, model_classes: Sequence[str], moved: list[str]) -> str:
+    return (
+        f"--class-order (class_order) puts {listed(moved)} where the model has other "
+        f"classes: the model's order is {listed(model_classes)}, the one given "
+        f"{listed(data.classes)}; give the model's order, or drop --class-order"
+    )
+
+
+def _other_classes(
+    data: Dataset, model_classes: Sequence[str], ours: list[str], position: dict[str, int]
+) -> str:
+    foreign = [name for name, key in zip(data.classes, ours, strict=True) if key not in position]
+    absent = [name for name in model_classes if class_key(name) not in set(ours)]
+    what = [f"{listed(foreign)} not among the model's"] if foreign else []
+    what += [f"no folder for the model's {listed(absent)}"] if absent else []
+    what = what or ["two folders' names differ only in case or punctuation"]
+    return (
+        f"the class folders of {data.name} ({listed(data.classes)}) are not the model's "
+        f"classes ({listed(model_classes)}): {'; '.join(what)}; name each folder after "
+        "one of the model's classes, or pass --class-order (class_order) with the "
+        "folders in the order of the model's outputs"
+    )

@@ -3,7 +3,8 @@
 A folder in torchvision's ``ImageFolder`` layout holds one subfolder per class, named
 after the class; the labels index the sorted names of the class folders (folders and
 files whose names begin with a dot, such as ``.ipynb_checkpoints`` or macOS's ``._x.jpg``,
-are skipped), and files count as images by their extension (``.png``, ``.jpg``, …).
+are skipped), or the order ``class_order`` gives them (the folders in the order of a
+model's outputs), and files count as images by their extension (``.png``, ``.jpg``, …).
 
 The images are decoded from their files when indexed (:class:`FolderImages`), so a
 folder costs memory for its file names only: ImageNet's validation set as one float
@@ -42,6 +43,7 @@ __all__ = [
     "FolderImages",
     "ImageFolderData",
     "check_image_size",
+    "listed",
     "read_image_folder",
     "read_imagenet",
 ]
@@ -167,15 +169,21 @@ def read_imagenet(folder: str | os.PathLike[str]) -> ImageFolderData:
 
 
 def read_image_folder(
-    folder: str | os.PathLike[str], *, image_size: int | None = None
+    folder: str | os.PathLike[str],
+    *,
+    image_size: int | None = None,
+    class_order: Sequence[str] | None = None,
 ) -> ImageFolderData:
     """A folder of class subfolders; every image ``image_size`` × ``image_size`` if given
     (short side resized, centre cropped), else all of one size (checked from the
-    headers)."""
+    headers). Label ``i`` is the ``i``-th of ``class_order`` (every class folder's name
+    once, refused otherwise) if given, else the ``i``-th class folder in sorted order."""
     from torchvision import transforms
 
     check_image_size(image_size)
     classes, samples = _scan_classes(Path(folder))
+    if class_order is not None:
+        classes, samples = _in_given_order(Path(folder), classes, samples, class_order)
     size, mode = _common_size_and_mode([path for path, _ in samples], image_size)
     steps = []
     if image_size is not None:
@@ -236,6 +244,29 @@ def _scan_classes(folder: Path) -> tuple[list[str], list[tuple[str, int]]]:
     return classes, samples
 
 
+def _in_given_order(
+    folder: Path, classes: list[str], samples: list[tuple[str, int]], order: Sequence[str]
+) -> tuple[list[str], list[tuple[str, int]]]:
+    """``classes`` and ``samples`` relabelled so that label ``i`` is the folder ``order[i]``."""
+    order = [str(name) for name in order]
+    twice = sorted({name for name in order if order.count(name) > 1})
+    unknown = [name for name in order if name not in classes]
+    missing = [name for name in classes if name not in order]
+    problem = (
+        f"names {listed(twice)} more than once" if twice
+        else f"names {listed(unknown)}, not class folders of {folder}" if unknown
+        else f"leaves out the class folders {listed(missing)} of {folder}" if missing
+        else None
+    )  # fmt: skip
+    if problem is not None:
+        raise ValueError(
+            f"--class-order (class_order) {problem}; name each of its {len(classes)} class "
+            f"folders once, in the order of the model's outputs ({listed(classes)})"
+        )
+    position = {name: label for label, name in enumerate(order)}
+    return order, [(path, position[classes[label]]) for path, label in samples]
+
+
 def _common_size_and_mode(files: list[str], image_size: int | None) -> tuple[tuple[int, int], str]:
     """The images' common size (``(width, height)``, checked unless ``image_size`` is
     given) and mode: ``L`` if every image is greyscale, else ``RGB``."""
@@ -271,6 +302,15 @@ def _image_errors() -> tuple[type[BaseException], ...]:
     from PIL import Image
 
     return (OSError, SyntaxError, ValueError, Image.DecompressionBombError)
+
+
+def listed(names: Sequence[str], most: int = 10) -> str:
+    """``names`` joined by commas for a one-line message: the first ``most`` of them,
+    then ``…`` and the count when there are more."""
+    names = list(names)
+    if len(names) <= most:
+        return ", ".join(names)
+    return f"{', '.join(names[:most])}, … ({len(names)} in all)"
 
 
 def _size(size: tuple[int, int]) -> str:

@@ -112,8 +112,17 @@ def test_non_idx_files_are_rejected(tmp_path) -> None:
     path = tmp_path / "x.gz"
     with gzip.open(path, "wb") as handle:
         handle.write(b"not an idx file")
-    with pytest.raises(ValueError, match=r"not an unsigned-byte IDX file"):
+    with pytest.raises(ValueError, match=r"x.gz is not a .* \(not an unsigned-byte IDX file\)"):
         rsdata._read_idx(path)
+
+
+def test_a_truncated_or_foreign_idx_file_is_named_in_one_line(fake_fashion_mnist) -> None:
+    path = fake_fashion_mnist / "t10k-images-idx3-ubyte.gz"
+    data = path.read_bytes()
+    for spoiled, reason in ((data[: len(data) // 2], "Compressed file ended"), (b"x", "gzip")):
+        path.write_bytes(spoiled)
+        with pytest.raises(ValueError, match=rf"t10k-images-idx3-ubyte.gz is not a .*{reason}"):
+            load_dataset("fashion-mnist", "test", fake_fashion_mnist)
 
 
 def test_missing_dataset_names_all_three_ways(tmp_path, monkeypatch) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -10,7 +11,15 @@ import pytest
 import torch
 from PIL import Image
 
-from rsutils.data import check_dataset_name, imagenet_folder, load_dataset
+from rsutils.data import (
+    ClassOrderWarning,
+    Dataset,
+    check_dataset_name,
+    class_key,
+    imagenet_folder,
+    in_model_order,
+    load_dataset,
+)
 from rsutils.image_folders import FolderImages, read_image_folder, read_imagenet
 
 CLASSES = ("cat", "dog", "emu")
@@ -268,3 +277,93 @@ def test_missing_imagenet_names_the_ways_to_point_at_it(tmp_path, monkeypatch) -
     where = re.escape(f"val/ folder was not found (root {tmp_path}")
     with pytest.raises(FileNotFoundError, match=where):
         load_dataset("imagenet", root=tmp_path)
+
+
+# --- class order ---------------------------------------------------------------------
+
+
+def test_class_order_gives_the_labels_in_the_order_named(folder) -> None:
+    found = read_image_folder(folder, class_order=["emu", "cat", "dog"])
+    assert found.classes == ("emu", "cat", "dog")
+    by_file = {
+        Path(f).parent.name: int(label)
+        for f, label in zip(found.images.files, found.labels, strict=True)
+    }
+    assert by_file == {"emu": 0, "cat": 1, "dog": 2}
+    assert load_dataset(f"folder:{folder}", class_order=["dog", "emu", "cat"]).labels[0] == 2
+
+
+@pytest.mark.parametrize(
+    ("order", "message"),
+    [
+        (["emu", "cat"], r"leaves out the class folders dog of .*pets"),
+        (["emu", "cat", "dog", "cat"], r"names cat more than once"),
+        (["emu", "cat", "gnu"], r"names gnu, not class folders of .*pets"),
+    ],
+)
+def test_a_class_order_that_is_not_every_folder_once_is_refused(folder, order, message) -> None:
+    with pytest.raises(ValueError, match=message) as error:
+        read_image_folder(folder, class_order=order)
+    assert "name each of its 3 class folders once" in str(error.value)
+    assert "\n" not in str(error.value)
+
+
+def test_class_order_applies_to_folders_only(folder) -> None:
+    with pytest.raises(ValueError, match=r"class_order .* applies to folder:PATH datasets"):
+        load_dataset("cifar10", class_order=["a"])
+
+
+def dataset(names: tuple[str, ...], labels: list[int]) -> Dataset:
+    """A dataset of one-pixel images whose classes are ``names``."""
+    return Dataset(
+        "folder:x", "test", torch.zeros(len(labels), 1, 1, 1), torch.tensor(labels), names
+    )
+
+
+MODEL = ("T-shirt/top", "Trouser", "Ankle boot")
+
+
+def test_the_same_classes_in_another_order_are_relabelled_with_a_warning() -> None:
+    data = dataset(("Ankle boot", "T-shirt-top", "Trouser"), [0, 1, 2, 0])
+    with pytest.warns(ClassOrderWarning, match=r"follow the model's order \(T-shirt/top, Trouser"):
+        ordered = in_model_order(data, MODEL)
+    assert ordered.labels.tolist() == [2, 0, 1, 2] and ordered.classes == MODEL
+
+
+@pytest.mark.parametrize(
+    "names",
+    [("T-shirt/top", "Trouser", "Ankle boot"), ("0", "1", "2"), ("n01", "n02", "n03")],
+    ids=["same-order", "digits", "wordnet-ids"],
+)
+def test_names_in_the_models_order_or_that_cannot_be_compared_are_kept(names) -> None:
+    data = dataset(names, [0, 1, 2])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert in_model_order(data, MODEL) is data
+        assert in_model_order(data, None) is data
+
+
+def test_other_class_names_are_refused_naming_both_orders() -> None:
+    data = dataset(("Ankle boot", "Boots", "Trouser"), [0, 1, 2])
+    with pytest.raises(ValueError) as error:
+        in_model_order(data, MODEL)
+    message = str(error.value)
+    assert (
+        "(Ankle boot, Boots, Trouser) are not the model's classes (T-shirt/top, Trouser, Ankle"
+        in message
+    )
+    assert "Boots not among the model's; no folder for the model's T-shirt/top" in message
+    assert "--class-order" in message and "\n" not in message
+
+
+def test_a_given_order_must_agree_with_the_models_names() -> None:
+    agreeing = dataset(("T-shirt/top", "Trouser", "Boots"), [0, 1, 2])
+    assert in_model_order(agreeing, MODEL, given=True) is agreeing
+    crossed = dataset(("Trouser", "T-shirt/top", "Boots"), [0, 1, 2])
+    with pytest.raises(ValueError, match=r"puts Trouser, T-shirt/top where the model has other"):
+        in_model_order(crossed, MODEL, given=True)
+
+
+def test_class_names_are_compared_without_case_or_punctuation() -> None:
+    assert class_key("T-shirt/top") == class_key("t_shirt top") == "tshirttop"
+    assert class_key("Ankle boot") != class_key("Ankle boots")

@@ -12,6 +12,8 @@ largest radius ``n`` draws can certify, and which inputs sit at it),
 :mod:`~rsutils.analysis.multiplicity` (Holm's correction within a family),
 :mod:`~rsutils.analysis.replicate_groups` (their groups of logs),
 :mod:`~rsutils.analysis.report` (the tables of ``python -m rsutils analyze``),
+:mod:`~rsutils.analysis.decision_logs` (what the logs of ``certify --procedure decide``
+say, for those tables),
 :mod:`~rsutils.analysis.pipe_table` (every Markdown table's writer) and
 :mod:`~rsutils.analysis.plot` (its curves, drawn with matplotlib when asked).
 """

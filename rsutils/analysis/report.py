@@ -1,14 +1,17 @@
 """A report on certification logs: the tables of ``python -m rsutils analyze``.
 
-One or more logs (:func:`~rsutils.logs.read.read_log`: this library's and Cohen et al.'s
+One or more logs (:func:`~rsutils.logs.read.read_rows`: this library's and Cohen et al.'s
 released ones) become a summary, one column per log: the number of inputs, the share of
 abstentions (``predict`` = -1), the ACR, the certified accuracy at each radius with its
 Clopper–Pearson interval over the test images
 (:func:`~rsutils.analysis.metrics.certified_accuracy_interval`), and the run time, in
 all and per input, from the ``time`` column (:func:`summary_table`). Two or more logs of
 the same test images are compared, each against the first, by the book's verdict rule
-(:func:`comparison_table`). :func:`report` renders both as a plain terminal table, in
-Markdown or in LaTeX (written here: neither ``tabulate`` nor ``jinja2``, which pandas'
+(:func:`comparison_table`), or on the images they share (:func:`common_images`). The
+logs of ``certify --procedure decide`` are summarised at their own radii
+(:mod:`~rsutils.analysis.decision_logs`, :func:`shown_decisions`), not compared.
+:func:`report` renders the tables as a plain terminal table, in Markdown or in LaTeX
+(written here: neither ``tabulate`` nor ``jinja2``, which pandas'
 ``to_markdown`` and ``to_latex`` need, is a dependency of the library).
 """
 
@@ -24,6 +27,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from rsutils.analysis.decision_logs import (
+    checked_decision_log,
+    decision_table,
+    is_decision_log,
+)
 from rsutils.analysis.margins import Margins
 from rsutils.analysis.metrics import (
     average_certified_radius,
@@ -33,12 +41,15 @@ from rsutils.analysis.metrics import (
 from rsutils.analysis.pipe_table import pipe_table
 from rsutils.analysis.replicates import replicated_comparisons
 from rsutils.core.smooth import ABSTAIN
-from rsutils.logs.read import read_log
+from rsutils.logs.read import check_numbers, read_rows
 
 __all__ = [
     "DEFAULT_MARGINS",
     "FORMATS",
+    "certification_logs",
     "check_same_images",
+    "checked_certification_log",
+    "common_images",
     "comparison_table",
     "default_radii",
     "log_names",
@@ -47,6 +58,7 @@ __all__ = [
     "render",
     "report",
     "shown_comparison",
+    "shown_decisions",
     "shown_summary",
     "summary_table",
 ]
@@ -64,37 +76,31 @@ _NEEDED = ("idx", "label", "predict", "radius", "correct")
 
 
 def read_certification_log(path: str | os.PathLike[str]) -> pd.DataFrame:
-    """:func:`~rsutils.logs.read.read_log`, refusing what cannot be analysed.
+    """:func:`~rsutils.logs.read.read_rows`, refusing what cannot be analysed
+    (:func:`checked_certification_log`); a missing file is ``FileNotFoundError``."""
+    return checked_certification_log(read_rows(path), os.fspath(path))
 
-    Raises ``ValueError`` in one line naming the file for a file that is not a
-    tab-separated log, a log without a needed column (a prediction log has no
-    ``radius``), a log without rows, and a log that holds an image twice; a missing
-    file is ``FileNotFoundError``.
+
+def checked_certification_log(log: pd.DataFrame, name: str) -> pd.DataFrame:
+    """``log``, the rows of the log ``name``, once it can be analysed.
+
+    Raises ``ValueError`` in one line naming the file for a log without a needed column
+    (a prediction log has no ``radius``; the message says which logs are read), a log
+    without rows, a value that is not a number (naming its row), and a log that holds
+    an image twice.
     """
-    name = os.fspath(path)
-    try:
-        log = read_log(path)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
-        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise ValueError(
-            f"{name!r} is not a certification log (a tab-separated file with the columns "
-            f"{' '.join(_NEEDED)} time): {reason}"
-        ) from error
     missing = [column for column in _NEEDED if column not in log.columns]
     if missing:
-        hint = (
-            " (a prediction log? analyze reads the logs of certify)"
-            if missing == ["radius"]
-            else ""
-        )
+        hint = " (a prediction log?)" if missing == ["radius"] else ""
         raise ValueError(
-            f"{name!r} is not a certification log: it lacks the columns {missing}{hint}"
+            f"{name!r} is not a certification log: it lacks the columns {missing}{hint}; "
+            "analyze reads the logs of certify and Cohen et al.'s (columns "
+            f"{' '.join(_NEEDED)} time) and those of certify --procedure decide "
+            "(certified@R and draws@R)"
         )
     if log.empty:
         raise ValueError(f"{name!r} holds no rows: certify at least one input into it")
-    for column in ("predict", "radius", "correct"):
-        if not pd.api.types.is_numeric_dtype(log[column]) or log[column].isna().any():
-            raise ValueError(f"{name!r}: the column {column} holds values that are not numbers")
+    check_numbers(log, ["predict", "radius", "correct"], name)
     if log["idx"].duplicated().any():
         raise ValueError(f"{name!r} holds an idx twice; keep one row per test image")
     return log
@@ -122,16 +128,40 @@ def log_names(paths: Sequence[str | os.PathLike[str]]) -> list[str]:
 
 
 def read_logs(paths: Sequence[str | os.PathLike[str]]) -> dict[str, pd.DataFrame]:
-    """The logs at ``paths`` (:func:`read_certification_log`) by their :func:`log_names`."""
+    """The logs at ``paths`` by their :func:`log_names`: certification logs
+    (:func:`checked_certification_log`) and decision logs
+    (:func:`~rsutils.analysis.decision_logs.checked_decision_log`), told apart by their
+    columns (:func:`~rsutils.analysis.decision_logs.is_decision_log`)."""
     if not paths:
         raise ValueError("no log given: pass the path of at least one certification log")
-    return {
-        name: read_certification_log(p) for name, p in zip(log_names(paths), paths, strict=True)
-    }
+    logs = {}
+    for name, path in zip(log_names(paths), paths, strict=True):
+        rows = read_rows(path)
+        check = checked_decision_log if is_decision_log(rows.columns) else checked_certification_log
+        logs[name] = check(rows, os.fspath(path))
+    return logs
+
+
+def certification_logs(logs: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """The logs of ``logs`` that have a radius per input (not decision logs)."""
+    return {name: log for name, log in logs.items() if not is_decision_log(log.columns)}
+
+
+def common_images(logs: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """Each log restricted to the images (``idx``) that every log holds, in its order;
+    refused when the logs share none."""
+    shared = set.intersection(*(set(log["idx"]) for log in logs.values()))
+    if not shared:
+        raise ValueError(
+            f"the logs {', '.join(logs)} share no image, so they cannot be compared: "
+            "analyze each on its own"
+        )
+    return {name: log[log["idx"].isin(shared)].reset_index(drop=True) for name, log in logs.items()}
 
 
 def default_radii(logs: Mapping[str, pd.DataFrame], *, most: int = 9) -> list[float]:
-    """A grid of at most ``most`` radii from 0 to the largest radius certified correct.
+    """A grid of at most ``most`` radii from 0 to the largest radius certified correct
+    in the certification logs of ``logs`` (decision logs have their own radii).
 
     The step is the smallest of ..., 0.1, 0.25, 0.5, 1, 2.5, 5, ... that keeps the grid
     to ``most`` radii: Cohen et al.'s 0.25 for CIFAR-10's radii up to 2, 0.5 for
@@ -139,7 +169,8 @@ def default_radii(logs: Mapping[str, pd.DataFrame], *, most: int = 9) -> list[fl
     """
     if most < 2:
         raise ValueError(f"most must be at least 2 (0 and one radius), got {most!r}")
-    certified = np.concatenate([_certified_radii(log) for log in logs.values()])
+    radii = [_certified_radii(log) for log in certification_logs(logs).values()]
+    certified = np.concatenate(radii) if radii else np.zeros(0)
     certified = certified[np.isfinite(certified)]
     top = float(certified.max()) if certified.size else 0.0
     if top <= 0:
@@ -187,17 +218,34 @@ def _summary_row(log: pd.DataFrame, radii: list[float], confidence: float) -> di
 
 
 def check_same_images(logs: Mapping[str, pd.DataFrame]) -> None:
-    """Refuse logs that do not all hold the first log's images (``idx`` values)."""
+    """Refuse logs that do not all hold the first log's images (``idx`` values), with
+    advice that fits them: the images they share, and how to compare on those."""
     (first, reference), *others = logs.items()
     images = set(reference["idx"])
     for name, log in others:
         theirs = set(log["idx"])
         if theirs != images:
-            raise ValueError(
-                f"{name} and {first} hold different images ({len(theirs & images)} in common, "
-                f"of {len(theirs)} and {len(images)}); a comparison pairs the same test images: "
-                "certify both with the same --skip, --max and --split"
-            )
+            raise ValueError(_different_images(name, theirs, first, images))
+
+
+def _different_images(name: str, theirs: set, first: str, images: set) -> str:
+    shared = len(theirs & images)
+    said = (
+        f"{name} and {first} hold different images ({shared} in common, of {len(theirs)} "
+        f"and {len(images)}); a comparison pairs the same test images"
+    )
+    if theirs < images or images < theirs:
+        fewer, more = (name, first) if theirs < images else (first, name)
+        said += f" ({fewer} holds only some of {more}'s: a run that stopped?)"
+    fix = (
+        f"pass --common to compare them on the {shared} image{'s' * (shared > 1)} they share"
+        if shared
+        else "analyze each on its own"
+    )
+    return (
+        f"{said}: {fix}, or, for logs of certify, run the command of one with the other's "
+        "--skip and --max (it adds the missing images)"
+    )
 
 
 def comparison_table(
@@ -350,28 +398,67 @@ def report(
     family: bool = True,
     fmt: str = "plain",
 ) -> str:
-    """The summary of ``logs`` and, for two or more, each one's comparison with the
-    first, rendered in ``fmt`` (:data:`FORMATS`) with their captions.
+    """The summary of the certification logs of ``logs`` and, for two or more, each
+    one's comparison with the first, then the summary of its decision logs (at their
+    own radii, not compared), rendered in ``fmt`` (:data:`FORMATS`) with their captions.
 
     ``radii`` defaults to :func:`default_radii`. Everything is computed before anything
-    is rendered: logs of different images are refused (``ValueError``) first.
+    is rendered: certification logs of different images are refused (``ValueError``)
+    first.
     """
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     radii = default_radii(logs) if radii is None else sorted(set(map(float, radii)))
     level = f"{confidence * 100:g}%"
+    certified = certification_logs(logs)
+    decided = {name: log for name, log in logs.items() if name not in certified}
     compared = None
-    if len(logs) > 1:
+    if len(certified) > 1:
         compared = comparison_table(
-            logs, radii, confidence=confidence, margins=margins, family=family
+            certified, radii, confidence=confidence, margins=margins, family=family
         )
-    summary = shown_summary(summary_table(logs, radii, confidence=confidence), radii)
-    parts = [render(summary, fmt, caption=_summary_caption(level))]
-    first = next(iter(logs))
-    for name in list(logs)[1:] if compared is not None else []:
+    parts = []
+    if certified:
+        summary = shown_summary(summary_table(certified, radii, confidence=confidence), radii)
+        parts.append(render(summary, fmt, caption=_summary_caption(level)))
+    first = next(iter(certified), "")
+    for name in list(certified)[1:] if compared is not None else []:
         caption = _comparison_caption(name, first, len(logs[first]), level, margins, family)
         parts.append(render(shown_comparison(compared, name), fmt, caption=caption))
+    if decided:
+        table = shown_decisions(decision_table(decided, confidence=confidence))
+        parts.append(render(table, fmt, caption=_decisions_caption(level)))
     return "\n\n".join(parts) + "\n"
+
+
+def shown_decisions(table: pd.DataFrame) -> pd.DataFrame:
+    """:func:`~rsutils.analysis.decision_logs.decision_table` as text, one column per
+    log and one row per measure, ``-`` at a radius a log did not ask."""
+    radii = [float(c.removeprefix("draws at ")) for c in table if c.startswith("draws at ")]
+    shown = {}
+    for name, row in table.iterrows():
+        column = {"inputs": f"{int(row['inputs'])}"}
+        for r in radii:
+            value, low, high = (row[f"{what} at {r:g}"] for what in ("accuracy", "low", "high"))
+            asked = math.isfinite(value)
+            column[f"accuracy at r = {r:g}"] = f"{value:.3f} [{low:.3f}, {high:.3f}]" * asked
+            column[f"draws per input at r = {r:g}"] = f"{row[f'draws at {r:g}']:,.0f}" * asked
+        column["draws per input"] = f"{row['draws']:,.0f}"
+        column["time"] = _duration(row["time (s)"])
+        column["time per input"] = _duration(row["time per input (s)"])
+        shown[name] = {key: text or "-" for key, text in column.items()}
+    result = pd.DataFrame(shown)
+    result.index.name = "measure"
+    return result
+
+
+def _decisions_caption(level: str) -> str:
+    return (
+        "Decision logs (certify --procedure decide), at the radii each asked: the share of "
+        f"test images certified at r with their label, with its {level} Clopper-Pearson "
+        "interval, and the draws per input (selection and estimation) that the answer at "
+        "r took; these logs are summarised, not compared."
+    )
 
 
 def _summary_caption(level: str) -> str:

@@ -46,6 +46,7 @@ import torch
 from torch import nn
 
 from rsutils.models.checkpoints import load_checkpoint
+from rsutils.models.dataset_fit import error_line
 
 __all__ = [
     "BUDGETS",
@@ -519,6 +520,13 @@ def load_generator(
             f"{os.fspath(path)!r} holds a classifier without a noise parameter generator; "
             "pass the checkpoint saved with its generator (save_checkpoint(..., generator=g))"
         )
-    generator = build_generator(stored["kind"], stored["settings"])
-    generator.load_state_dict(stored["state_dict"])
+    try:
+        generator = build_generator(stored["kind"], stored["settings"])
+        generator.load_state_dict(stored["state_dict"])
+    except (KeyError, TypeError, AttributeError, RuntimeError) as error:  # a damaged entry
+        raise ValueError(
+            f"{os.fspath(path)!r} holds a noise parameter generator rsutils cannot read "
+            f"({type(error).__name__}: {error_line(error)}); save it again with "
+            "save_checkpoint(..., generator=g)"
+        ) from None
     return generator.to(map_location).eval()

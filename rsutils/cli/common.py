@@ -37,12 +37,16 @@ from rsutils.core.inference import INFERENCE_MODES, device_identity
 from rsutils.core.noise import NoiseFamily, make_noise
 from rsutils.core.settings import CertifySettings
 from rsutils.core.smooth import Smooth
-from rsutils.data import Dataset, load_dataset
+from rsutils.data import Dataset, in_model_order, load_dataset
 from rsutils.logs.dataset_run import select_indices
 from rsutils.logs.distributed import distributed_rank, run_sharded
 from rsutils.logs.resumable import adopt_device
 from rsutils.models.architectures import DATASET_STATS, NUM_CLASSES
-from rsutils.models.dataset_fit import check_model_fits, normalization_stats
+from rsutils.models.dataset_fit import (
+    check_model_fits,
+    check_stats_channels,
+    normalization_stats,
+)
 from rsutils.models.sources import load_model
 
 __all__ = [
@@ -191,6 +195,16 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         help="folder:PATH only: resize each image's short side to S and crop its centre S×S "
         "(without it, the folder's images must share one size)",
     )
+    parser.add_argument(
+        "--class-order",
+        nargs="+",
+        default=None,
+        metavar="NAME",
+        help="folder:PATH only: its class folders in the order of the model's outputs (the "
+        "first is class 0), each once; without it, folders named after the model's known "
+        "classes (a checkpoint's dataset's, torchvision's weights') follow the model's "
+        "order, and others their sorted names",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument(
         "--allow-device-change",
@@ -299,7 +313,10 @@ class LoadedRun:
 
 def load_run(args: argparse.Namespace, *, inference: str) -> LoadedRun:
     """Load the checkpoint, the split and the noise, with the base model in ``inference``
-    mode; check them with one noisy draw (:func:`preflight`)."""
+    mode; check them with one noisy draw (:func:`preflight`). A folder's labels follow
+    the model's classes where their names can be compared
+    (:func:`~rsutils.data.in_model_order`)."""
+    stats = normalization_stats(args.normalize, args.mean, args.std)
     loaded = load_model(
         args.base_classifier,
         dataset=args.dataset,
@@ -307,7 +324,7 @@ def load_run(args: argparse.Namespace, *, inference: str) -> LoadedRun:
         weights=args.weights,
         untrained=args.untrained,
         trust_pickle=args.trust_pickle,
-        normalize=normalization_stats(args.normalize, args.mean, args.std),
+        normalize=stats,
         map_location=device_from_args(args),
     )
     model, info = loaded.model, loaded.info
@@ -318,16 +335,37 @@ def load_run(args: argparse.Namespace, *, inference: str) -> LoadedRun:
             f"{args.base_classifier} was trained on {info['dataset']}, not {args.dataset}; "
             f"pass {info['dataset']} as the dataset argument"
         )
-    data = load_dataset(args.dataset, args.split, args.data_root, image_size=args.image_size)
+    data = _load_data(args, loaded.classes, stats)
     smooth = _smooth(args, model, data.num_classes, inference)
     indices = select_indices(len(data), args.skip, args.max)
     # Rows depend on (model, settings, idx) only, so a log may be extended with another
     # --skip/--max; the model's identity (a file's digest, or torchvision's name and its
-    # weights, and any normalisation) guards against mixing models. An anisotropic noise
+    # weights, and any normalisation) guards against mixing models, and a folder's
+    # classes, when not in sorted order, against mixing labels. An anisotropic noise
     # is identified by its content in the "noise" setting.
     config = dict(loaded.identity)
+    if not named and list(data.classes) != sorted(data.classes):
+        config["class_order"] = list(data.classes)
     preflight(smooth, data, indices)
     return LoadedRun(data, smooth, indices, config)
+
+
+def _load_data(
+    args: argparse.Namespace,
+    model_classes: tuple[str, ...] | None,
+    stats: tuple[tuple[float, ...], tuple[float, ...]] | None,
+) -> Dataset:
+    """The command's split, a folder's labels in the order of ``model_classes`` where
+    the names can be compared, checked against the normalisation's channels."""
+    data = load_dataset(
+        args.dataset, args.split, args.data_root,
+        image_size=args.image_size, class_order=args.class_order,
+    )  # fmt: skip
+    if args.dataset.startswith("folder:"):  # a named dataset's labels are its models'
+        data = in_model_order(data, model_classes, given=args.class_order is not None)
+    given = "--mean/--std" if args.normalize is None else f"--normalize {args.normalize}"
+    check_stats_channels(stats, data.images.shape[1], given)
+    return data
 
 
 def _smooth(

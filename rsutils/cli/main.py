@@ -47,9 +47,11 @@ from collections.abc import Iterator, Sequence
 
 from rsutils.cli import analyze, bench, certify, device_check, predict, train
 from rsutils.cli.arguments import HelpFormatter
+from rsutils.data import ClassOrderWarning
+from rsutils.logs.read import CutRowWarning
 from rsutils.logs.resumable import LogRepairedWarning
 
-__all__ = ["build_parser", "main", "notices_on_stderr"]
+__all__ = ["NOTICES", "build_parser", "main", "notices_on_stderr"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -81,22 +83,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+#: The warnings that say the command changed or skipped data: a damaged log tail cut
+#: on resume, a folder's labels put in the model's class order, a log's cut last line
+#: left out of an analysis.
+NOTICES = (LogRepairedWarning, ClassOrderWarning, CutRowWarning)
+
+
 @contextlib.contextmanager
 def notices_on_stderr() -> Iterator[None]:
-    """Show every warning that says the command changed data (a damaged log tail cut
-    on resume, :class:`~rsutils.logs.resumable.LogRepairedWarning`) as one line on
-    stderr, ``notice: ...``, whatever ``--quiet`` says and every time it happens;
-    other warnings are shown as Python shows them."""
+    """Show every warning of :data:`NOTICES` as one line on stderr, ``notice: ...``,
+    whatever ``--quiet`` says and every time it happens; other warnings are shown as
+    Python shows them."""
     shown = warnings.showwarning
 
     def show(message, category, filename, lineno, file=None, line=None):
-        if issubclass(category, LogRepairedWarning):
+        if issubclass(category, NOTICES):
             print(f"notice: {message}", file=sys.stderr, flush=True)
         else:
             shown(message, category, filename, lineno, file, line)
 
     with warnings.catch_warnings():
-        warnings.simplefilter("always", LogRepairedWarning)
+        for category in NOTICES:
+            warnings.simplefilter("always", category)
         warnings.showwarning = show
         yield
 

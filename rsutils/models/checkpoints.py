@@ -7,9 +7,10 @@ Checkpoints are read in two formats: ours (``{"format": "rsutils", "arch",
 
 from __future__ import annotations
 
+import codecs
 import io
 import os
-import pickle
+import re
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,14 @@ from torch import nn
 from rsutils.cache import atomic_write_bytes
 from rsutils.models.architectures import DEFAULT_DATASET, build_model
 
-__all__ = ["load_checkpoint", "read_checkpoint", "save_checkpoint", "strip_data_parallel"]
+__all__ = [
+    "load_checkpoint",
+    "read_checkpoint",
+    "refuse_unreadable",
+    "save_checkpoint",
+    "strip_data_parallel",
+    "text_start",
+]
 
 
 def save_checkpoint(
@@ -65,25 +73,65 @@ def strip_data_parallel(state_dict: dict[str, torch.Tensor]) -> dict[str, torch.
 
 
 def read_checkpoint(path: str | os.PathLike[str], map_location: str | torch.device) -> Any:
-    """``torch.load`` (weights only), with a damaged file named as such."""
+    """``torch.load`` (weights only), with a file that is no PyTorch file named as such:
+    text (a URL or a path saved by mistake, :func:`text_start`), a zip archive cut short,
+    or any other file that ``torch.load`` cannot read (whatever it raises for it)."""
+    name = os.fspath(path)
     if os.path.isdir(path):
-        raise ValueError(f"{os.fspath(path)!r} is a directory, not a checkpoint file")
+        raise ValueError(f"{name!r} is a directory, not a checkpoint file")
+    refuse_unreadable(path)
     try:
         return torch.load(path, map_location=map_location, weights_only=True)
-    except (
-        RuntimeError,
-        EOFError,
-        ValueError,
-        pickle.UnpicklingError,
-        zipfile.BadZipFile,
-    ) as error:
-        reason = (
-            str(error).strip().splitlines()[0][:160] if str(error).strip() else type(error).__name__
-        )
+    except Exception as error:  # torch.load raises many types for a foreign or damaged file
         raise ValueError(
-            f"{os.fspath(path)!r} is not a readable PyTorch checkpoint ({reason}); it may be "
+            f"{name!r} is not a readable PyTorch checkpoint ({_reason(error)}); it may be "
             "truncated or damaged: copy or train it again"
         ) from None
+
+
+def refuse_unreadable(path: str | os.PathLike[str]) -> None:
+    """Refuse, in one line, a file that cannot be a PyTorch file whatever its options:
+    text (:func:`text_start`) or a zip archive cut short (torch.save, torch.export.save
+    and torch.jit.save all write zip archives)."""
+    name = os.fspath(path)
+    text = text_start(path)
+    if text is not None:
+        hint = "download the file it names, and " if re.match(r"[a-z]+://", text) else ""
+        raise ValueError(
+            f"{name!r} is not a PyTorch checkpoint (it is text: {text[:60]!r}); {hint}pass "
+            "the file that torch.save, torch.export.save or torch.jit.save wrote"
+        )
+    with open(path, "rb") as handle:
+        zipped = handle.read(4) == b"PK\x03\x04"
+    if zipped and not zipfile.is_zipfile(path):
+        raise ValueError(
+            f"{name!r} is a zip archive cut short or damaged (torch.save, torch.export.save "
+            "and torch.jit.save write zip archives): copy it again or save it again"
+        )
+
+
+def text_start(path: str | os.PathLike[str], size: int = 512) -> str | None:
+    """The first line of the file at ``path`` if its first ``size`` bytes are text
+    (UTF-8 without control characters other than tab and line breaks), else ``None``.
+    A PyTorch file never is: a zip archive starts ``PK\\x03\\x04`` and a legacy
+    pickle with the byte 0x80."""
+    with open(path, "rb") as handle:
+        start = handle.read(size)
+    if not start:
+        return None
+    try:  # incremental: the sample may end inside a character
+        text = codecs.getincrementaldecoder("utf-8")().decode(start, final=len(start) < size)
+    except UnicodeDecodeError:
+        return None
+    if any(not ch.isprintable() and ch not in "\t\n\r\f" for ch in text):
+        return None
+    return text.strip().split("\n", 1)[0].strip() or text[:60]
+
+
+def _reason(error: BaseException) -> str:
+    """The first line of an error's message, at most 160 characters, else its type."""
+    message = str(error).strip()
+    return message.splitlines()[0][:160] if message else type(error).__name__
 
 
 def load_checkpoint(
@@ -114,12 +162,20 @@ def load_checkpoint(
             f"{os.fspath(path)!r} is not a checkpoint rsutils can read: expected a dict with "
             "'arch' and 'state_dict' (ours, or Cohen et al.'s format)"
         )
-    arch = checkpoint["arch"]
+    arch, state = checkpoint["arch"], checkpoint["state_dict"]
+    tensors = isinstance(state, dict) and all(
+        isinstance(key, str) and isinstance(value, torch.Tensor) for key, value in state.items()
+    )
+    if not isinstance(arch, str) or not tensors:
+        raise ValueError(
+            f"{os.fspath(path)!r} is not a checkpoint rsutils can read: its 'arch' must name "
+            "an architecture and its 'state_dict' map parameter names to tensors"
+        )
     dataset = checkpoint.get("dataset") or dataset or DEFAULT_DATASET.get(arch)
     if dataset is None:
         raise ValueError(f"checkpoint arch {arch!r} does not say its dataset; pass dataset=...")
     model = build_model(arch, dataset)
-    state = strip_data_parallel(checkpoint["state_dict"])
+    state = strip_data_parallel(state)
     if not any(key.startswith("1.") for key in state):  # a bare network without Normalize
         state = {f"1.{key}": value for key, value in state.items()}
     try:

@@ -21,7 +21,13 @@ from rsutils.core.devices import model_device
 from rsutils.core.inference import InferenceModel
 from rsutils.models.architectures import DATASET_STATS
 
-__all__ = ["check_model_fits", "checked_stats", "error_line", "normalization_stats"]
+__all__ = [
+    "check_model_fits",
+    "check_stats_channels",
+    "checked_stats",
+    "error_line",
+    "normalization_stats",
+]
 
 
 def normalization_stats(
@@ -56,6 +62,23 @@ def checked_stats(
     if not all(map(math.isfinite, mean)) or not all(math.isfinite(s) and s > 0 for s in std):
         raise ValueError("--mean must be finite and --std finite and > 0")
     return mean, std
+
+
+def check_stats_channels(
+    stats: tuple[Sequence[float], Sequence[float]] | None, channels: int, given: str
+) -> None:
+    """Refuse normalisation statistics with one value per channel for another number of
+    channels than the images' (one value serves every channel); ``given`` names where
+    they came from (``--mean/--std``, ``--normalize imagenet``) for the message."""
+    if stats is None or len(stats[0]) in (1, channels):
+        return
+    count, values = len(stats[0]), "one value" if channels == 1 else f"one value or {channels}"
+    if given.startswith("--mean"):
+        fix = f"give {values} to each"
+    else:
+        fix = f"pass --mean and --std with {values} each instead, or drop {given.split()[0]}"
+    verb = "give" if given.startswith("--mean") else "gives"
+    raise ValueError(f"{given} {verb} {count} channels, the images have {channels}; {fix}")
 
 
 def check_model_fits(model: nn.Module, input_shape: Sequence[int], num_classes: int) -> None:

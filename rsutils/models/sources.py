@@ -36,7 +36,7 @@ import re
 import warnings
 import zipfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -44,8 +44,14 @@ import torch
 from torch import nn
 
 from rsutils.core.streams import derived_seed
+from rsutils.data import DATASET_CLASSES
 from rsutils.models.architectures import Normalize
-from rsutils.models.checkpoints import load_checkpoint, read_checkpoint, strip_data_parallel
+from rsutils.models.checkpoints import (
+    load_checkpoint,
+    read_checkpoint,
+    refuse_unreadable,
+    strip_data_parallel,
+)
 from rsutils.models.dataset_fit import checked_stats, error_line
 
 __all__ = [
@@ -97,13 +103,17 @@ class LoadedModel:
     and its weights (``weights``: the file's digest, torchvision's weights name, or
     ``untrained (seed 0)``); with a normalisation layer, ``normalize`` holds its mean and
     std. ``info`` is :func:`~rsutils.models.checkpoints.load_checkpoint`'s for a checkpoint
-    (its ``dataset`` above all), else ``None``.
+    (its ``dataset`` above all), else ``None``. ``classes`` names the model's outputs in
+    order where they are known (a checkpoint of a dataset of
+    :data:`~rsutils.data.DATASET_CLASSES`, torchvision's weights by name), else ``None``;
+    it is not part of ``identity``.
     """
 
     model: nn.Module
     kind: str
     identity: dict[str, Any]
     info: dict[str, Any] | None = None
+    classes: tuple[str, ...] | None = None
 
 
 def file_digest(path: str | os.PathLike[str]) -> str:
@@ -124,8 +134,10 @@ def source_kind(source: str | os.PathLike[str]) -> str:
 
     Reads the file's tensors without running any of its code. A missing file is a
     ``FileNotFoundError``; a file that is no model rsutils reads is a one-line
-    ``ValueError`` naming what to pass instead (a damaged checkpoint keeps
-    :func:`~rsutils.models.checkpoints.load_checkpoint`'s message).
+    ``ValueError`` naming what to pass instead: text, a zip archive cut short
+    (:func:`~rsutils.models.checkpoints.refuse_unreadable`), another framework's format
+    (a damaged checkpoint keeps :func:`~rsutils.models.checkpoints.load_checkpoint`'s
+    message).
     """
     text = os.fspath(source)
     if text.startswith(TORCHVISION_PREFIX):
@@ -134,6 +146,7 @@ def source_kind(source: str | os.PathLike[str]) -> str:
         raise FileNotFoundError(f"no checkpoint at {text!r}")
     if os.path.isdir(text):
         return "checkpoint"  # load_checkpoint names it as a directory
+    refuse_unreadable(text)  # text, or a zip archive cut short: damage before options
     if zipfile.is_zipfile(text):
         kind = _archive_kind(text)
         if kind is not None:
@@ -255,32 +268,53 @@ def load_model(
     :func:`~rsutils.models.checkpoints.load_checkpoint`. A pickled module loads only with
     ``trust_pickle=True``. ``normalize=(mean, std)`` puts a
     :class:`~rsutils.models.architectures.Normalize` in front (not for checkpoints, which
-    carry their own). Every refusal is a one-line ``ValueError`` naming the fix.
+    carry their own). Every refusal is a one-line ``ValueError`` naming the fix; a file
+    is read before the options are judged against it, so a damaged file is named as
+    such whatever the options.
     """
     kind = source_kind(source)
     path = os.fspath(source)
-    if kind != "torchvision" and (weights is not None or untrained):
-        option = "--weights" if weights is not None else "--untrained"
-        raise ValueError(f"{option} goes with torchvision:NAME; {path!r} holds its own weights")
+    if kind == "torchvision":
+        name = path.removeprefix(TORCHVISION_PREFIX)
+        model, identity, classes = _torchvision(name, weights, untrained, num_classes)
+        loaded = LoadedModel(model, kind, identity, classes=classes)
+        return _normalized(loaded, normalize, map_location)
     if kind == "checkpoint":
+        model, info = load_checkpoint(path, dataset=dataset, map_location=map_location)
+        _refuse_options(path, weights, untrained)
         if normalize is not None:
             raise ValueError(
                 f"{path!r} is a checkpoint of rsutils or Cohen et al., which normalises its "
                 "inputs itself; drop --normalize/--mean/--std"
             )
-        model, info = load_checkpoint(path, dataset=dataset, map_location=map_location)
-        return LoadedModel(model, kind, {"checkpoint": file_digest(path)}, info)
-    if kind == "torchvision":
-        name = path.removeprefix(TORCHVISION_PREFIX)
-        model, identity = _torchvision(name, weights, untrained, num_classes)
-    else:
-        model = _LOADERS[kind](path, map_location, trust_pickle)
-        identity = {"checkpoint": file_digest(path)}
+        classes = DATASET_CLASSES.get(info["dataset"])
+        return LoadedModel(model, kind, {"checkpoint": file_digest(path)}, info, classes)
+    model = _LOADERS[kind](path, map_location, trust_pickle)
+    _refuse_options(path, weights, untrained)
+    loaded = LoadedModel(model, kind, {"checkpoint": file_digest(path)})
+    return _normalized(loaded, normalize, map_location)
+
+
+def _refuse_options(path: str, weights: str | None, untrained: bool) -> None:
+    """Refuse the options of torchvision's weights for a file that holds its own."""
+    if weights is not None or untrained:
+        option = "--weights" if weights is not None else "--untrained"
+        raise ValueError(f"{option} goes with torchvision:NAME; {path!r} holds its own weights")
+
+
+def _normalized(
+    loaded: LoadedModel,
+    normalize: tuple[Sequence[float], Sequence[float]] | None,
+    map_location: str | torch.device,
+) -> LoadedModel:
+    """``loaded`` behind a normalisation layer if ``normalize`` is given, in eval mode
+    on ``map_location``."""
+    model, identity = loaded.model, dict(loaded.identity)
     if normalize is not None:
         mean, std = checked_stats(*normalize)
         model = nn.Sequential(Normalize(mean, std), model)
         identity["normalize"] = {"mean": list(mean), "std": list(std)}
-    return LoadedModel(model.to(map_location).eval(), kind, identity)
+    return replace(loaded, model=model.to(map_location).eval(), identity=identity)
 
 
 def _pickled(path: str, map_location: str | torch.device, trust: bool) -> nn.Module:
@@ -299,6 +333,11 @@ def _pickled(path: str, map_location: str | torch.device, trust: bool) -> nn.Mod
         raise ValueError(
             f"{path!r} names a class this process cannot import ({error}); import the module "
             "that defines it first, or save the model with torch.export.save instead"
+        ) from None
+    except Exception as error:  # unpickling a damaged file raises many types
+        raise ValueError(
+            f"{path!r} is not a readable torch.save file ({error_line(error)}); it may be "
+            "truncated or damaged: copy it again or save it again"
         ) from None
     if not isinstance(value, nn.Module):
         keys = f" (keys: {', '.join(map(str, value))})" if isinstance(value, dict) else ""
@@ -376,7 +415,7 @@ def _torchscript(path: str, map_location: str | torch.device, trust: bool) -> nn
         with warnings.catch_warnings():  # torch's deprecation of TorchScript, not the user's
             warnings.filterwarnings("ignore", r"`torch\.jit\.load` is deprecated", FutureWarning)
             return torch.jit.load(path, map_location=map_location)
-    except RuntimeError as error:
+    except Exception as error:  # a damaged archive raises more than RuntimeError
         raise ValueError(
             f"{path!r} is not a readable TorchScript file ({error_line(error)}); save it "
             "again with torch.jit.save"
@@ -391,8 +430,9 @@ _LOADERS = {"pickle": _pickled, "export": _exported, "torchscript": _torchscript
 
 def _torchvision(
     name: str, weights: str | None, untrained: bool, num_classes: int | None
-) -> tuple[nn.Module, dict[str, Any]]:
-    """torchvision's classifier ``name`` with the weights asked for, and its identity."""
+) -> tuple[nn.Module, dict[str, Any], tuple[str, ...] | None]:
+    """torchvision's classifier ``name`` with the weights asked for, its identity, and
+    its class names (those of torchvision's weights, else ``None``)."""
     _check_torchvision_name(name)
     if weights is not None and untrained:
         raise ValueError("--weights and --untrained exclude each other; drop one")
@@ -406,7 +446,7 @@ def _torchvision(
         )
     if weights is None:
         identity["weights"] = f"untrained (seed {UNTRAINED_SEED})"
-        return _seeded_build(name, sized), identity
+        return _seeded_build(name, sized), identity, None
     if os.path.exists(weights):
         state = _state_dict_file(weights)
         model = _seeded_build(name, sized)
@@ -414,10 +454,11 @@ def _torchvision(
             model = _sized_to(model, state, name)
         _load_weights(model, state, weights, name)
         identity["weights"] = file_digest(weights)
-        return model, identity
+        return model, identity, None
     chosen = _torchvision_weights(name, weights)
     identity["weights"] = f"{type(chosen).__name__}.{chosen.name}"
-    return _download_build(name, chosen), identity
+    classes = tuple(chosen.meta.get("categories") or ()) or None
+    return _download_build(name, chosen), identity, classes
 
 
 def _check_torchvision_name(name: str) -> None:

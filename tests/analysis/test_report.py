@@ -200,12 +200,12 @@ def test_logs_of_different_images_are_refused_with_the_fix() -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("a\tb\n1\t2\n", r"columns \['idx', 'label', 'predict', 'correct'\] are missing"),
+        ("a\tb\n1\t2\n", r"lacks the columns \['idx', 'label', 'predict', 'radius', 'correct'\]"),
         ("idx\tlabel\tpredict\tcorrect\ttime\n0\t1\t1\t1\t0.1\n", r"\['radius'\] \(a prediction"),
         ("idx\tlabel\tpredict\tradius\tcorrect\ttime\n", "holds no rows"),
         ("", "is not a certification log"),
         (TINY + "4\t5\t5\t0.3\t1\t5.0\n", "holds an idx twice"),
-        (TINY.replace("0.5\t1", "big\t1"), "column radius holds values that are not numbers"),
+        (TINY.replace("0.5\t1", "big\t1"), "row 1: the column radius holds 'big', not a number"),
     ],
     ids=["not-a-log", "prediction-log", "empty", "empty-file", "twice", "not-numbers"],
 )

@@ -97,14 +97,14 @@ def test_logs_of_different_images_are_refused_and_nothing_is_written(pair, tmp_p
     status, out, err = analyze(pair[0], other, "--plot", plot, capsys=capsys)
     assert status == 2 and out == "" and not plot.exists()
     assert err.startswith("error: other.tsv and a.tsv hold different images (25 in common")
-    assert "same --skip, --max and --split" in err and err.count("\n") == 1
+    assert "pass --common to compare them on the 25 images" in err and err.count("\n") == 1
 
 
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        (None, "no log at"),
-        ("a\tb\n1\t2\n", "is not a certification log: columns"),
+        (None, "no log at '.*log.tsv'; check the path"),
+        ("a\tb\n1\t2\n", "is not a certification log: it lacks the columns"),
         ("idx\tlabel\tpredict\tradius\tcorrect\n", "holds no rows"),
         ("folder", "Is a directory"),
     ],
@@ -117,7 +117,8 @@ def test_a_bad_log_is_one_line_and_status_2(tmp_path, capsys, text, message) -> 
     elif text is not None:
         path.write_text(text)
     status, out, err = analyze(path, capsys=capsys)
-    assert status == 2 and out == "" and message in err and err.count("\n") == 1
+    assert status == 2 and out == "" and re.search(message, err) and err.count("\n") == 1
+    assert "RSUTILS_REFERENCE" not in err
 
 
 def test_a_bad_plot_path_is_refused_before_the_logs_are_read(pair, tmp_path, capsys) -> None:
@@ -170,11 +171,54 @@ def test_a_released_log_is_analysed_end_to_end(reference, tmp_path, capsys) -> N
     assert comparison["accuracy at r = 1"][-1] == "rises"
 
 
-def test_released_logs_of_other_images_are_refused(reference, capsys) -> None:
+def test_released_logs_of_other_images_are_compared_on_those_they_share(reference, capsys):
+    """Cohen et al.'s ImageNet log at σ = 0.25 stops after 427 of the 500 images: the
+    advice is one that a released log can follow."""
     imagenet = reference / "cohen2019/certify/imagenet/resnet50"
     logs = [imagenet / "noise_0.25/test/sigma_0.25", imagenet / "noise_0.25/test/sigma_0.50"]
     status, out, err = analyze(*logs, capsys=capsys)
-    assert status == 2 and out == "" and "hold different images" in err
+    assert status == 2 and out == "" and "hold different images (427 in common" in err
+    assert "(sigma_0.25 holds only some of sigma_0.50's: a run that stopped?)" in err
+    assert "pass --common to compare them on the 427 images they share" in err
+    status, out, err = analyze(*logs, "--common", "--radii", "0", capsys=capsys)
+    assert status == 0 and "paired over their 427 images" in out
+    assert (
+        err == "notice: --common: the 427 images all the logs hold are analysed, without "
+        "the others (sigma_0.50 73)\n"
+    )
+
+
+def test_a_log_cut_by_a_stopped_run_is_read_without_its_cut_line(tmp_path, capsys) -> None:
+    """The issue's log cut inside ``radius``: its complete rows, and a notice."""
+    path = write_log(tmp_path / "log.tsv", [0.5, 0.25, 0.75], [1, 1, 1])
+    text = path.read_text()
+    path.write_text(text[: text.rindex("0.75")] + "0.")  # inside the last row's radius
+    status, out, err = analyze(path, "--radii", "0", capsys=capsys)
+    assert status == 0 and cells(out)["inputs"] == ["2"]
+    assert err.startswith("notice: ") and "line 4 is cut (4 of 6 fields, no newline)" in err
+    assert "run the command that wrote it again" in err and err.count("\n") == 1
+
+
+def test_a_decision_log_is_summarised_at_its_radii(
+    fake_fashion_mnist, tmp_path, capsys, run_cli
+) -> None:
+    from rsutils.models.architectures import build_model
+    from rsutils.models.checkpoints import save_checkpoint
+
+    model = tmp_path / "model.pt"
+    save_checkpoint(build_model("small_cnn", "fashion-mnist"), model, arch="small_cnn",
+                    dataset="fashion-mnist")  # fmt: skip
+    decide = ["certify", "fashion-mnist", str(model), "0.25", str(tmp_path / "decide.tsv")]
+    decide += ["--N0", "10", "--N", "64", "--max", "4", "--data-root", str(fake_fashion_mnist)]
+    assert run_cli([*decide, "--quiet", "--procedure", "decide", "--radii", "0", "0.1"])[0] == 0
+    status, out, err = analyze(tmp_path / "decide.tsv", capsys=capsys)
+    assert status == 0 and err == "" and out.startswith("Decision logs")
+    rows = cells(out.split("\n\n")[-1])
+    assert rows["inputs"] == ["4"] and "accuracy at r = 0.1" in rows
+    assert 10 <= float(rows["draws per input"][0]) <= 74
+    status, out, err = analyze(tmp_path / "decide.tsv", "--plot", tmp_path / "c.png", capsys=capsys)
+    assert status == 2 and "decision logs have none: drop --plot" in err
+    assert not (tmp_path / "c.png").exists()
 
 
 @pytest.mark.slow  # a subprocess imports torch

@@ -72,6 +72,19 @@ def _foreign_sqlite(path: Path) -> Path:
     return path
 
 
+def _text(path: Path, text: str) -> Path:
+    path.write_text(text + "\n")
+    return path
+
+
+def _with_generator(path: Path, generator: object) -> Path:
+    """A checkpoint whose generator entry is ``generator`` (damaged, say)."""
+    model = build_model("small_cnn", "fashion-mnist")
+    checkpoint = {"format": "rsutils", "arch": "small_cnn", "dataset": "fashion-mnist"}
+    torch.save({**checkpoint, "state_dict": model.state_dict(), "generator": generator}, path)
+    return path
+
+
 def _saved(path: Path, value: object) -> Path:
     torch.save(value, path)
     return path
@@ -86,7 +99,16 @@ CASES = {
     ),
     "truncated-checkpoint": (
         lambda d, c: ["--checkpoint-file", str(_truncated(c))],
-        r"half.pt' is not a readable PyTorch checkpoint",
+        r"half.pt' is a zip archive cut short or damaged",
+    ),
+    "checkpoint-is-a-url-in-a-text-file": (
+        lambda d, c: ["--checkpoint-file", str(_text(d / "weights.txt", "https://x.org/w.pt"))],
+        r"weights.txt' is not a PyTorch checkpoint \(it is text: 'https://x.org/w.pt'\); "
+        r"download the file it names",
+    ),
+    "checkpoint-is-text-read-as-a-pickle": (  # 'j' reads as a pickle opcode
+        lambda d, c: ["--checkpoint-file", str(_text(d / "notes.txt", "jq"))],
+        r"notes.txt' is not a PyTorch checkpoint \(it is text: 'jq'\); pass the file",
     ),
     "checkpoint-is-a-folder": (
         lambda d, c: ["--checkpoint-file", str(d)],
@@ -123,6 +145,10 @@ CASES = {
     "memory-is-a-folder": (
         lambda d, c: ["--ascent-steps", "1", "--memory", str(d)],
         r"inputs is a directory; pass a file",
+    ),
+    "generator-damaged": (
+        lambda d, c: ["--generator", str(_with_generator(d / "gen.pt", {"kind": "fixed"}))],
+        r"gen.pt' holds a noise parameter generator rsutils cannot read \(KeyError",
     ),
     "device-foo": (lambda d, c: ["--device", "foo"], r"unknown device 'foo'; use auto, cpu"),
     "device-meta": (lambda d, c: ["--device", "meta"], r"meta device holds no data"),

@@ -97,7 +97,7 @@ def test_each_source_certifies_as_the_checkpoint(
         ("model.pt", ["--normalize", "mnist"], r"normalises its inputs itself"),
         ("model.ts", ["--weights", "DEFAULT"], r"--weights goes with torchvision:NAME"),
         ("model.ts", ["--mean", "0.5"], r"--mean and --std go together"),
-        ("model.ts", ["--normalize", "cifar10"], r"does not take inputs of shape 1×28×28"),
+        ("model.ts", ["--normalize", "cifar10"], r"--normalize cifar10 gives 3 channels, the "),
     ],
 )
 def test_a_model_that_does_not_fit_is_one_line_and_writes_nothing(
@@ -142,3 +142,53 @@ def test_predict_with_a_trusted_pickle_in_a_process_of_its_own(
     assert refused.returncode == 2 and "--trust-pickle" in refused.stderr
     subprocess.run([*command, "--trust-pickle"], check=True)
     assert list(read_log(out / "p.tsv")["idx"]) == [0, 1, 2]
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [["--normalize", "fashion-mnist"], ["--weights", "DEFAULT"], []],
+    ids=["normalize", "weights", "none"],
+)
+def test_a_truncated_export_is_named_as_damaged_whatever_the_options(
+    fake_fashion_mnist: Path, models: dict[str, Path], out: Path, run_cli, extra
+) -> None:
+    data = models["network.pt2"].read_bytes()
+    cut = models["network.pt2"].with_name("cut.pt2")
+    cut.write_bytes(data[: len(data) // 2])
+    status, err = run_cli(certify(fake_fashion_mnist, cut, out / "log.tsv", *extra))
+    assert status == 2 and err.count("\n") == 1, err
+    assert "cut.pt2' is a zip archive cut short or damaged" in err
+    assert list(out.iterdir()) == []
+
+
+def test_a_url_saved_as_weights_is_named_as_text(
+    fake_fashion_mnist: Path, tmp_path: Path, out: Path, run_cli
+) -> None:
+    (tmp_path / "weights.txt").write_text("https://download.pytorch.org/models/r.pth\n")
+    argv = certify(fake_fashion_mnist, "torchvision:resnet18", out / "log.tsv")
+    status, err = run_cli([*argv, "--weights", str(tmp_path / "weights.txt")])
+    assert status == 2 and err.count("\n") == 1, err
+    assert "weights.txt' is not a PyTorch checkpoint (it is text: 'https://download." in err
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (
+            ["--mean", "0.5", "0.5", "0.5", "--std", "0.2", "0.2", "0.2"],
+            "--mean/--std give 3 channels, the images have 1; give one value to each",
+        ),
+        (
+            ["--normalize", "imagenet"],
+            "--normalize imagenet gives 3 channels, the images have 1; pass --mean and --std",
+        ),
+    ],
+    ids=["mean-std", "normalize"],
+)
+def test_statistics_of_another_channel_count_are_named_as_the_users(
+    fake_fashion_mnist: Path, models: dict[str, Path], out: Path, run_cli, extra, message
+) -> None:
+    status, err = run_cli(certify(fake_fashion_mnist, models["network.pt2"], out / "l.tsv", *extra))
+    assert status == 2 and err.startswith(f"error: {message}") and err.count("\n") == 1
+    one = ["--mean", "0.5", "--std", "0.2"]  # one value serves every channel
+    assert run_cli(certify(fake_fashion_mnist, models["network.pt2"], out / "l.tsv", *one))[0] == 0

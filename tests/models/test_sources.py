@@ -15,8 +15,9 @@ import torchvision
 from torch import nn
 
 from rsutils.core.inference import InferenceModel
+from rsutils.data import DATASET_CLASSES
 from rsutils.models.architectures import Normalize, build_model
-from rsutils.models.checkpoints import save_checkpoint
+from rsutils.models.checkpoints import save_checkpoint, text_start
 from rsutils.models.dataset_fit import check_model_fits, normalization_stats
 from rsutils.models.sources import load_model, source_kind
 
@@ -234,3 +235,68 @@ def test_the_model_is_checked_against_the_dataset() -> None:
 class TupleModel(nn.Module):
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         return x.flatten(1)[:, :10], x
+
+
+def test_a_damaged_file_is_named_before_the_options_are_judged(tmp_path: Path) -> None:
+    """The options of a file that cannot be read say nothing: its damage comes first."""
+    model = build_model("small_cnn", "fashion-mnist")
+    save_checkpoint(model, tmp_path / "m.pt", arch="small_cnn", dataset="fashion-mnist")
+    data = (tmp_path / "m.pt").read_bytes()
+    (tmp_path / "cut.pt").write_bytes(data[: len(data) // 2])
+    for options in ({"normalize": ((0.5,), (0.5,))}, {"weights": "DEFAULT"}, {"untrained": True}):
+        with pytest.raises(ValueError, match=r"cut.pt' is a zip archive cut short or damaged"):
+            load_model(tmp_path / "cut.pt", **options)
+    torch.save(model, tmp_path / "legacy.pt", _use_new_zipfile_serialization=False)
+    data = (tmp_path / "legacy.pt").read_bytes()
+    (tmp_path / "legacy.pt").write_bytes(data[: len(data) - 64])
+    with pytest.raises(ValueError, match=r"legacy.pt' is not a readable .*truncated or damaged"):
+        load_model(tmp_path / "legacy.pt", trust_pickle=True, normalize=((0.5,), (0.5,)))
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [("https://x.org/model.pt\n", "https://x.org/model.pt"), ("jq\n", "jq"), ("é" * 600, "é")],
+    ids=["url", "pickle-opcode", "long-unicode"],
+)
+def test_a_text_file_is_named_as_text(tmp_path: Path, text: str, shown: str) -> None:
+    path = tmp_path / "model.txt"
+    path.write_text(text)
+    assert text_start(path).startswith(shown)
+    with pytest.raises(ValueError, match=r"model.txt' is not a PyTorch checkpoint \(it is text"):
+        load_model(path)
+    with pytest.raises(ValueError, match=r"model.txt' is not a PyTorch checkpoint \(it is text"):
+        load_model("torchvision:resnet18", weights=str(path))
+
+
+def test_pytorch_files_are_never_taken_for_text(files: dict[str, Path], tmp_path: Path) -> None:
+    torch.save(tiny().state_dict(), tmp_path / "legacy.pt", _use_new_zipfile_serialization=False)
+    for path in [*files.values(), tmp_path / "legacy.pt"]:
+        assert text_start(path) is None, path
+    (tmp_path / "empty.pt").write_bytes(b"")
+    assert text_start(tmp_path / "empty.pt") is None
+
+
+@pytest.mark.parametrize(
+    "checkpoint",
+    [
+        {"arch": "small_cnn", "state_dict": 5},
+        {"arch": ["small_cnn"], "state_dict": {}},
+        {"arch": "small_cnn", "state_dict": {1: torch.zeros(1)}},
+    ],
+    ids=["state-dict-not-a-dict", "arch-not-a-name", "keys-not-names"],
+)
+def test_a_foreign_dict_with_arch_and_state_dict_is_refused(tmp_path: Path, checkpoint) -> None:
+    torch.save({**checkpoint, "dataset": "fashion-mnist"}, tmp_path / "odd.pt")
+    with pytest.raises(ValueError, match=r"odd.pt' is not a checkpoint rsutils can read"):
+        load_model(tmp_path / "odd.pt")
+
+
+def test_the_models_class_names_where_they_are_known(tmp_path: Path, monkeypatch) -> None:
+    model = build_model("small_cnn", "fashion-mnist")
+    save_checkpoint(model, tmp_path / "m.pt", arch="small_cnn", dataset="fashion-mnist")
+    assert load_model(tmp_path / "m.pt").classes == DATASET_CLASSES["fashion-mnist"]
+    assert load_model("torchvision:resnet18", untrained=True).classes is None
+    built = lambda name, weights: torchvision.models.get_model(name)  # noqa: E731 (offline)
+    monkeypatch.setattr("rsutils.models.sources._download_build", built)
+    loaded = load_model("torchvision:resnet18", weights="DEFAULT")
+    assert loaded.classes[:2] == ("tench", "goldfish") and len(loaded.classes) == 1000
