@@ -190,7 +190,7 @@ def test_the_tradeoff_holds_when_more_noise_costs_accuracy_and_buys_reach() -> N
     ]
     accuracy = table.iloc[0]
     # a quarter of the answers turn wrong on every model: −0.25 exactly.
-    assert accuracy.gain == pytest.approx(-0.25) and accuracy.verdict == "falls"
+    assert accuracy.gain == pytest.approx(-0.25) and str(accuracy.verdict) == "falls"
     reach = table.iloc[-1]  # at the largest radius below σ = 0.25's ceiling
     expected = np.mean(
         [
@@ -199,13 +199,13 @@ def test_the_tradeoff_holds_when_more_noise_costs_accuracy_and_buys_reach() -> N
             for logs in tradeoff_replicates(True)
         ]
     )
-    assert reach.gain == pytest.approx(expected) and reach.verdict == "rises"
+    assert reach.gain == pytest.approx(expected) and str(reach.verdict) == "rises"
     assert (table["models"] == 3).all() and (table["margin"] == 0.05).all()
     assert (table["tests"] == 2 * len(table)).all()  # one family
     assert tradeoff_verdict(table) == HOLDS
     # More noise that is nowhere above the smaller σ where both certify: no trade.
     no_reach = tradeoff_comparisons(tradeoff_replicates(False), names, margin=0.05)
-    assert no_reach["verdict"].iloc[-1] == "falls"
+    assert str(no_reach["verdict"].iloc[-1]) == "falls"
     assert crossing_verdict(no_reach.iloc[1:]) == FAILS
     assert tradeoff_verdict(no_reach) == FAILS
     # Less accuracy with no sign of reach either way: not resolved.
@@ -250,10 +250,10 @@ def test_alm_beyond_radius_measures_the_gap_on_the_same_certificates() -> None:
     assert found.index.tolist() == [("method by ALM", "method by radius", "ACR")]
     row = found.iloc[0]
     # ALM − radius = 0.5 × the mean radius (0.6) on every model and every image's mean.
-    assert row["gain"] == pytest.approx(0.3) and row["verdict"] == "rises"
+    assert row["gain"] == pytest.approx(0.3) and str(row["verdict"]) == "rises"
     assert row["models"] == 3 and row["images"] == IMAGES
     isotropic = alm_beyond_radius(alm_replicates(1.5), "isotropic", margin=0.05).iloc[0]
-    assert isotropic["gain"] == 0 and isotropic["verdict"] == EQUIVALENT
+    assert isotropic["gain"] == 0 and str(isotropic["verdict"]) == EQUIVALENT
 
 
 def test_modest_by_radius_significant_by_alm_needs_alm_beyond_radius() -> None:
@@ -261,19 +261,19 @@ def test_modest_by_radius_significant_by_alm_needs_alm_beyond_radius() -> None:
     radius_gain = replicated_comparisons(
         alm_replicates(1.5), [("method", "isotropic")], measures=by, margin=0.05
     )
-    assert radius_gain["verdict"].tolist() == [EQUIVALENT]  # the same radii
+    assert list(map(str, radius_gain["verdict"])) == [EQUIVALENT]  # the same radii
     boost = alm_beyond_radius(alm_replicates(1.5), "method", margin=0.05)
     assert alm_claim_verdict(radius_gain, boost) == HOLDS
     # A σ constant up to float error: ALM beyond radius is rounding, within the margin.
     rounding = alm_beyond_radius(alm_replicates(1 + 1e-15), "method", margin=0.05)
     assert rounding["gain"].iloc[0] > 0
-    assert rounding["verdict"].iloc[0] == "rises, within ±0.05"  # real, and too small
+    assert str(rounding["verdict"].iloc[0]) == "rises, within ±0.05"  # real, and too small
     assert alm_claim_verdict(radius_gain, rounding) == FAILS
     assert alm_claim_verdict(["falls"], boost) == FAILS
     assert alm_claim_verdict(["undecided"], boost.assign(verdict="undecided")) == OPEN
     assert alm_claim_verdict(["rises"], boost.assign(verdict="falls")) == FAILS
     unjudged = alm_beyond_radius(alm_replicates(1 + 1e-15), "method")
-    assert unjudged["verdict"].iloc[0] == "rises"  # why the margin is required
+    assert str(unjudged["verdict"].iloc[0]) == "rises"  # why the margin is required
     with pytest.raises(ValueError, match="without a margin"):
         alm_claim_verdict(radius_gain, unjudged)
 
