@@ -176,10 +176,13 @@ class Verdict:
             return _FIXED[text]
         match = _WITHIN.fullmatch(text)
         found = None
-        if match is not None and float(match.group("margin")) > 0:
-            sign, margin = match.group("sign"), float(match.group("margin"))
+        if match is not None:
+            sign = match.group("sign")
             direction = Direction(sign) if sign else None
-            found = cls(direction, margin=margin, within_margin=True)
+            try:
+                found = cls(direction, margin=float(match.group("margin")), within_margin=True)
+            except ValueError:  # no number, or not a positive one
+                found = None
         if found is None or str(found) != text:
             raise ValueError(
                 f"{text!r} is not a verdict of rsutils.analysis.verdicts.judge (rises, "

@@ -87,7 +87,8 @@ def test_an_untested_verdict_reads_its_reason_and_decides_nothing() -> None:
 @pytest.mark.parametrize(
     "text",
     ["rise", "Rises", "rises, within 0.05", "rises within ±0.05", "equivalent, within ±0.05",
-     "equivalent within ±0.050", "equivalent within ±-0.05", "too few images", ""],
+     "equivalent within ±0.050", "equivalent within ±-0.05", "equivalent within ±e",
+     "falls, within ±1.2.3", "too few images", ""],
 )  # fmt: skip
 def test_parsing_refuses_any_other_text(text: str) -> None:
     with pytest.raises(ValueError, match="is not a verdict"):
