@@ -11,7 +11,7 @@ myst-nb fills them in from the values a cell glued under that name. A chapter gl
 
 Glued values are shown in the prose by their text, so numpy scalars are glued as the
 Python numbers they hold (a glued ``numpy.float64`` would read ``np.float64(0.5)``) and
-verdicts as their text (a glued one would read ``Verdict(direction=…)``):
+verdicts as their text (a glued enum member would read ``<ClaimVerdict.HOLDS: 'holds'>``):
 :func:`plain` is the default conversion of :func:`glue_fields` and :func:`glue_table`.
 Every key is checked before anything is glued: a missing field or label, a key that is
 not a Python identifier (the prose could not cite it) or two cells under one key raise
@@ -30,6 +30,7 @@ import ast
 import re
 import string
 from collections.abc import Callable, Hashable, Iterable, Mapping
+from enum import StrEnum
 from typing import Any
 
 import numpy as np
@@ -54,11 +55,12 @@ _ABSENT: Any = object()
 def plain(value: object) -> object:
     """``value`` with a numpy scalar replaced by the Python number it holds (the same
     value as ``float()`` or ``int()`` would give), and a verdict (a
-    :class:`~rsutils.analysis.verdicts.Verdict`) by its text, ``str(value)``; other
-    values unchanged."""
+    :class:`~rsutils.analysis.verdicts.Verdict`, or a member of a string enum such as
+    :class:`~rsutils.book.audit.verdicts.ClaimVerdict`) by its text, ``str(value)``;
+    other values unchanged."""
     if isinstance(value, np.generic):
         return value.item()
-    if isinstance(value, Verdict | MagnitudeVerdict):
+    if isinstance(value, Verdict | MagnitudeVerdict | StrEnum):
         return str(value)
     return value
 
