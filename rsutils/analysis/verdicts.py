@@ -105,8 +105,9 @@ class Verdict:
 
     @property
     def label(self) -> str:
-        """The verdict's text: ``"rises"``, ``"falls, within ±0.05"``, ``"equivalent
-        within ±0.05"``, ``"undecided"`` or the reason it is untested."""
+        """The text of the verdict, ``str()`` of it (``"rises"``, ``"falls, within
+        ±0.05"``, ``"equivalent within ±0.05"``, ``"undecided"``), or the reason it is
+        untested."""
         if self.untested is not None:
             return self.untested
         if self.within_margin:
@@ -135,7 +136,7 @@ class Verdict:
 
     @property
     def decided(self) -> bool:
-        """A sign or an equivalence was shown: anything but "undecided" or untested."""
+        """Whether a sign or an equivalence was shown (anything but "undecided" or untested)."""
         return self.direction is not None or self.within_margin
 
     @property
@@ -316,7 +317,7 @@ class MagnitudeVerdict:
 
     @property
     def decided(self) -> bool:
-        """As stated, below or above it: anything but undecided."""
+        """Whether the difference is as stated, below or above it (anything but undecided)."""
         return self.position is not None
 
 

@@ -31,6 +31,7 @@ def test_each_member_is_its_text_and_says_what_test_it_means(vocabulary) -> None
         assert member == str(member) and f"{member}" == str(member) and isinstance(member, str)
         assert vocabulary.parse(str(member)) is member
         assert member.__doc__ and member.__doc__ != vocabulary.__doc__, member.name
+        assert f"- ``{member}``: {member.__doc__}" in vocabulary.__doc__  # the API page's
     assert len({member.__doc__ for member in vocabulary}) == len(vocabulary)
 
 

@@ -1,9 +1,9 @@
 """The audit's verdicts as values: the claims', the ledger's and the released logs' level.
 
-Three vocabularies, each an :class:`enum.StrEnum` defined here once, one line per
-member: its text and what test it means (the member's ``__doc__``). ``str(member)`` is
-its text, and a member equals its text, so tables, CSV files and glued values read as
-before; code names the members, never the words.
+Three vocabularies, each an ``enum.StrEnum`` defined here once, one line per member:
+its text and what test it means (the member's ``__doc__``, listed in the enum's
+docstring). ``str(member)`` is its text, and a member equals its text, so tables, CSV
+files and glued values read as before; code names the members, never the words.
 
 - :class:`ClaimVerdict`: a paper's qualitative claim judged on the book's replicated
   comparisons (:mod:`rsutils.book.audit.measured`);
@@ -24,8 +24,9 @@ here") is one line; the functions that combine verdicts
 
 from __future__ import annotations
 
+import inspect
 from enum import StrEnum
-from typing import Self
+from typing import Self, TypeVar
 
 __all__ = ["AlphaVerdict", "ClaimVerdict", "LedgerVerdict"]
 
@@ -50,6 +51,18 @@ class _Vocabulary(StrEnum):
             raise ValueError(f"{text!r} is not a {cls.__name__} (one of {words})") from None
 
 
+_V = TypeVar("_V", bound=type[_Vocabulary])
+
+
+def _listed(vocabulary: _V) -> _V:
+    """``vocabulary`` with each member's text and meaning listed in its docstring, where
+    the API page shows them (autodoc shows no ``__doc__`` of an enum member)."""
+    members = "\n".join(f"- ``{member}``: {member.__doc__}" for member in vocabulary)
+    vocabulary.__doc__ = f"{inspect.cleandoc(vocabulary.__doc__ or '')}\n\n{members}"
+    return vocabulary
+
+
+@_listed
 class ClaimVerdict(_Vocabulary):
     """The verdict on a paper's qualitative claim, from its family of comparisons (each
     judged by :func:`~rsutils.analysis.verdicts.judge` with its margin m), or from an
@@ -61,6 +74,7 @@ class ClaimVerdict(_Vocabulary):
     NOT_RESOLVED = "not resolved at this scale", "none goes against the claim, some are undecided"
 
 
+@_listed
 class LedgerVerdict(_Vocabulary):
     """What a ledger rule concludes about a stated number, checked at its printed precision."""
 
@@ -70,6 +84,7 @@ class LedgerVerdict(_Vocabulary):
     NOT_CHECKABLE = "not checkable", "nothing public holds it, or its release is not at hand"
 
 
+@_listed
 class AlphaVerdict(_Vocabulary):
     """The level α that a released log's certificates imply at the stated n, by one test
     (the ceilings, the printed radii) or both (``implied α``)."""

@@ -50,7 +50,7 @@ __all__ = [
     "verdict",
 ]
 
-#: What a check can conclude: every :class:`~rsutils.book.audit.verdicts.LedgerVerdict`.
+#: Every :class:`~rsutils.book.audit.verdicts.LedgerVerdict`, what a check can conclude.
 VERDICTS = tuple(LedgerVerdict)
 Rule = Callable[[Mapping[str, str], "LedgerContext"], tuple[str, LedgerVerdict]]
 _RULES: dict[str, Rule] = {}
