@@ -35,12 +35,13 @@ import pandas as pd
 
 from rsutils.book import Chapter, glue_all
 from rsutils.book.audit import ledger as lg
+from rsutils.book.audit.verdicts import ClaimVerdict, LedgerVerdict
 from rsutils.book.findings import (
     FINDING_PAGES,
     beyond_findings,
     chapter_values,
     claim_evidence,
-    claim_key,
+    claim_verdicts,
     claims_table,
     executed_folder,
     finding_rows,
@@ -96,13 +97,12 @@ markdown_table(claims_table(audit, claims))
 markdown_table(claim_evidence(audit, claims))
 
 # %% tags=["remove-cell"]
-verdicts = [audit[claim_key(c, "verdict")] for c in claims.id]
-counted = pd.Series(verdicts).value_counts()
+counted = claim_verdicts(audit, claims).value_counts()
 glue_all(
     n_claims=len(claims),
-    n_claims_hold=int(counted.get("holds", 0)),
-    n_claims_fail=int(counted.get("does not hold", 0)),
-    n_claims_open=int(counted.get("not resolved at this scale", 0)),
+    n_claims_hold=int(counted.get(ClaimVerdict.HOLDS, 0)),
+    n_claims_fail=int(counted.get(ClaimVerdict.DOES_NOT_HOLD, 0)),
+    n_claims_open=int(counted.get(ClaimVerdict.NOT_RESOLVED, 0)),
     n_margin_sensitive=audit["n_margin_sensitive"],
 )
 
@@ -129,7 +129,7 @@ glue_all(
 statements = lg.ledger()
 context = lg.LedgerContext(statements, reference_root=reference_root)
 checked = lg.check_ledger(statements, context)
-judged = checked[checked.verdict != "not checkable"]
+judged = checked[checked.verdict != LedgerVerdict.NOT_CHECKABLE]
 pd.crosstab(judged.paper, judged.verdict, margins=True, margins_name="all")
 
 # %% [markdown]
@@ -142,7 +142,7 @@ pd.crosstab(judged.paper, judged.verdict, margins=True, margins_name="all")
 
 # %% tags=["hide-input"]
 columns = ["id", "quote", "found", "verdict"]
-markdown_table(judged[judged.verdict != "holds"][columns])
+markdown_table(judged[judged.verdict != LedgerVerdict.HOLDS][columns])
 
 # %% [markdown]
 # Every judged row, the ones that hold too, in a table that sorts by any column and

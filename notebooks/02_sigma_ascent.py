@@ -268,14 +268,20 @@ verdicts_b[shown_b].round(3)
 
 # %% tags=["remove-cell"]
 acr_rows = verdicts_b.xs("ACR", level="measured by").droplevel("against")
-phrases = {"rises": "rises", "falls": "falls", "undecided": "is undecided"}
+
+
+def phrase(verdict):
+    """The verdict as the prose's verb: "rises", "falls", else "is …"."""
+    signed = verdict.direction is not None and not verdict.within_margin
+    return str(verdict) if signed else f"is {verdict}"
+
+
 by_verdict = {}  # every verdict from judge, through replicated_comparisons
 for s in SIGMAS:
     verdict = acr_rows.loc[ds_name(s), "verdict"]
     by_verdict.setdefault(verdict, []).append(f"{s:g}")
 parts = [
-    f"{phrases.get(v, 'is ' + v)} at σ0 = {', '.join(ss)}"
-    for v, ss in by_verdict.items()
+    f"{phrase(v)} at σ0 = {', '.join(ss)}" for v, ss in by_verdict.items()
 ]
 glue_all(acr_verdict="; ".join(parts))
 glue_fields(
@@ -653,7 +659,7 @@ glue_all(reduced_se=float(0.5 / np.sqrt(len(secondary.indices))))
 acr_said = verdicts_b.xs("ACR", level="measured by")["verdict"]
 run_chose(
     "the ACR of Cohen-DS rises above Cohen's (verdict 'rises') at some σ0",
-    (acr_said == "rises").any(),
+    acr_said.map(lambda v: v.rises and not v.within_margin).any(),
     "At this scale the data-dependent σ buys a larger ACR than the "
     "fixed σ of the same model, as DDRS report, at the starting levels "
     "where the verdict says it rises.",

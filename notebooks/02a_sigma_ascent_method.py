@@ -375,8 +375,8 @@ glue_all(
     best_fixed_acr_value=float(levels_acr.loc[best_acr["ACR"], "ACR"]),
     ds_acr_025=float(levels_acr.loc[ds_name(0.25), "ACR"]),
     ds_vs_best_verdict=acr_vs_best.loc[ds_name(0.25), "verdict"],
-    best_rises=int(said_best.str.startswith("rises").sum()),
-    best_falls=int(said_best.str.startswith("falls").sum()),
+    best_rises=int(said_best.map(lambda v: v.rises).sum()),
+    best_falls=int(said_best.map(lambda v: v.falls).sum()),
     best_total=len(said_best),
     held_out_models=len(replicates) - 1,
 )

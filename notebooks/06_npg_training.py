@@ -402,18 +402,25 @@ def verdicts_of(methods, control, measures=("radius", "ALM"), table=None):
     rows = (verdicts if table is None else table).reset_index()
     mask = rows.method.isin(methods) & (rows.against == control)
     mask &= rows["measured by"].isin(measures)
-    return " / ".join(sorted(set(rows[mask].verdict)))
+    return " / ".join(sorted({str(v) for v in rows[mask].verdict}))
 
 
 control, control_at_bound = NPG_GROUPS.controls
 said = verdicts.verdict[~on_g_x]
 bound = int((at_ceiling.max(axis=1) > 0.5).sum())
+
+
+def count(test):
+    """How many of the deployed comparisons' verdicts pass ``test``."""
+    return int(said.map(test).sum())
+
+
 glue_all(
-    n_rises=int(said.str.startswith("rises").sum()),
-    n_rises_within=int(said.str.startswith("rises, within").sum()),
-    n_falls=int(said.str.startswith("falls").sum()),
-    n_equivalent=int(said.str.startswith("equivalent").sum()),
-    n_undecided=int((said == "undecided").sum()),
+    n_rises=count(lambda v: v.rises),
+    n_rises_within=count(lambda v: v.rises and v.within_margin),
+    n_falls=count(lambda v: v.falls),
+    n_equivalent=count(lambda v: v.equivalent),
+    n_undecided=count(lambda v: not v.decided),
     n_claims=len(said),
     ceiling_bound=f"{bound} of {len(at_ceiling)}",
     pattern_radius=verdicts_of(NPG_GROUPS.patterns, control, ("radius",)),

@@ -56,6 +56,7 @@ from rsutils.book import replicated as rep
 from rsutils.book.audit import ledger as lg
 from rsutils.book.audit import measured as ours
 from rsutils.book.audit import table_audit as audit
+from rsutils.book.audit.verdicts import ClaimVerdict, LedgerVerdict
 from rsutils.book.chapters.pages import open_page
 from rsutils.book.choice import run_chose
 from rsutils.book.glue import glue_table
@@ -124,8 +125,10 @@ pd.crosstab(
 
 # %% tags=["remove-cell"]
 verdict_counts = checked.verdict.value_counts()
-names = {"n_hold": "holds", "n_fail": "does not hold"}
-names |= {"n_unprinted": "not printed", "n_unchecked": "not checkable"}
+names = {"n_hold": LedgerVerdict.HOLDS}
+names["n_fail"] = LedgerVerdict.DOES_NOT_HOLD
+names["n_unprinted"] = LedgerVerdict.NOT_PRINTED
+names["n_unchecked"] = LedgerVerdict.NOT_CHECKABLE
 glue_fields(verdict_counts, "", names, default=0)
 glue_all(n_statements=len(checked))
 by_id = checked.set_index("id")
@@ -138,8 +141,8 @@ glue_all(
 )
 # an earlier rule read these as "does not hold" or "not printed"
 redone = [*beside, "ucan-cohen-cifar-logs"]
-assert (by_id.loc[redone, "verdict"] == "not checkable").all()
-assert by_id.loc["ddrs-cohen-acr-imagenet", "verdict"] == "holds"
+assert (by_id.loc[redone, "verdict"] == LedgerVerdict.NOT_CHECKABLE).all()
+assert by_id.verdict["ddrs-cohen-acr-imagenet"] is LedgerVerdict.HOLDS
 
 # %% [markdown]
 # The statements that do not hold, or that cite an empty cell, each with what the
@@ -148,7 +151,7 @@ assert by_id.loc["ddrs-cohen-acr-imagenet", "verdict"] == "holds"
 # statement rests on, or the reason the two disagree:
 
 # %%
-failing = ["does not hold", "not printed"]
+failing = [LedgerVerdict.DOES_NOT_HOLD, LedgerVerdict.NOT_PRINTED]
 wrong = checked[checked.verdict.isin(failing)]
 wrong[["id", "quote", "stated", "found", "verdict"]].reset_index(drop=True)
 
@@ -205,7 +208,7 @@ choices.rename("statements").reset_index()
 # records, and values read off figures that the texts do not give in numbers.
 
 # %%
-unchecked = checked[checked.verdict == "not checkable"]
+unchecked = checked[checked.verdict == LedgerVerdict.NOT_CHECKABLE]
 reasons = unchecked.groupby("reason", sort=False).id.agg(", ".join)
 reasons.rename("statements").reset_index()
 
@@ -567,9 +570,10 @@ assert all(len(r) == P.replicates.models for r in (ascent, fig4, npg))
 
 # %% tags=["remove-cell"]
 by_verdict = verdicts.groupby("replicates say").groups
-claim_lists = {"hold": "holds", "fail": "does not hold"}
-claim_lists["open"] = "not resolved at this scale"
-claim_lists["small"] = "holds, by less than the margin"
+claim_lists = {"hold": ClaimVerdict.HOLDS}
+claim_lists["fail"] = ClaimVerdict.DOES_NOT_HOLD
+claim_lists["open"] = ClaimVerdict.NOT_RESOLVED
+claim_lists["small"] = ClaimVerdict.HOLDS_BY_LESS
 
 
 def listed(ids):
@@ -582,8 +586,9 @@ glue_all(n_qualitative=len(verdicts))
 # %% tags=["remove-cell"]
 per_paper = pd.crosstab(checked.paper, checked.verdict)
 per_paper = per_paper.reindex(columns=lg.VERDICTS, fill_value=0)
-fail = per_paper["does not hold"] + per_paper["not printed"]
-counts = {"rows": per_paper.sum(axis=1), "hold": per_paper.holds}
+fail = per_paper[failing].sum(axis=1)
+counts = {"rows": per_paper.sum(axis=1)}
+counts["hold"] = per_paper[LedgerVerdict.HOLDS]
 counts |= {"fail": fail, "chosen": chosen.paper.value_counts()}
 counts = pd.DataFrame(counts).fillna(0).astype(int)
 glue_table(counts, "{row}_{column}", rows=lg.LEDGER_PAPERS)
@@ -607,8 +612,8 @@ glue_all(
 # %% tags=["remove-cell"]
 # what the summary says of the ledger is its verdict
 assert {"ucan-l1-baselines", "ucan-ancer"} <= set(wrong.id)
-assert by_id.loc["cohen-alpha", "verdict"] == "does not hold"
-assert set(predict_rows.verdict) == {"does not hold"}
+assert by_id.loc["cohen-alpha", "verdict"] is LedgerVerdict.DOES_NOT_HOLD
+assert set(predict_rows.verdict) == {LedgerVerdict.DOES_NOT_HOLD}
 
 # %% [markdown]
 # ## What holds up

@@ -35,6 +35,7 @@ import rsutils as rs
 from rsutils.book import glue_all, glue_fields
 from rsutils.book.audit import ledger as lg
 from rsutils.book.audit import released_alpha as implied_alpha
+from rsutils.book.audit.verdicts import AlphaVerdict
 from rsutils.book.chapters.pages import open_page
 from rsutils.book.papers import released as rel
 
@@ -144,7 +145,8 @@ named.rename_axis("log")[[*radii, "radii say", "implied α"]]
 
 # %% tags=["remove-cell"]
 said, level_of = levels["ceilings say"], levels["implied α"]
-past_stated = released[said == "α = 0.01"]
+at_01, at_001 = AlphaVerdict.ALPHA_0_01, AlphaVerdict.ALPHA_0_001
+past_stated = released[said == at_01]
 by_dataset = past_stated.index.get_level_values(0).value_counts()
 glue_all(
     n_ceil_01=len(past_stated),
@@ -152,30 +154,27 @@ glue_all(
         f"{n} {implied_alpha.DATASET_NAMES[d]}"
         for d, n in by_dataset.items()
     ),
-    at_01_total=int(
-        levels.loc[said == "α = 0.01", "at 0.01 ceiling"].sum()
-    ),
+    at_01_total=int(levels.loc[said == at_01, "at 0.01 ceiling"].sum()),
     above_01_total=int(levels["above 0.01 ceiling"].sum()),
-    n_ceil_001=int((said == "α = 0.001").sum()),
+    n_ceil_001=int((said == at_001).sum()),
     ceil_001_logs=", ".join(
-        map(implied_alpha.log_label, said[said == "α = 0.001"].index)
+        map(implied_alpha.log_label, said[said == at_001].index)
     ),
-    at_001_total=int(
-        levels.loc[said == "α = 0.001", "at 0.001 ceiling"].sum()
-    ),
+    at_001_total=int(levels.loc[said == at_001, "at 0.001 ceiling"].sum()),
 )
 
 # %% tags=["remove-cell"]
-decided = levels[(said == "undecidable") & (level_of != said)]
+undecidable = said == AlphaVerdict.UNDECIDABLE
+decided = levels[undecidable & (level_of != said)]
 sigma_half = 0.5 * norm.ppf(rs.max_certifiable_pA(100_000, 0.001))
 glue_all(
     ceiling_multiple_01=float(
         norm.ppf(rs.max_certifiable_pA(100_000, 0.01))
     ),
     shared_print=f"{sigma_half:.3}",
-    n_ceil_undecidable=int((said == "undecidable").sum()),
+    n_ceil_undecidable=int(undecidable.sum()),
     ceil_undecidable_logs=", ".join(
-        map(implied_alpha.log_label, said[said == "undecidable"].index)
+        map(implied_alpha.log_label, said[undecidable].index)
     ),
     n_radii_decided=len(decided),
     radii_decided=", ".join(
@@ -183,8 +182,11 @@ glue_all(
         for key, level in decided["radii say"].items()
     ),
 )
-classes = {"01": "α = 0.01", "001": "α = 0.001"}
-classes |= {"undecidable": "undecidable", "conflicting": "conflicting"}
+classes = {"01": at_01, "001": at_001}
+classes |= {
+    "undecidable": AlphaVerdict.UNDECIDABLE,
+    "conflicting": AlphaVerdict.CONFLICTING,
+}
 glue_fields(level_of.value_counts(), "n_implied_", classes, default=0)
 
 # %% tags=["remove-cell"]
@@ -195,11 +197,12 @@ context = lg.LedgerContext(rows, reference_root=reference_root)
 by_id = lg.check_ledger(rows, context).set_index("id")
 ledger_alpha = by_id.loc["cohen-alpha", "found"]
 ledger_draws = by_id.loc["cohen-draws", "found"]
-n_01 = int((level_of == "α = 0.01").sum())
+n_01 = int((level_of == at_01).sum())
 assert ledger_alpha.startswith(
     f"{n_01} of {len(levels)} logs imply α = 0.01"
 )
-assert ledger_draws.startswith(f"{int((said == 'α = 0.01').sum())} of ")
+n_ceil_01 = int((said == at_01).sum())
+assert ledger_draws.startswith(f"{n_ceil_01} of ")
 glue_all(
     ledger_alpha=ledger_alpha,
     ledger_draws=ledger_draws,
@@ -228,7 +231,8 @@ glue_all(
     seconds_imagenet=float(seconds_by_dataset["imagenet"]),
     seconds_cifar=float(seconds_by_dataset["cifar10"]),
 )
-assert len(past_stated) == 8 and "conflicting" not in set(level_of)
+assert len(past_stated) == 8
+assert AlphaVerdict.CONFLICTING not in set(level_of)
 
 # %% [markdown]
 # The published rows follow from their logs: the largest gap is
@@ -268,7 +272,7 @@ assert len(past_stated) == 8 and "conflicting" not in set(level_of)
 # tables' layout whose certified accuracy then changes:
 
 # %%
-run_at_01 = levels[levels["implied α"] == "α = 0.01"]
+run_at_01 = levels[levels["implied α"] == AlphaVerdict.ALPHA_0_01]
 at_stated = rel.recertify_released_logs(
     run_at_01.index, alpha=0.001, run_alpha=0.01, root=reference_root
 )

@@ -7,8 +7,8 @@ differences, recertification at another level), :mod:`~rsutils.analysis.ceilings
 largest radius ``n`` draws can certify, and which inputs sit at it),
 :mod:`~rsutils.analysis.printed` (tables as the papers print them),
 :mod:`~rsutils.analysis.replicates` (differences over images and retrained models),
-:mod:`~rsutils.analysis.verdicts` (the verdict rule), :mod:`~rsutils.analysis.margins`
-(the margin of each kind of measure),
+:mod:`~rsutils.analysis.verdicts` (the verdict rule, verdicts as values),
+:mod:`~rsutils.analysis.margins` (the margin of each kind of measure),
 :mod:`~rsutils.analysis.multiplicity` (Holm's correction within a family),
 :mod:`~rsutils.analysis.replicate_groups` (their groups of logs),
 :mod:`~rsutils.analysis.report` (the tables of ``python -m rsutils analyze``),

@@ -16,7 +16,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 from scipy.stats import binom, binomtest, bootstrap
 
-from rsutils.analysis.verdicts import judge
+from rsutils.analysis.verdicts import Verdict, judge
 from rsutils.core.confidence import check_alpha, clopper_pearson_lower
 from rsutils.core.noise import NoiseFamily
 from rsutils.core.smooth import ABSTAIN
@@ -109,9 +109,10 @@ class ACRDifference:
     confidence: float
 
     @property
-    def verdict(self) -> str:
-        """``"rises"``, ``"falls"`` or ``"undecided"``: the book's verdict rule
-        (:func:`~rsutils.analysis.verdicts.judge`) on this interval over the inputs alone.
+    def verdict(self) -> Verdict:
+        """The book's verdict rule (:func:`~rsutils.analysis.verdicts.judge`) on this
+        interval over the inputs alone: a :class:`~rsutils.analysis.verdicts.Verdict`
+        that rises, falls or is undecided.
 
         One model's interval says nothing about retraining: a verdict the book states
         comes from :func:`~rsutils.analysis.replicates.replicated_comparisons`.

@@ -28,7 +28,7 @@ from numpy.typing import ArrayLike
 from rsutils.analysis.ceilings import at_ceiling
 from rsutils.analysis.metrics import average_certified_radius, certified_accuracy
 from rsutils.analysis.replicates import replicated_comparisons
-from rsutils.analysis.verdicts import holm_family
+from rsutils.analysis.verdicts import Verdict, holm_family
 
 __all__ = [
     "TOO_FEW_IMAGES",
@@ -43,8 +43,9 @@ __all__ = [
 Replicates = Sequence[Mapping[str, pd.DataFrame]]
 Measures = Mapping[str, str | tuple[str, float]]
 
-#: The ``verdict`` of a group with fewer than two images, where no interval exists.
-TOO_FEW_IMAGES = "too few images"
+#: The ``verdict`` of a group with fewer than two images, where no interval exists (an
+#: untested :class:`~rsutils.analysis.verdicts.Verdict` that reads "too few images").
+TOO_FEW_IMAGES = Verdict.untested_because("too few images")
 
 
 def _logs(replicates: Replicates, name: str) -> list[pd.DataFrame]:
@@ -142,7 +143,7 @@ def grouped_comparisons(
             found = found.assign(share=len(images) / total)
             frames.append(pd.concat({label: found}, names=["images"]))
     table = pd.concat(frames)
-    judged = table["verdict"] != TOO_FEW_IMAGES
+    judged = table["verdict"].map(lambda verdict: verdict.tested).astype(bool)
     if judged.any():
         family = holm_family(table[judged], confidence=options.get("confidence", 0.95))
         table.loc[judged, ["tests", "verdict"]] = family[["tests", "verdict"]]

@@ -43,7 +43,7 @@ from scipy.stats import bootstrap
 from scipy.stats import t as student
 
 from rsutils.analysis.margins import Margins, Measure, margin_for
-from rsutils.analysis.verdicts import holm_family, judge
+from rsutils.analysis.verdicts import Verdict, holm_family, judge
 from rsutils.core.streams import derived_seed
 
 __all__ = [
@@ -264,7 +264,7 @@ class ReplicatedDifference:
     images_only: bool
 
     @property
-    def verdict(self) -> str:
+    def verdict(self) -> Verdict:
         """:func:`~rsutils.analysis.verdicts.judge` of the intervals, this row alone."""
         equivalence = None if self.margin is None else self.equivalence
         return judge(self.low, self.high, margin=self.margin, equivalence=equivalence)

@@ -316,7 +316,7 @@ def shown_comparison(table: pd.DataFrame, log: str) -> pd.DataFrame:
             "interval": [
                 f"[{lo:+.3f}, {hi:+.3f}]" for lo, hi in zip(rows["low"], rows["high"], strict=True)
             ],
-            "verdict": list(rows["verdict"]),
+            "verdict": [str(verdict) for verdict in rows["verdict"]],
         },
         index=pd.Index([m.replace(" at ", " at r = ") for m in rows.index], name="measure"),
     )

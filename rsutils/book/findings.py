@@ -23,6 +23,7 @@ import pandas as pd
 from IPython.display import Markdown
 
 from rsutils.analysis.pipe_table import pipe_table
+from rsutils.book.audit.verdicts import ClaimVerdict
 from rsutils.book.glue import glued_values, key_part
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "chapter_values",
     "claim_evidence",
     "claim_key",
+    "claim_verdicts",
     "claims_table",
     "executed_folder",
     "finding_rows",
@@ -134,21 +136,38 @@ def claim_key(claim: str, field: str) -> str:
     return f"claim_{key_part(claim)}_{field}"
 
 
+def claim_verdicts(
+    audit: Mapping[str, object], claims: pd.DataFrame, field: str = "verdict"
+) -> pd.Series:
+    """The verdict the audit chapter glued (as text) for each claim of ``claims``,
+    parsed into a :class:`~rsutils.book.audit.verdicts.ClaimVerdict` (``field``:
+    ``"verdict"``, the replicate models', or ``"one_model"``), indexed by the claims' ids.
+    A glued word that is no claim verdict raises :class:`ValueError` naming the claim."""
+    verdicts = {}
+    for claim in claims.id:
+        try:
+            verdicts[claim] = ClaimVerdict.parse(str(audit[claim_key(claim, field)]))
+        except ValueError as error:
+            raise ValueError(f"the audit chapter's {field} of {claim}: {error}") from None
+    return pd.Series(verdicts, name=field, dtype=object)
+
+
 def claims_table(audit: Mapping[str, object], claims: pd.DataFrame) -> pd.DataFrame:
     """One row per claim of ``claims`` (:func:`~rsutils.book.papers.published.qualitative_claims`):
     the claim quoted with its paper (a citation) and its place there, the verdict of the
-    replicate models and of the first model alone, the scale it was judged at and links
-    to where its runs are measured and where it is judged, from the values ``audit``
-    (the audit chapter's) glued. A claim :data:`CLAIM_RUNS` does not place raises
-    :class:`KeyError`."""
+    replicate models and of the first model alone (:func:`claim_verdicts`), the scale it
+    was judged at and links to where its runs are measured and where it is judged, from
+    the values ``audit`` (the audit chapter's) glued. A claim :data:`CLAIM_RUNS` does not
+    place raises :class:`KeyError`."""
+    said, alone = claim_verdicts(audit, claims), claim_verdicts(audit, claims, "one_model")
     rows = []
     for claim in claims.itertuples():
         label, scale = CLAIM_RUNS[claim.id]
         rows.append(
             {
                 "claim": f"“{claim.quote}” ({{cite:t}}`{PAPERS[claim.paper]}`, {claim.place})",
-                "verdict": audit[claim_key(claim.id, "verdict")],
-                "one model says": audit[claim_key(claim.id, "one_model")],
+                "verdict": said[claim.id],
+                "one model says": alone[claim.id],
                 "judged at": SCALES[scale].format(**audit) if scale else "exact",
                 "shown in": f"{{ref}}`{label}`",
             }

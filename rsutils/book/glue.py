@@ -10,7 +10,8 @@ myst-nb fills them in from the values a cell glued under that name. A chapter gl
   row and column labels.
 
 Glued values are shown in the prose by their text, so numpy scalars are glued as the
-Python numbers they hold (a glued ``numpy.float64`` would read ``np.float64(0.5)``):
+Python numbers they hold (a glued ``numpy.float64`` would read ``np.float64(0.5)``) and
+verdicts as their text (a glued enum member would read ``<ClaimVerdict.HOLDS: 'holds'>``):
 :func:`plain` is the default conversion of :func:`glue_fields` and :func:`glue_table`.
 Every key is checked before anything is glued: a missing field or label, a key that is
 not a Python identifier (the prose could not cite it) or two cells under one key raise
@@ -29,10 +30,13 @@ import ast
 import re
 import string
 from collections.abc import Callable, Hashable, Iterable, Mapping
+from enum import StrEnum
 from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from rsutils.analysis.verdicts import MagnitudeVerdict, Verdict
 
 __all__ = [
     "glue_all",
@@ -50,8 +54,15 @@ _ABSENT: Any = object()
 
 def plain(value: object) -> object:
     """``value`` with a numpy scalar replaced by the Python number it holds (the same
-    value as ``float()`` or ``int()`` would give; other values unchanged)."""
-    return value.item() if isinstance(value, np.generic) else value
+    value as ``float()`` or ``int()`` would give), and a verdict (a
+    :class:`~rsutils.analysis.verdicts.Verdict`, or a member of a string enum such as
+    :class:`~rsutils.book.audit.verdicts.ClaimVerdict`) by its text, ``str(value)``;
+    other values unchanged."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, Verdict | MagnitudeVerdict | StrEnum):
+        return str(value)
+    return value
 
 
 def key_part(label: Hashable) -> str:
@@ -70,8 +81,9 @@ def key_part(label: Hashable) -> str:
 def glue_all(**values: object) -> None:
     """Glue every keyword as a named value for ``{glue:text}`` in the prose (not shown).
 
-    A numpy scalar is glued as the Python number it holds (:func:`plain`): glue stores
-    a value's ``repr``, and ``np.float64(0.03)`` is not a number a format can print.
+    A numpy scalar is glued as the Python number it holds, a verdict as its text
+    (:func:`plain`): glue stores a value's ``repr``, and ``np.float64(0.03)`` is not a
+    number a format can print.
     """
     from myst_nb import glue
 

@@ -83,8 +83,8 @@ def test_a_group_comparison_recovers_the_difference_within_the_group() -> None:
     rows = table.xs(("method", "control", "radius"), level=[0, 1, 3])
     assert rows.loc["gains", "gain"] == pytest.approx(np.mean(expected["gains"]), abs=1e-12)
     assert rows.loc["no gain", "gain"] == pytest.approx(np.mean(expected["no gain"]), abs=1e-12)
-    assert rows.loc["gains", "verdict"] == "rises"
-    assert rows.loc["no gain", "verdict"] == "equivalent within ±0.05"
+    assert rows.loc["gains", "verdict"].rises
+    assert str(rows.loc["no gain", "verdict"]) == "equivalent within ±0.05"
     assert rows["share"].tolist() == [0.5, 0.5]
     assert rows["images"].tolist() == [20, 20]
     # the same interval as replicated_difference on the restricted logs
@@ -102,10 +102,12 @@ def test_a_group_of_one_image_has_no_verdict() -> None:
     )
     one = table.xs("one", level="images")
     assert one["verdict"].tolist() == [TOO_FEW_IMAGES] * 2
+    assert not TOO_FEW_IMAGES.tested and str(TOO_FEW_IMAGES) == "too few images"
     assert one["gain"].isna().all() and (one["share"] == 1 / 40).all()
     # the ACR doubles; at r = 1 both certify every image (a zero difference, no margin)
     rest = table.xs("rest", level="images")
-    assert rest["verdict"].tolist() == ["rises", "undecided"]
+    assert [str(v) for v in rest["verdict"]] == ["rises", "undecided"]
+    assert all(v.tested and v.family == 2 for v in rest["verdict"])  # 2 rows, no margin
 
 
 def test_the_best_control_is_chosen_per_measure() -> None:

@@ -21,7 +21,7 @@ from rsutils.analysis.replicates import (
     replicated_comparisons,
     replicated_difference,
 )
-from rsutils.analysis.verdicts import holm_family, judge, judge_magnitude, judge_p
+from rsutils.analysis.verdicts import Verdict, holm_family, judge, judge_magnitude, judge_p
 
 DELTA = 0.1
 
@@ -154,7 +154,7 @@ def test_the_tost_p_value_is_below_alpha_exactly_when_the_interval_is_inside(met
         found = replicated_difference(pairs, margin=0.08, method=method)
         inside = -0.08 < found.equivalence[0] and found.equivalence[1] < 0.08
         agree += (found.p_equivalent < 0.05) == inside
-        assert ("within ±" in found.verdict) == inside
+        assert found.verdict.within_margin == inside
     assert agree >= (40 if method != "bootstrap" else 38)  # percentiles: up to ties
 
 
@@ -187,7 +187,9 @@ def test_the_satterthwaite_tost_p_value_is_the_larger_one_sided_t_p_value() -> N
     ],
 )
 def test_judge(low, high, margin, equivalence, verdict) -> None:
-    assert judge(low, high, margin=margin, equivalence=equivalence) == verdict
+    found = judge(low, high, margin=margin, equivalence=equivalence)
+    assert str(found) == verdict and found == Verdict.parse(verdict)
+    assert found.family is None  # judged alone
 
 
 def test_judge_asks_for_both_margin_and_equivalence_interval() -> None:
@@ -202,9 +204,9 @@ def test_judge_asks_for_both_margin_and_equivalence_interval() -> None:
 
 
 def test_acr_difference_speaks_the_verdict_rules_words() -> None:
-    assert ACRDifference(0.0, -0.1, 0.1, 0.95).verdict == "undecided"
-    assert ACRDifference(0.1, 0.05, 0.2, 0.95).verdict == "rises"
-    assert ACRDifference(-0.1, -0.2, -0.05, 0.95).verdict == "falls"
+    assert str(ACRDifference(0.0, -0.1, 0.1, 0.95).verdict) == "undecided"
+    assert str(ACRDifference(0.1, 0.05, 0.2, 0.95).verdict) == "rises"
+    assert str(ACRDifference(-0.1, -0.2, -0.05, 0.95).verdict) == "falls"
 
 
 # From logs.
@@ -284,7 +286,7 @@ def test_replicated_comparisons_tabulate_each_pair_and_measure() -> None:
     ]  # fmt: skip
     row = table.loc[("ours", "control", "radius")]
     found = replicated_difference([(r["control"], r["ours"]) for r in replicates], margin=0.05)
-    assert (row.gain, row.low, row.verdict) == (found.difference, found.low, "rises")
+    assert (row.gain, row.low, str(row.verdict)) == (found.difference, found.low, "rises")
     assert (row.models, row.images, row.tests) == (3, 60, 4)  # 2 rows × (sign, TOST)
     assert row["per model"] == " ".join(f"{v:+.3f}" for v in found.per_model)
     with pytest.raises(ValueError, match=r"replicates\[1\] has no log for \['ours'\]"):
@@ -336,6 +338,11 @@ def test_the_difference_p_value_is_below_alpha_exactly_when_the_interval_exclude
     assert agree >= (80 if method != "bootstrap" else 76)  # percentiles: up to ties
 
 
+def texts(table: pd.DataFrame) -> list[str]:
+    """The verdicts of ``table`` as their texts."""
+    return [str(v) for v in table["verdict"]]
+
+
 def _row_table(gains, ps, p_eqs=None, margin=0.05) -> pd.DataFrame:
     table = pd.DataFrame({"gain": gains, "p": ps})
     if p_eqs is not None:
@@ -345,24 +352,26 @@ def _row_table(gains, ps, p_eqs=None, margin=0.05) -> pd.DataFrame:
 
 def test_a_family_of_tests_is_judged_on_holm_adjusted_p_values() -> None:
     alone = holm_family(_row_table([0.1, 0.2, -0.1], [0.02, 0.001, 0.03]), adjust=False)
-    assert alone["verdict"].tolist() == ["rises", "rises", "falls"]
+    assert texts(alone) == ["rises", "rises", "falls"]
+    assert {v.family for v in alone["verdict"]} == {None}  # each row alone
     family = holm_family(_row_table([0.1, 0.2, -0.1], [0.02, 0.001, 0.03]))
     # Holm: 0.001·3 = 0.003, then 0.02·2 = 0.04, then 0.03·1 → max(0.04, 0.03) = 0.04
-    assert family["verdict"].tolist() == ["rises", "rises", "falls"]
+    assert texts(family) == ["rises", "rises", "falls"]
     assert family["tests"].tolist() == [3, 3, 3]
+    assert {v.family for v in family["verdict"]} == {3}
     family = holm_family(_row_table([0.1, 0.2, -0.1], [0.03, 0.001, 0.04]))
     # 0.003, 0.06 (> 0.05: stop), 0.06
-    assert family["verdict"].tolist() == ["undecided", "rises", "undecided"]
+    assert texts(family) == ["undecided", "rises", "undecided"]
 
 
 def test_equivalence_tests_count_in_the_family() -> None:
     table = _row_table([0.01, 0.02], [0.3, 0.01], p_eqs=[0.02, 0.02])
-    assert holm_family(table, adjust=False)["verdict"].tolist() == [
+    assert texts(holm_family(table, adjust=False)) == [
         "equivalent within ±0.05", "rises, within ±0.05",
     ]  # fmt: skip
     family = holm_family(table)  # four tests: 0.01·4 = 0.04, then 0.02·3 = 0.06
     assert family["tests"].tolist() == [4, 4]
-    assert family["verdict"].tolist() == ["undecided", "rises"]
+    assert texts(family) == ["undecided", "rises"]
 
 
 def test_the_family_keeps_its_error_rate_under_the_global_null() -> None:
@@ -374,8 +383,8 @@ def test_the_family_keeps_its_error_rate_under_the_global_null() -> None:
     any_alone = any_family = 0
     for _ in range(reps):
         table = _row_table(rng.normal(size=rows), rng.uniform(size=rows))
-        any_alone += (holm_family(table, adjust=False)["verdict"] != "undecided").any()
-        any_family += (holm_family(table)["verdict"] != "undecided").any()
+        any_alone += any(v.decided for v in holm_family(table, adjust=False)["verdict"])
+        any_family += any(v.decided for v in holm_family(table)["verdict"])
     assert any_family / reps <= 0.05 + tolerance(reps, 0.05)
     assert any_alone / reps > 0.4
 
@@ -409,4 +418,6 @@ def test_margins_are_chosen_per_measure() -> None:
 )
 def test_a_stated_magnitude_is_tested_as_that_magnitude(low, high, equivalence, verdict) -> None:
     found = judge_magnitude(low, high, stated=0.077, margin=0.01, equivalence=equivalence)
-    assert found == verdict
+    assert str(found) == verdict
+    assert found.as_stated == verdict.startswith("as stated")
+    assert found.decided == (verdict != "undecided")

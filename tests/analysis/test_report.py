@@ -31,6 +31,7 @@ from rsutils.analysis.report import (
     shown_summary,
     summary_table,
 )
+from rsutils.analysis.verdicts import Direction, Verdict
 from rsutils.logs.resumable import ResumableLog
 from rsutils.logs.runner import CERTIFY_COLUMNS
 
@@ -173,19 +174,19 @@ def test_a_log_that_dominates_rises_with_the_one_sample_t_interval() -> None:
     half = student.ppf(0.975, len(d) - 1) * d.std(ddof=1) / np.sqrt(len(d))
     assert acr["difference"] == pytest.approx(d.mean())
     assert (acr["low"], acr["high"]) == pytest.approx((d.mean() - half, d.mean() + half))
-    assert acr["verdict"] == "rises"
-    assert table.loc[("b", "accuracy at 0.25"), "verdict"] == "rises"
-    assert table.loc[("b", "accuracy at 0"), "verdict"] == "equivalent within ±0.05"
+    assert acr["verdict"] == Verdict(Direction.RISES)
+    assert table.loc[("b", "accuracy at 0.25"), "verdict"].rises
+    assert str(table.loc[("b", "accuracy at 0"), "verdict"]) == "equivalent within ±0.05"
     assert set(table["tests"]) == {6}  # one family: 3 rows, a difference and a TOST each
     reversed_ = comparison_table({"b": logs["b"], "a": logs["a"]}, [0.25])
-    assert reversed_.loc[("a", "ACR"), "verdict"] == "falls"
+    assert reversed_.loc[("a", "ACR"), "verdict"].falls
 
 
 def test_the_margin_decides_equivalence() -> None:
     logs = dominating_pair()
     wide = DEFAULT_MARGINS.scaled(20)  # an ACR margin of 1: the gain is within it
     table = comparison_table(logs, [0.25], margins=wide, family=False)
-    assert table.loc[("b", "ACR"), "verdict"] == "rises, within ±1"
+    assert str(table.loc[("b", "ACR"), "verdict"]) == "rises, within ±1"
     assert set(table["tests"]) == {2}
 
 

@@ -10,6 +10,7 @@ import nbformat
 import pandas as pd
 import pytest
 
+from rsutils.book.audit.verdicts import ClaimVerdict
 from rsutils.book.findings import (
     CLAIM_RUNS,
     FINDING_PAGES,
@@ -20,6 +21,7 @@ from rsutils.book.findings import (
     chapter_values,
     claim_evidence,
     claim_key,
+    claim_verdicts,
     claims_table,
     executed_folder,
     finding_rows,
@@ -89,8 +91,10 @@ def audit_values() -> dict[str, object]:
     values: dict[str, object] = {"n_models": 5, "n_rep_images": 40, "rep_n": "10,000"}
     values |= {"n_small_images": 30, "small_n": "1,000"}
     for claim in qualitative_claims().id:
-        for field in ("verdict", "one_model", "comparisons", "evidence"):
+        for field in ("comparisons", "evidence"):
             values[claim_key(claim, field)] = f"{claim} {field}"
+        values[claim_key(claim, "verdict")] = "does not hold"  # glued as text
+        values[claim_key(claim, "one_model")] = "holds, by less than the margin"
     return values
 
 
@@ -101,7 +105,8 @@ def test_every_qualitative_claim_has_a_row_with_its_scale_and_links() -> None:
     table = claims_table(audit_values(), claims)
     assert len(table) == len(claims) and set(CLAIM_RUNS) == set(claims.id)
     row = table.set_index(claims.id).loc["ddrs-cohen-ds"]
-    assert row["verdict"] == "ddrs-cohen-ds verdict"
+    assert row["verdict"] is ClaimVerdict.DOES_NOT_HOLD
+    assert row["one model says"] is ClaimVerdict.HOLDS_BY_LESS
     assert row["judged at"] == "5 models × 40 images, n = 10,000"
     assert row["shown in"] == "{ref}`chapter-sigma-ascent`"
     assert row["claim"].endswith("({cite:t}`alfarra2022data`, results)")
@@ -109,6 +114,21 @@ def test_every_qualitative_claim_has_a_row_with_its_scale_and_links() -> None:
     assert exact == "exact"
     evidence = claim_evidence(audit_values(), claims)
     assert list(evidence["comparisons"]) == [f"{c} comparisons" for c in claims.id]
+
+
+def test_a_glued_verdict_is_parsed_once_and_an_unknown_word_refused() -> None:
+    from rsutils.book.papers.published import qualitative_claims
+
+    claims, values = qualitative_claims(), audit_values()
+    said = claim_verdicts(values, claims)
+    assert list(said.index) == list(claims.id)
+    assert set(said) == {ClaimVerdict.DOES_NOT_HOLD}
+    assert markdown_table(claims_table(values, claims)).data.count("| does not hold |") == len(
+        claims
+    )  # shown as its text
+    values[claim_key("cohen-tradeoff", "verdict")] = "holds mostly"
+    with pytest.raises(ValueError, match=r"cohen-tradeoff: 'holds mostly' is not a ClaimVerdict"):
+        claim_verdicts(values, claims)
 
 
 def test_a_claim_the_audit_did_not_glue_is_an_error() -> None:

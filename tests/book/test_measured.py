@@ -8,7 +8,9 @@ import pytest
 from scipy.stats import norm
 
 from rsutils.analysis.metrics import certified_accuracy
+from rsutils.analysis.replicate_groups import TOO_FEW_IMAGES
 from rsutils.analysis.replicates import replicated_comparisons
+from rsutils.analysis.verdicts import Direction, Verdict
 from rsutils.book.audit.measured import (
     about,
     all_of,
@@ -28,6 +30,7 @@ from rsutils.book.audit.measured import (
     verdict_counts,
 )
 from rsutils.book.audit.table_audit import alm_radius_check, improvement_check, non_increasing_check
+from rsutils.book.audit.verdicts import ClaimVerdict, LedgerVerdict
 from rsutils.book.papers.published import check_schema, published_table
 from rsutils.core.confidence import max_certifiable_pA
 
@@ -97,60 +100,73 @@ def test_a_table_in_fractions_gets_fractions() -> None:
     assert table.kinds == ["certified_accuracy"] and check_schema(table) == []
 
 
-EQUIVALENT = "equivalent within ±0.05"
-HOLDS, FAILS, OPEN = "holds", "does not hold", "not resolved at this scale"
-SMALL = "holds, by less than the margin"
+RISES, FALLS = Verdict(Direction.RISES), Verdict(Direction.FALLS)
+UNDECIDED = Verdict()
+EQUIVALENT = Verdict(margin=0.05, within_margin=True)
+RISES_SMALL = Verdict(Direction.RISES, margin=0.05, within_margin=True)
+FALLS_SMALL = Verdict(Direction.FALLS, margin=0.05, within_margin=True)
+HOLDS, FAILS = ClaimVerdict.HOLDS, ClaimVerdict.DOES_NOT_HOLD
+OPEN, SMALL = ClaimVerdict.NOT_RESOLVED, ClaimVerdict.HOLDS_BY_LESS
+UP, DOWN = Direction.RISES, Direction.FALLS
 
 
 @pytest.mark.parametrize(
     ("verdicts", "expected", "claim"),
     [
-        (["rises", "rises"], "rises", HOLDS),
-        (["falls", "falls"], "falls", HOLDS),
-        (["rises", "undecided"], "rises", OPEN),
-        (["undecided"], "falls", OPEN),
-        (["rises", "falls", "undecided"], "rises", FAILS),
-        (["falls", "rises"], "falls", FAILS),
+        ([RISES, RISES], UP, HOLDS),
+        ([FALLS, FALLS], DOWN, HOLDS),
+        ([RISES, UNDECIDED], UP, OPEN),
+        ([UNDECIDED], DOWN, OPEN),
+        ([RISES, FALLS, UNDECIDED], UP, FAILS),
+        ([FALLS, RISES], DOWN, FAILS),
         # a change that cannot be told from 0 and is shown smaller than the margin
-        (["rises", EQUIVALENT], "rises", FAILS),
-        ([EQUIVALENT, "undecided"], "falls", FAILS),
+        ([RISES, EQUIVALENT], UP, FAILS),
+        ([EQUIVALENT, UNDECIDED], DOWN, FAILS),
         # a real change, in the claimed direction, smaller than the margin
-        (["rises", "rises, within ±0.05"], "rises", SMALL),
-        (["falls, within ±0.05"], "falls", SMALL),
-        (["falls, within ±0.05"], "rises", FAILS),
-        (["rises, within ±0.05", "undecided"], "rises", OPEN),
+        ([RISES, RISES_SMALL], UP, SMALL),
+        ([FALLS_SMALL], DOWN, SMALL),
+        ([FALLS_SMALL], UP, FAILS),
+        ([RISES_SMALL, UNDECIDED], UP, OPEN),
+        # a margin judged but not reached says only the sign
+        ([Verdict(Direction.RISES, margin=0.05)], UP, HOLDS),
     ],
 )
 def test_a_claim_holds_when_every_comparison_goes_its_way(verdicts, expected, claim) -> None:
-    assert claim_verdict(verdicts, expected) == claim
+    assert claim_verdict(verdicts, expected) is claim
     table = pd.DataFrame({"verdict": verdicts, "gain": 0.0})
-    assert claim_verdict(table, expected) == claim
-    assert claim_verdict([{"verdict": v} for v in verdicts], expected) == claim
-    if expected == "rises":
-        assert overall_verdict(verdicts) == claim
+    assert claim_verdict(table, expected) is claim
+    assert claim_verdict([{"verdict": v} for v in verdicts], expected) is claim
+    if expected is UP:
+        assert overall_verdict(verdicts) is claim
 
 
 def test_a_claim_judges_only_the_shared_rules_verdicts() -> None:
     with pytest.raises(ValueError, match="no comparisons"):
         overall_verdict([])
     with pytest.raises(ValueError, match="judge"):
-        overall_verdict(["rises", "no clear change"])  # the old single-model wording
+        overall_verdict([RISES, "no clear change"])  # the old single-model wording
+    with pytest.raises(ValueError, match=r"Verdict\.parse"):
+        overall_verdict(["rises"])  # a verdict's text is not the verdict
+    with pytest.raises(ValueError, match="too few images"):
+        overall_verdict([RISES, TOO_FEW_IMAGES])  # no test, no evidence
     with pytest.raises(ValueError, match="'verdict' column"):
         overall_verdict(pd.DataFrame({"gain": [0.1]}))
     with pytest.raises(ValueError, match="expected"):
-        claim_verdict(["rises"], "equivalent")
+        claim_verdict([RISES], "equivalent")
 
 
 def test_a_claim_in_parts_holds_when_every_part_holds() -> None:
-    assert all_of(HOLDS, HOLDS) == HOLDS
-    assert all_of(HOLDS, OPEN) == OPEN
-    assert all_of(OPEN, FAILS, HOLDS) == FAILS
-    assert all_of(HOLDS, SMALL) == SMALL
-    assert all_of(SMALL, OPEN) == OPEN
+    assert all_of(HOLDS, HOLDS) is HOLDS
+    assert all_of(HOLDS, OPEN) is OPEN
+    assert all_of(OPEN, FAILS, HOLDS) is FAILS
+    assert all_of(HOLDS, SMALL) is SMALL
+    assert all_of(SMALL, OPEN) is OPEN
     with pytest.raises(ValueError, match="no parts"):
         all_of()
     with pytest.raises(ValueError, match="claim verdicts"):
         all_of(HOLDS, "rises")
+    with pytest.raises(ValueError, match="claim verdicts"):
+        all_of(HOLDS, LedgerVerdict.DOES_NOT_HOLD)  # the same words, another test
 
 
 def certify_log(radii, correct, scale, n=1000, alpha=0.001, alm=None) -> pd.DataFrame:
@@ -190,7 +206,7 @@ def test_the_tradeoff_holds_when_more_noise_costs_accuracy_and_buys_reach() -> N
     ]
     accuracy = table.iloc[0]
     # a quarter of the answers turn wrong on every model: −0.25 exactly.
-    assert accuracy.gain == pytest.approx(-0.25) and accuracy.verdict == "falls"
+    assert accuracy.gain == pytest.approx(-0.25) and accuracy.verdict == FALLS
     reach = table.iloc[-1]  # at the largest radius below σ = 0.25's ceiling
     expected = np.mean(
         [
@@ -199,18 +215,18 @@ def test_the_tradeoff_holds_when_more_noise_costs_accuracy_and_buys_reach() -> N
             for logs in tradeoff_replicates(True)
         ]
     )
-    assert reach.gain == pytest.approx(expected) and reach.verdict == "rises"
+    assert reach.gain == pytest.approx(expected) and reach.verdict == RISES
     assert (table["models"] == 3).all() and (table["margin"] == 0.05).all()
     assert (table["tests"] == 2 * len(table)).all()  # one family
-    assert tradeoff_verdict(table) == HOLDS
+    assert tradeoff_verdict(table) is HOLDS
     # More noise that is nowhere above the smaller σ where both certify: no trade.
     no_reach = tradeoff_comparisons(tradeoff_replicates(False), names, margin=0.05)
-    assert no_reach["verdict"].iloc[-1] == "falls"
-    assert crossing_verdict(no_reach.iloc[1:]) == FAILS
-    assert tradeoff_verdict(no_reach) == FAILS
+    assert no_reach["verdict"].iloc[-1].falls
+    assert crossing_verdict(no_reach.iloc[1:]) is FAILS
+    assert tradeoff_verdict(no_reach) is FAILS
     # Less accuracy with no sign of reach either way: not resolved.
-    open_table = table.assign(verdict=["falls"] + ["undecided"] * (len(table) - 1))
-    assert tradeoff_verdict(open_table) == OPEN
+    open_table = table.assign(verdict=[FALLS] + [UNDECIDED] * (len(table) - 1))
+    assert tradeoff_verdict(open_table) is OPEN
     with pytest.raises(ValueError, match="at least two"):
         tradeoff_comparisons(tradeoff_replicates(True), ["σ = 0.25"])
     with pytest.raises(ValueError, match="accuracy or reach"):
@@ -218,10 +234,10 @@ def test_the_tradeoff_holds_when_more_noise_costs_accuracy_and_buys_reach() -> N
 
 
 def test_a_crossing_needs_one_rise_and_fails_only_when_every_radius_is_against() -> None:
-    assert crossing_verdict(["undecided", "rises"]) == HOLDS
-    assert crossing_verdict(["falls", "rises, within ±0.05"]) == HOLDS
-    assert crossing_verdict(["falls", EQUIVALENT]) == FAILS
-    assert crossing_verdict(["falls", "undecided"]) == OPEN
+    assert crossing_verdict([UNDECIDED, RISES]) is HOLDS
+    assert crossing_verdict([FALLS, RISES_SMALL]) is HOLDS
+    assert crossing_verdict([FALLS, EQUIVALENT]) is FAILS
+    assert crossing_verdict([FALLS, UNDECIDED]) is OPEN
 
 
 def test_the_tradeoff_needs_the_logs_certify_settings() -> None:
@@ -250,7 +266,7 @@ def test_alm_beyond_radius_measures_the_gap_on_the_same_certificates() -> None:
     assert found.index.tolist() == [("method by ALM", "method by radius", "ACR")]
     row = found.iloc[0]
     # ALM − radius = 0.5 × the mean radius (0.6) on every model and every image's mean.
-    assert row["gain"] == pytest.approx(0.3) and row["verdict"] == "rises"
+    assert row["gain"] == pytest.approx(0.3) and row["verdict"] == RISES
     assert row["models"] == 3 and row["images"] == IMAGES
     isotropic = alm_beyond_radius(alm_replicates(1.5), "isotropic", margin=0.05).iloc[0]
     assert isotropic["gain"] == 0 and isotropic["verdict"] == EQUIVALENT
@@ -263,17 +279,17 @@ def test_modest_by_radius_significant_by_alm_needs_alm_beyond_radius() -> None:
     )
     assert radius_gain["verdict"].tolist() == [EQUIVALENT]  # the same radii
     boost = alm_beyond_radius(alm_replicates(1.5), "method", margin=0.05)
-    assert alm_claim_verdict(radius_gain, boost) == HOLDS
+    assert alm_claim_verdict(radius_gain, boost) is HOLDS
     # A σ constant up to float error: ALM beyond radius is rounding, within the margin.
     rounding = alm_beyond_radius(alm_replicates(1 + 1e-15), "method", margin=0.05)
     assert rounding["gain"].iloc[0] > 0
-    assert rounding["verdict"].iloc[0] == "rises, within ±0.05"  # real, and too small
-    assert alm_claim_verdict(radius_gain, rounding) == FAILS
-    assert alm_claim_verdict(["falls"], boost) == FAILS
-    assert alm_claim_verdict(["undecided"], boost.assign(verdict="undecided")) == OPEN
-    assert alm_claim_verdict(["rises"], boost.assign(verdict="falls")) == FAILS
+    assert rounding["verdict"].iloc[0] == RISES_SMALL  # real, and too small
+    assert alm_claim_verdict(radius_gain, rounding) is FAILS
+    assert alm_claim_verdict([FALLS], boost) is FAILS
+    assert alm_claim_verdict([UNDECIDED], boost.assign(verdict=UNDECIDED)) is OPEN
+    assert alm_claim_verdict([RISES], boost.assign(verdict=FALLS)) is FAILS
     unjudged = alm_beyond_radius(alm_replicates(1 + 1e-15), "method")
-    assert unjudged["verdict"].iloc[0] == "rises"  # why the margin is required
+    assert unjudged["verdict"].iloc[0] == RISES  # why the margin is required
     with pytest.raises(ValueError, match="without a margin"):
         alm_claim_verdict(radius_gain, unjudged)
 
@@ -281,7 +297,7 @@ def test_modest_by_radius_significant_by_alm_needs_alm_beyond_radius() -> None:
 def test_the_evidence_reads_each_gain_its_interval_and_verdict() -> None:
     table = pd.DataFrame(
         {"gain": [0.3, -0.01], "low": [0.1, -0.04], "high": [0.5, 0.02],
-         "verdict": ["rises", EQUIVALENT], "margin": 0.05},
+         "verdict": [RISES, EQUIVALENT], "margin": 0.05},
         index=pd.MultiIndex.from_tuples(
             [("DS", "Cohen", "ACR"), ("DS", "Cohen", "r = 0")],
             names=["method", "against", "measured by"],
@@ -297,20 +313,26 @@ def test_the_evidence_reads_each_gain_its_interval_and_verdict() -> None:
 
 
 def test_the_counts_name_every_verdict_and_the_margin() -> None:
-    verdicts = ["rises", "undecided", EQUIVALENT, "rises"]
+    verdicts = [RISES, UNDECIDED, EQUIVALENT, RISES]
     assert verdict_counts(verdicts) == (
         f"of 4 comparisons, 2 rises, 0 falls, 1 {EQUIVALENT}, 1 undecided"
     )
-    table = pd.DataFrame({"verdict": ["falls", "undecided"], "margin": [0.05, 0.05]})
+    table = pd.DataFrame({"verdict": [FALLS, UNDECIDED], "margin": [0.05, 0.05]})
     assert verdict_counts(table) == (
         f"of 2 comparisons, 0 rises, 1 falls, 0 {EQUIVALENT}, 1 undecided"
     )
-    assert verdict_counts(["rises"]) == "of 1 comparisons, 1 rises, 0 falls, 0 undecided"
+    assert verdict_counts([RISES]) == "of 1 comparisons, 1 rises, 0 falls, 0 undecided"
+    # a sign within each margin apart, in the order of its text
+    mixed = [RISES_SMALL, Verdict(Direction.RISES, margin=0.1, within_margin=True), RISES]
+    assert verdict_counts(mixed) == (
+        "of 3 comparisons, 1 rises, 0 falls, 1 rises, within ±0.05, "
+        "1 rises, within ±0.1, 0 undecided"
+    )
 
 
 def test_about_means_the_same_order_of_magnitude() -> None:
-    assert about(1e5, 218_105) == "holds" and about(1e5, 40_000) == "holds"
-    assert about(1e5, 400_000) == "does not hold" and about(1e5, 20_000) == "does not hold"
+    assert about(1e5, 218_105) is HOLDS and about(1e5, 40_000) is HOLDS
+    assert about(1e5, 400_000) is FAILS and about(1e5, 20_000) is FAILS
     with pytest.raises(ValueError, match="positive"):
         about(0, 1)
 
@@ -321,15 +343,15 @@ def test_almost_all_radii_is_a_stated_share_of_the_grid_for_every_control() -> N
         names=["method", "against", "measured by"],
     )
 
-    def table(first: list[str], second: list[str]) -> pd.DataFrame:
+    def table(first: list[Verdict], second: list[Verdict]) -> pd.DataFrame:
         return pd.DataFrame({"verdict": first + second, "gain": 0.0}, index=index)
 
-    rises = ["rises"] * 5
-    assert curve_verdict(table(rises, ["rises"] * 4 + ["undecided"])) == HOLDS  # 4 of 5
-    assert curve_verdict(table(rises, ["rises"] * 3 + ["undecided"] * 2)) == OPEN
-    assert curve_verdict(table(rises, ["rises"] * 4 + ["falls"])) == HOLDS  # one exception
-    assert curve_verdict(table(rises, ["rises"] * 3 + ["falls", EQUIVALENT])) == FAILS
-    assert curve_verdict(table(rises, ["rises"] * 5), share=1.0) == HOLDS
+    rises = [RISES] * 5
+    assert curve_verdict(table(rises, [RISES] * 4 + [UNDECIDED])) is HOLDS  # 4 of 5
+    assert curve_verdict(table(rises, [RISES] * 3 + [UNDECIDED] * 2)) is OPEN
+    assert curve_verdict(table(rises, [RISES] * 4 + [FALLS])) is HOLDS  # one exception
+    assert curve_verdict(table(rises, [RISES] * 3 + [FALLS, EQUIVALENT])) is FAILS
+    assert curve_verdict(table(rises, [RISES] * 5), share=1.0) is HOLDS
     with pytest.raises(ValueError, match="share"):
         curve_verdict(table(rises, rises), share=0.0)
 

@@ -4,4 +4,5 @@ every number-bearing statement and the rule that checks it
 (:mod:`~rsutils.book.audit.table_audit`, :mod:`~rsutils.book.audit.table_bounds`), the
 book's measured rows beside the papers' (:mod:`~rsutils.book.audit.measured`,
 :mod:`~rsutils.book.audit.one_model`, :mod:`~rsutils.book.audit.cross_paper`) and the
-level Cohen et al.'s released logs imply (:mod:`~rsutils.book.audit.released_alpha`)."""
+level Cohen et al.'s released logs imply (:mod:`~rsutils.book.audit.released_alpha`), with
+the vocabularies of their verdicts as values (:mod:`~rsutils.book.audit.verdicts`)."""

@@ -5,12 +5,13 @@ radius columns, units and, where the paper prints them, improvement rows), so th
 audit rules of :mod:`rsutils.book.audit.table_audit` run on our numbers exactly as on
 theirs. The other functions turn the book's replicated comparisons
 (:func:`rsutils.analysis.replicates.replicated_comparisons`: intervals over replicate
-models and images, each judged by :func:`rsutils.analysis.verdicts.judge` as "rises",
-"falls", "equivalent within ±m" or "undecided") into a verdict on one qualitative
-claim each (:func:`rsutils.book.papers.published.qualitative_claims`): "holds", "holds, by
-less than the margin", "does not hold" or "not resolved at this scale". The comparisons
-behind one claim are one family (Holm's correction,
-:func:`~rsutils.analysis.verdicts.holm_family`).
+models and images, each judged by :func:`rsutils.analysis.verdicts.judge`: a
+:class:`~rsutils.analysis.verdicts.Verdict` that rises, falls, is equivalent within ±m or
+is undecided) into a verdict on one qualitative claim each
+(:func:`rsutils.book.papers.published.qualitative_claims`), a
+:class:`~rsutils.book.audit.verdicts.ClaimVerdict`: "holds", "holds, by less than the
+margin", "does not hold" or "not resolved at this scale". The comparisons behind one
+claim are one family (Holm's correction, :func:`~rsutils.analysis.verdicts.holm_family`).
 
 - :func:`overall_verdict` and :func:`claim_verdict`: a claim that a method beats others
   (every comparison must go the claimed way);
@@ -38,19 +39,17 @@ from scipy.stats import norm
 from rsutils.analysis.margins import Margins
 from rsutils.analysis.metrics import certified_accuracy
 from rsutils.analysis.replicates import replicated_comparisons
-from rsutils.analysis.verdicts import holm_family
+from rsutils.analysis.verdicts import Direction, Verdict, holm_family
+from rsutils.book.audit.verdicts import ClaimVerdict
 from rsutils.book.papers.published import PublishedTable, full_scale
 from rsutils.core.confidence import max_certifiable_pA
 
 __all__ = [
     "ACCURACY_AT_0",
     "ALMOST_ALL",
-    "FAILS",
     "GRID_STEP",
-    "HOLDS",
-    "HOLDS_SMALL",
+    "PREVAILING",
     "REACH",
-    "UNRESOLVED",
     "about",
     "all_of",
     "alm_beyond_radius",
@@ -69,19 +68,6 @@ __all__ = [
     "verdict_counts",
 ]
 
-#: Verdicts on a qualitative claim.
-HOLDS, FAILS, UNRESOLVED = "holds", "does not hold", "not resolved at this scale"
-
-#: The verdict on a claim whose every comparison goes the claimed way, at least one by a
-#: change shown to be smaller than its margin: true in direction, not in size.
-HOLDS_SMALL = "holds, by less than the margin"
-
-#: :func:`~rsutils.analysis.verdicts.judge`'s verdicts on one comparison (the equivalence
-#: verdict is this prefix followed by ``±m``; a sign within the margin is the sign, then
-#: :data:`WITHIN` and ``±m``).
-RISES, FALLS, UNDECIDED, EQUIVALENT = "rises", "falls", "undecided", "equivalent within "
-WITHIN = ", within "
-
 #: The measured-by label of :func:`tradeoff_comparisons`' accuracy rows.
 ACCURACY_AT_0 = "accuracy at r = 0"
 
@@ -90,8 +76,8 @@ ACCURACY_AT_0 = "accuracy at r = 0"
 REACH = "reach: "
 
 #: Rows to judge: a :func:`~rsutils.analysis.replicates.replicated_comparisons` table, or
-#: verdict strings (or rows with a ``verdict``).
-Rows = pd.DataFrame | Iterable[str] | Iterable[Mapping[str, object]]
+#: :class:`~rsutils.analysis.verdicts.Verdict` values (or rows with a ``verdict``).
+Rows = pd.DataFrame | Iterable[Verdict] | Iterable[Mapping[str, object]]
 
 #: One ``{name: log}`` dictionary per replicate model.
 Replicates = Sequence[Mapping[str, pd.DataFrame]]
@@ -153,84 +139,91 @@ def _with_improvements(data: pd.DataFrame, headers: list[str]) -> tuple[pd.DataF
     return pd.DataFrame(records, columns=data.columns), kinds
 
 
-def _verdicts(rows: Rows) -> list[str]:
-    """The verdicts of ``rows``: a table's ``verdict`` column, or verdict strings."""
+def _verdicts(rows: Rows) -> list[Verdict]:
+    """The verdicts of ``rows``: a table's ``verdict`` column, or verdict values, each a
+    tested :class:`~rsutils.analysis.verdicts.Verdict`."""
     if isinstance(rows, pd.DataFrame):
         if "verdict" not in rows.columns:
             raise ValueError(
                 "the table has no 'verdict' column: pass the rows of "
                 "rsutils.analysis.replicates.replicated_comparisons"
             )
-        verdicts = [str(v) for v in rows["verdict"]]
+        verdicts = list(rows["verdict"])
     else:
-        verdicts = [v if isinstance(v, str) else str(v["verdict"]) for v in rows]
+        verdicts = [v if isinstance(v, Verdict | str) else v["verdict"] for v in rows]
     if not verdicts:
         raise ValueError("no comparisons to judge the claim by")
-    known = (RISES, FALLS, UNDECIDED)
-    unknown = [v for v in verdicts if v not in known and not _equivalent(v) and not _sign(v)]
+    unknown = [v for v in verdicts if not isinstance(v, Verdict) or not v.tested]
     if unknown:
         raise ValueError(
-            f"{unknown} are not verdicts of rsutils.analysis.verdicts.judge (rises, falls, "
-            "equivalent within ±m, rises/falls within ±m, undecided): judge the comparisons "
-            "with it"
+            f"{[str(v) for v in unknown]} are not verdicts of a test by "
+            "rsutils.analysis.verdicts.judge: judge the comparisons with it (a verdict "
+            "read back as text: Verdict.parse)"
         )
     return verdicts
 
 
-def _equivalent(verdict: str) -> bool:
-    return verdict.startswith(EQUIVALENT)
+def _against(verdict: Verdict, expected: Direction) -> bool:
+    """Whether ``verdict`` tells against a change in the ``expected`` direction: it
+    goes the other way, or it is equivalent within its margin."""
+    return verdict.equivalent or verdict.direction not in (None, expected)
 
 
-def _sign(verdict: str) -> str | None:
-    """``"rises"`` or ``"falls"`` for a verdict with that sign (within a margin or not)."""
-    for sign in (RISES, FALLS):
-        if verdict == sign or verdict.startswith(sign + WITHIN):
-            return sign
-    return None
-
-
-def claim_verdict(rows: Rows, expected: str = RISES) -> str:
+def claim_verdict(rows: Rows, expected: Direction = Direction.RISES) -> ClaimVerdict:
     """A claim that every comparison of ``rows`` goes the ``expected`` way.
 
     ``rows`` are verdicts of :func:`~rsutils.analysis.verdicts.judge` (a table of
-    :func:`~rsutils.analysis.replicates.replicated_comparisons`, or its verdict strings),
-    ``expected`` ``"rises"`` or ``"falls"``. Holds when every comparison goes the
-    expected way (:data:`HOLDS_SMALL` when at least one of them is "rises, within ±m":
-    a real change, smaller than the margin); does not hold when any goes the other way
-    or is "equivalent within ±m" (no change that can be told from 0, and none that
-    matters); otherwise (some undecided, none against) not resolved at this scale.
+    :func:`~rsutils.analysis.replicates.replicated_comparisons`, or its
+    :class:`~rsutils.analysis.verdicts.Verdict` values), ``expected`` a
+    :class:`~rsutils.analysis.verdicts.Direction`. Holds when every comparison goes the
+    expected way ("holds, by less than the margin" when at least one of them is
+    "rises, within ±m": a real change, smaller than the margin); does not hold when any
+    goes the other way or is "equivalent within ±m" (no change that can be told from 0,
+    and none that matters); otherwise (some undecided, none against) not resolved at
+    this scale.
     """
-    if expected not in (RISES, FALLS):
-        raise ValueError(f"expected must be 'rises' or 'falls', got {expected!r}")
+    if expected not in tuple(Direction):
+        raise ValueError(f"expected must be Direction.RISES or FALLS, got {expected!r}")
+    expected = Direction(expected)
     verdicts = _verdicts(rows)
-    against = FALLS if expected == RISES else RISES
-    if any(_sign(v) == against or _equivalent(v) for v in verdicts):
-        return FAILS
-    if not all(_sign(v) == expected for v in verdicts):
-        return UNRESOLVED
-    return HOLDS if all(v == expected for v in verdicts) else HOLDS_SMALL
+    if any(_against(v, expected) for v in verdicts):
+        return ClaimVerdict.DOES_NOT_HOLD
+    if not all(v.direction is expected for v in verdicts):
+        return ClaimVerdict.NOT_RESOLVED
+    if any(v.within_margin for v in verdicts):
+        return ClaimVerdict.HOLDS_BY_LESS
+    return ClaimVerdict.HOLDS
 
 
-def overall_verdict(rows: Rows) -> str:
+def overall_verdict(rows: Rows) -> ClaimVerdict:
     """One verdict on "A beats B" from its comparisons (:func:`claim_verdict` with
     ``"rises"``): holds when every comparison rises, does not hold when any falls or is
     equivalent within the margin, otherwise not resolved at this scale."""
-    return claim_verdict(rows, RISES)
+    return claim_verdict(rows, Direction.RISES)
 
 
-def all_of(*verdicts: str) -> str:
+#: The claim verdicts :func:`all_of` combines, the one that prevails first.
+PREVAILING = (
+    ClaimVerdict.DOES_NOT_HOLD,
+    ClaimVerdict.NOT_RESOLVED,
+    ClaimVerdict.HOLDS_BY_LESS,
+    ClaimVerdict.HOLDS,
+)
+
+
+def all_of(*verdicts: ClaimVerdict) -> ClaimVerdict:
     """The verdict on a claim made of parts: does not hold when any part does not, not
     resolved when any part is not, otherwise holds (by less than the margin when any
-    part does)."""
+    part does). A verdict that :data:`PREVAILING` does not rank is refused."""
     if not verdicts:
         raise ValueError("no parts to judge the claim by")
-    unknown = set(verdicts) - {HOLDS, HOLDS_SMALL, FAILS, UNRESOLVED}
+    unknown = [v for v in verdicts if not isinstance(v, ClaimVerdict) or v not in PREVAILING]
     if unknown:
-        raise ValueError(f"{sorted(unknown)} are not claim verdicts ({HOLDS!r}, {FAILS!r}, …)")
-    for verdict in (FAILS, UNRESOLVED, HOLDS_SMALL):
-        if verdict in verdicts:
-            return verdict
-    return HOLDS
+        raise ValueError(
+            f"{[str(v) for v in unknown]} are not claim verdicts that all_of ranks "
+            f"({', '.join(map(str, PREVAILING))}): pass ClaimVerdict members"
+        )
+    return next(verdict for verdict in PREVAILING if verdict in verdicts)
 
 
 #: The step of the radius grids of :func:`radii_below_ceiling`, in units of the log's σ.
@@ -288,19 +281,19 @@ def _ceiling(log: pd.DataFrame) -> float:
     return float(log["scale"].max() * norm.ppf(top))
 
 
-def crossing_verdict(rows: Rows) -> str:
+def crossing_verdict(rows: Rows) -> ClaimVerdict:
     """A claim that a method is above its control *somewhere* on a grid of radii:
     holds when any comparison rises, does not hold when every one falls or is
     equivalent within its margin, otherwise not resolved at this scale."""
     verdicts = _verdicts(rows)
-    if any(_sign(v) == RISES for v in verdicts):
-        return HOLDS
-    if all(_sign(v) == FALLS or _equivalent(v) for v in verdicts):
-        return FAILS
-    return UNRESOLVED
+    if any(v.rises for v in verdicts):
+        return ClaimVerdict.HOLDS
+    if all(_against(v, Direction.RISES) for v in verdicts):
+        return ClaimVerdict.DOES_NOT_HOLD
+    return ClaimVerdict.NOT_RESOLVED
 
 
-def tradeoff_verdict(table: pd.DataFrame) -> str:
+def tradeoff_verdict(table: pd.DataFrame) -> ClaimVerdict:
     """Cohen et al.'s trade-off from :func:`tradeoff_comparisons`: holds when, at every
     step up in σ, accuracy at radius 0 falls and the larger σ rises above the smaller
     at some radius both can certify (:func:`all_of` of :func:`claim_verdict` and of
@@ -311,7 +304,7 @@ def tradeoff_verdict(table: pd.DataFrame) -> str:
         raise ValueError("the table lacks accuracy or reach rows: pass tradeoff_comparisons")
     steps = table[reach].groupby(level=["method", "against"], sort=False)
     crossings = [crossing_verdict(rows) for _, rows in steps]
-    return all_of(claim_verdict(table[accuracy], FALLS), *crossings)
+    return all_of(claim_verdict(table[accuracy], Direction.FALLS), *crossings)
 
 
 #: The share of a grid of radii that "almost all radii" stands for in a claim judged
@@ -344,7 +337,7 @@ def curve_comparisons(
     return holm_family(pd.concat(tables))
 
 
-def curve_verdict(table: pd.DataFrame, share: float = ALMOST_ALL) -> str:
+def curve_verdict(table: pd.DataFrame, share: float = ALMOST_ALL) -> ClaimVerdict:
     """ "Superior across almost all radii, for every control", from
     :func:`curve_comparisons`: holds when, for every pair, the method rises at no
     fewer than ``share`` of the radii; does not hold when, for some pair, more than
@@ -355,13 +348,14 @@ def curve_verdict(table: pd.DataFrame, share: float = ALMOST_ALL) -> str:
     verdicts = []
     for _, rows in table.groupby(level=["method", "against"], sort=False):
         said = _verdicts(rows)
-        rising = np.mean([_sign(v) == RISES for v in said])
-        against = np.mean([_sign(v) == FALLS or _equivalent(v) for v in said])
+        rising = np.mean([v.rises for v in said])
+        against = np.mean([_against(v, Direction.RISES) for v in said])
         tie = 1e-12  # shares are ratios of small counts: compare them up to rounding
         if 1.0 - against < share - tie:
-            verdicts.append(FAILS)
+            verdicts.append(ClaimVerdict.DOES_NOT_HOLD)
         else:
-            verdicts.append(HOLDS if rising >= share - tie else UNRESOLVED)
+            held = rising >= share - tie
+            verdicts.append(ClaimVerdict.HOLDS if held else ClaimVerdict.NOT_RESOLVED)
     return all_of(*verdicts)
 
 
@@ -386,7 +380,7 @@ def alm_beyond_radius(
     )
 
 
-def alm_claim_verdict(radius_gain: Rows, alm_beyond: pd.DataFrame) -> str:
+def alm_claim_verdict(radius_gain: Rows, alm_beyond: pd.DataFrame) -> ClaimVerdict:
     """UCAN's "modest by radius but significant by ALM", from replicated comparisons.
 
     ``radius_gain``: the method against isotropic noise by radius; ``alm_beyond``: its
@@ -402,17 +396,18 @@ def alm_claim_verdict(radius_gain: Rows, alm_beyond: pd.DataFrame) -> str:
             "alm_beyond was judged without a margin: pass margin=MARGINS to "
             "alm_beyond_radius, or a difference of rounding reads as a boost"
         )
-    if any(_sign(v) == FALLS for v in _verdicts(radius_gain)):
-        return FAILS
-    verdict = claim_verdict(alm_beyond, RISES)
-    return FAILS if verdict == HOLDS_SMALL else verdict
+    if any(v.falls for v in _verdicts(radius_gain)):
+        return ClaimVerdict.DOES_NOT_HOLD
+    verdict = claim_verdict(alm_beyond, Direction.RISES)
+    return ClaimVerdict.DOES_NOT_HOLD if verdict is ClaimVerdict.HOLDS_BY_LESS else verdict
 
 
-def about(stated: float, actual: float) -> str:
+def about(stated: float, actual: float) -> ClaimVerdict:
     """Whether "about ``stated``" fits ``actual``: within half a decade of it."""
     if stated <= 0 or actual <= 0:
         raise ValueError("an order of magnitude needs two positive numbers")
-    return HOLDS if abs(np.log10(actual / stated)) < 0.5 else FAILS
+    fits = abs(np.log10(actual / stated)) < 0.5
+    return ClaimVerdict.HOLDS if fits else ClaimVerdict.DOES_NOT_HOLD
 
 
 def gain_text(row: Mapping[str, float]) -> str:
@@ -453,13 +448,15 @@ def verdict_counts(rows: Rows) -> str:
     """How many comparisons rise, fall, are equivalent within the margin or are
     undecided: ``"of 4 comparisons, 1 rises, 0 falls, 2 equivalent within ±0.05,
     1 undecided"`` (one count per margin that occurs; a margin is stated even at 0;
-    a sign within a margin counted apart, where it occurs)."""
+    a sign within a margin counted apart, where it occurs; each kind in the order of
+    its text)."""
     verdicts = _verdicts(rows)
-    within = sorted({v for v in verdicts if _sign(v) and v not in (RISES, FALLS)})
-    equivalent = sorted({v for v in verdicts if _equivalent(v)})
-    kinds = [RISES, FALLS, *within, *equivalent, UNDECIDED]
-    if not any(_equivalent(v) for v in verdicts) and isinstance(rows, pd.DataFrame):
+    within = sorted({v for v in verdicts if v.direction and v.within_margin}, key=str)
+    equivalent = sorted({v for v in verdicts if v.equivalent}, key=str)
+    kinds = [Verdict(Direction.RISES), Verdict(Direction.FALLS), *within, *equivalent, Verdict()]
+    if not equivalent and isinstance(rows, pd.DataFrame):
         margins = rows["margin"].dropna().unique() if "margin" in rows.columns else []
-        kinds[2 + len(within) : 2 + len(within)] = [f"{EQUIVALENT}±{m:g}" for m in sorted(margins)]
+        stated = [Verdict(margin=float(m), within_margin=True) for m in sorted(margins)]
+        kinds[2 + len(within) : 2 + len(within)] = stated
     counts = [f"{verdicts.count(v)} {v}" for v in kinds]
     return f"of {len(verdicts)} comparisons, " + ", ".join(counts)

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from rsutils.book.audit.table_audit import alm_radius_check
+from rsutils.book.audit.verdicts import LedgerVerdict
 from rsutils.book.papers.published import PublishedTable
 
 __all__ = ["ALM_MARK", "RADIUS_MARK", "alm_radius_pairs", "one_model_check", "zero_radius_check"]
@@ -75,7 +76,7 @@ def zero_radius_check(table: PublishedTable) -> pd.DataFrame:
         header = table.data.columns[1 + int(zero[0])]
         at_alm, at_radius = float(rows.loc[alm, header]), float(rows.loc[radius, header])
         if np.isnan(at_alm) or np.isnan(at_radius):
-            verdict = "not printed"
+            verdict = LedgerVerdict.NOT_PRINTED
         else:
             verdict = "one value" if at_alm == at_radius else "two models"
         found.append([table.name, method, at_alm, at_radius, verdict])

@@ -35,7 +35,8 @@ by log, each against the stated level and the next one up (``α = 0.01``):
    0.001, ``"α = 0.01"`` the reverse, ``"neither"`` when both levels are ruled out,
    ``"undecidable"`` when neither is.
 
-Each verdict says what the log is consistent with at the stated ``n``, not how it was
+Each verdict (an :class:`~rsutils.book.audit.verdicts.AlphaVerdict`, whose text is the
+one quoted above) says what the log is consistent with at the stated ``n``, not how it was
 run: a certificate above the 0.001 ceiling also fits more draws at 0.001
 (:func:`~rsutils.book.papers.released.reanalyse_released_certify`'s ``draws it needs``).
 :func:`released_alpha_evidence` applies both tests to every released log.
@@ -50,6 +51,7 @@ import pandas as pd
 from scipy.stats import norm
 
 from rsutils.analysis.printed import count_range, half_printed_unit
+from rsutils.book.audit.verdicts import AlphaVerdict
 from rsutils.book.papers.released import COHEN2019_CERTIFY_LOGS, cohen2019_certify_log
 from rsutils.core.confidence import max_certifiable_pA
 from rsutils.core.smooth import ABSTAIN
@@ -70,10 +72,6 @@ __all__ = [
 STATED_ALPHA, ALTERNATIVE_ALPHA = 0.001, 0.01
 
 
-def _level(alpha: float) -> str:
-    return f"α = {alpha:g}"
-
-
 def ceiling_verdict(
     at_stated: int,
     above_stated: int,
@@ -81,18 +79,19 @@ def ceiling_verdict(
     *,
     stated: float = STATED_ALPHA,
     alternative: float = ALTERNATIVE_ALPHA,
-) -> str:
+) -> AlphaVerdict:
     """The ceilings' verdict (rule 1 of the module docstring) from a log's counts of
     certificates at and above the ``stated`` level's ceiling and above the
-    ``alternative`` one's: ``"α = 0.001"``, ``"α = 0.01"`` (the two levels as
-    written by ``f"α = {alpha:g}"``), ``"neither"`` or ``"undecidable"``."""
+    ``alternative`` one's: the member naming either level
+    (:meth:`~rsutils.book.audit.verdicts.AlphaVerdict.at_level`: ``"α = 0.001"``,
+    ``"α = 0.01"``), ``"neither"`` or ``"undecidable"``."""
     if min(at_stated, above_stated, above_alternative) < 0:
         raise ValueError("counts of certificates cannot be negative; pass the log's counts")
     if above_alternative > 0:
-        return "neither"
+        return AlphaVerdict.NEITHER
     if above_stated > 0:
-        return _level(alternative)
-    return _level(stated) if at_stated > 0 else "undecidable"
+        return AlphaVerdict.at_level(alternative)
+    return AlphaVerdict.at_level(stated) if at_stated > 0 else AlphaVerdict.UNDECIDABLE
 
 
 def radii_verdict(
@@ -101,17 +100,19 @@ def radii_verdict(
     *,
     stated: float = STATED_ALPHA,
     alternative: float = ALTERNATIVE_ALPHA,
-) -> str:
+) -> AlphaVerdict:
     """The printed radii's verdict (rule 2 of the module docstring) from a log's
     counts of certificates whose printed radius no count gives at the ``stated`` and
     at the ``alternative`` level."""
     if min(unprintable_stated, unprintable_alternative) < 0:
         raise ValueError("counts of certificates cannot be negative; pass the log's counts")
     if unprintable_stated and unprintable_alternative:
-        return "neither"
+        return AlphaVerdict.NEITHER
     if unprintable_stated:
-        return _level(alternative)
-    return _level(stated) if unprintable_alternative else "undecidable"
+        return AlphaVerdict.at_level(alternative)
+    if unprintable_alternative:
+        return AlphaVerdict.at_level(stated)
+    return AlphaVerdict.UNDECIDABLE
 
 
 def alpha_evidence(
@@ -131,7 +132,8 @@ def alpha_evidence(
     whose printed radius no count of ``n`` draws gives at ``a``); ``ceilings say``
     (:func:`ceiling_verdict`), ``radii say`` (:func:`radii_verdict`) and ``implied
     α``: the ceilings' verdict where it decides, else the radii's, and
-    ``"conflicting"`` where the two decide differently.
+    ``"conflicting"`` where the two decide differently (each an
+    :class:`~rsutils.book.audit.verdicts.AlphaVerdict`).
     """
     if not {"predict", "radius"} <= set(log.columns):
         raise ValueError(
@@ -161,10 +163,11 @@ def alpha_evidence(
         stated=stated, alternative=alternative,
     )  # fmt: skip
     row["ceilings say"], row["radii say"] = by_ceilings, by_radii
-    if by_ceilings == "undecidable" or by_radii in ("undecidable", by_ceilings):
-        row["implied α"] = by_radii if by_ceilings == "undecidable" else by_ceilings
+    undecidable = AlphaVerdict.UNDECIDABLE
+    if by_ceilings is undecidable or by_radii in (undecidable, by_ceilings):
+        row["implied α"] = by_radii if by_ceilings is undecidable else by_ceilings
     else:
-        row["implied α"] = "conflicting"
+        row["implied α"] = AlphaVerdict.CONFLICTING
     return row
 
 

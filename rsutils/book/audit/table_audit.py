@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
+from rsutils.book.audit.verdicts import LedgerVerdict
 from rsutils.book.papers.published import PublishedTable
 from rsutils.core.confidence import max_certifiable_pA
 from rsutils.core.radius import certified_radius
@@ -107,7 +108,7 @@ def improvement_check(table: PublishedTable) -> pd.DataFrame:
 
 def _improvement_verdict(printed: float, relative: float) -> str:
     if np.isnan(printed):
-        return "not printed"
+        return LedgerVerdict.NOT_PRINTED
     if np.isnan(relative):
         return "undefined (the best baseline is 0)"
     gap = abs(printed - round(relative, 1))
@@ -223,7 +224,7 @@ def conversion_check(
 
 def _bracket(printed: float, low: float, high: float) -> str:
     if np.isnan(printed):
-        return "not printed"
+        return LedgerVerdict.NOT_PRINTED
     if np.isnan(low) and np.isnan(high):
         return "no bound"
     if printed < low:

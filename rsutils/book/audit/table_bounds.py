@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import brentq
 
+from rsutils.book.audit.verdicts import LedgerVerdict
 from rsutils.book.papers.published import PublishedTable
 from rsutils.core.confidence import check_alpha, clopper_pearson_lower, max_certifiable_pA
 from rsutils.core.radius import certified_radius
@@ -234,7 +235,7 @@ def _against_scale(
 
 def _bound_verdict(cell: dict, family: str | None, near_certain: float) -> str:
     if np.isnan(cell["printed"]):
-        return "not printed"
+        return LedgerVerdict.NOT_PRINTED
     if family is None:
         return "noise not stated"
     if np.isnan(cell["bound"]):

@@ -62,8 +62,9 @@ import pandas as pd
 from rsutils.analysis.metrics import certified_accuracy
 from rsutils.book.audit.cross_paper import released_accuracy
 from rsutils.book.audit.ledger.rules import LedgerContext, ledger_rule, printed_interval, verdict
-from rsutils.book.audit.measured import HOLDS, about
+from rsutils.book.audit.measured import about
 from rsutils.book.audit.released_alpha import ALTERNATIVE_ALPHA, released_alpha_evidence
+from rsutils.book.audit.verdicts import AlphaVerdict, ClaimVerdict, LedgerVerdict
 from rsutils.book.papers.published import transcription_mismatches
 from rsutils.book.papers.released import (
     COHEN2019_CERTIFY_LOGS,
@@ -119,7 +120,7 @@ ACR_READINGS = {
     ACR_PER_IMAGE: "the mean over images of each image's best certified radius "
     "over the released models",
 }
-Rule = Callable[[Mapping[str, str], LedgerContext], tuple[str, str]]
+Rule = Callable[[Mapping[str, str], LedgerContext], tuple[str, LedgerVerdict]]
 
 
 @dataclass(frozen=True)
@@ -220,11 +221,14 @@ def needs_release(rule: Rule) -> Rule:
     """``rule``, answering "not checkable" when Cohen et al.'s logs are not found."""
 
     @functools.wraps(rule)
-    def checked(row: Mapping[str, str], context: LedgerContext) -> tuple[str, str]:
+    def checked(row: Mapping[str, str], context: LedgerContext) -> tuple[str, LedgerVerdict]:
         try:
             return rule(row, context)
         except FileNotFoundError:
-            return "Cohen et al.'s released logs are not at the reference folder", "not checkable"
+            return (
+                "Cohen et al.'s released logs are not at the reference folder",
+                LedgerVerdict.NOT_CHECKABLE,
+            )
 
     return checked
 
@@ -255,7 +259,7 @@ def _at(label: str, radius: float, root: object) -> ReleasedValue:
 
 @ledger_rule("cohen_table")
 @needs_release
-def _cohen_table(row: Mapping[str, str], context: LedgerContext) -> tuple[str, str]:
+def _cohen_table(row: Mapping[str, str], context: LedgerContext) -> tuple[str, LedgerVerdict]:
     """The stated value is the printed cell (Tables 1 and 3 print two decimals) of the
     best of ``rows`` at ``column``, and that model's log agrees (:func:`agrees_with_log`)."""
     cells = context.table(row["tables"]).data.set_index("row").loc[row["rows"].split("|")]
@@ -270,7 +274,9 @@ def _cohen_table(row: Mapping[str, str], context: LedgerContext) -> tuple[str, s
 
 
 @ledger_rule("cohen_transcription")
-def _cohen_transcription(row: Mapping[str, str], context: LedgerContext) -> tuple[str, str]:
+def _cohen_transcription(
+    row: Mapping[str, str], context: LedgerContext
+) -> tuple[str, LedgerVerdict]:
     """The quote, a table printed on one line, holds the cells of the transcribed
     ``tables`` (:func:`~rsutils.book.papers.published.transcription_mismatches`)."""
     table = context.table(row["tables"])
@@ -281,7 +287,9 @@ def _cohen_transcription(row: Mapping[str, str], context: LedgerContext) -> tupl
 
 @ledger_rule("cohen_table_columns")
 @needs_release
-def _cohen_table_columns(row: Mapping[str, str], context: LedgerContext) -> tuple[str, str]:
+def _cohen_table_columns(
+    row: Mapping[str, str], context: LedgerContext
+) -> tuple[str, LedgerVerdict]:
     """Which radii of ``column`` (``|`` separated) the printed cells of ``rows`` can
     stand at: a choice of increasing radii fits when every cell agrees with its model's
     log there (:func:`agrees_with_log`); holds when the table's headers are the only
@@ -307,7 +315,7 @@ def _cohen_table_columns(row: Mapping[str, str], context: LedgerContext) -> tupl
 
 @ledger_rule("cohen_predict")
 @needs_release
-def _cohen_predict(row: Mapping[str, str], context: LedgerContext) -> tuple[str, str]:
+def _cohen_predict(row: Mapping[str, str], context: LedgerContext) -> tuple[str, LedgerVerdict]:
     """Table 4's ``rows`` quantity (``accuracy``, ``abstention rate`` or ``seconds per
     prediction``) at ``n = column`` is the stated value (Table 4 prints two decimals),
     and the released PREDICT log, run on the same 500 images, rounds to it."""
@@ -323,7 +331,7 @@ def _cohen_predict(row: Mapping[str, str], context: LedgerContext) -> tuple[str,
 
 @ledger_rule("cohen_abstentions")
 @needs_release
-def _cohen_abstentions(row: Mapping[str, str], context: LedgerContext) -> tuple[str, str]:
+def _cohen_abstentions(row: Mapping[str, str], context: LedgerContext) -> tuple[str, LedgerVerdict]:
     """ "Most abstentions at n = ``column`` occur where g itself is wrong": more than half
     of the images the PREDICT log with ``column`` draws abstains on are wrong (or
     abstained on) in the log with the most draws, the closest the release comes to g."""
@@ -348,7 +356,7 @@ def _sigmas(labels: pd.Series) -> str:
 
 @ledger_rule("cohen_images")
 @needs_release
-def _cohen_images(row: Mapping[str, str], context: LedgerContext) -> tuple[str, str]:
+def _cohen_images(row: Mapping[str, str], context: LedgerContext) -> tuple[str, LedgerVerdict]:
     """Each released log of the models of the table of dataset ``rows``
     (:func:`released_models`) holds ``value`` images."""
     logs = released_models(row["rows"], context.reference_root)
@@ -357,13 +365,18 @@ def _cohen_images(row: Mapping[str, str], context: LedgerContext) -> tuple[str, 
 
 
 @ledger_rule("cohen_release_folder")
-def _cohen_release_folder(row: Mapping[str, str], context: LedgerContext) -> tuple[str, str]:
+def _cohen_release_folder(
+    row: Mapping[str, str], context: LedgerContext
+) -> tuple[str, LedgerVerdict]:
     """The release holds logs under the folder ``rows`` (relative to its ``cohen2019/``),
     and the folder's name ends with the stated ``value`` as a whole number (``resnet110``
     for a 110-layer network, not for 10; ``noise_0.25`` for σ = 0.25)."""
     root = reference_root(context.reference_root)
     if root is None or not (root / "cohen2019").is_dir():
-        return "Cohen et al.'s released logs are not at the reference folder", "not checkable"
+        return (
+            "Cohen et al.'s released logs are not at the reference folder",
+            LedgerVerdict.NOT_CHECKABLE,
+        )
     folder = root / "cohen2019" / row["rows"]
     logs = [p for p in folder.rglob("*") if p.is_file()] if folder.is_dir() else []
     named = re.search(rf"(?<![\d.]){re.escape(row['value'])}$", folder.name) is not None
@@ -394,7 +407,7 @@ def implied_levels(context: LedgerContext, n: int, alpha: float) -> pd.DataFrame
         evidence = released_alpha_evidence(
             root=context.reference_root, n=n, stated=alpha, alternative=IMPLIED_RUN_ALPHA
         )
-        kept = {f"α = {alpha:g}", "undecidable"}
+        kept = {AlphaVerdict.at_level(alpha), AlphaVerdict.UNDECIDABLE}
         context.computed[key] = evidence.assign(**{"rules out": ~evidence["implied α"].isin(kept)})
     return context.computed[key]  # type: ignore[return-value]
 
@@ -407,7 +420,7 @@ def _implied_text(evidence: pd.DataFrame, alpha: str, n: str) -> str:
     said = " or ".join(
         level if len(levels) == 1 else f"{level} ({count})" for level, count in levels.items()
     )
-    by_ceilings = int((out["ceilings say"] != "undecidable").sum())
+    by_ceilings = int((out["ceilings say"] != AlphaVerdict.UNDECIDABLE).sum())
     text = f"{len(out)} of {len(evidence)} logs imply {said or 'no other level'}"
     text += f", not α = {alpha}, at n = {n} (implied α of released_alpha_evidence"
     if len(out):
@@ -417,7 +430,7 @@ def _implied_text(evidence: pd.DataFrame, alpha: str, n: str) -> str:
 
 @ledger_rule("cohen_alpha_logs")
 @needs_release
-def _cohen_alpha_logs(row: Mapping[str, str], context: LedgerContext) -> tuple[str, str]:
+def _cohen_alpha_logs(row: Mapping[str, str], context: LedgerContext) -> tuple[str, LedgerVerdict]:
     """No released certification log rules out the stated α (``value``) at the stated
     ``from`` draws: none implies another level by the test of
     :func:`~rsutils.book.audit.released_alpha.released_alpha_evidence` (:func:`implied_levels`)."""
@@ -428,7 +441,7 @@ def _cohen_alpha_logs(row: Mapping[str, str], context: LedgerContext) -> tuple[s
 
 @ledger_rule("cohen_draws_logs")
 @needs_release
-def _cohen_draws_logs(row: Mapping[str, str], context: LedgerContext) -> tuple[str, str]:
+def _cohen_draws_logs(row: Mapping[str, str], context: LedgerContext) -> tuple[str, LedgerVerdict]:
     """No released certification log needs more than the stated ``value`` draws at the
     stated level ``from`` (``draws it needs`` of
     :func:`~rsutils.book.papers.released.reanalyse_released_certify`)."""
@@ -443,7 +456,9 @@ def _cohen_draws_logs(row: Mapping[str, str], context: LedgerContext) -> tuple[s
 
 @ledger_rule("cohen_alpha_insensitive")
 @needs_release
-def _cohen_alpha_insensitive(row: Mapping[str, str], context: LedgerContext) -> tuple[str, str]:
+def _cohen_alpha_insensitive(
+    row: Mapping[str, str], context: LedgerContext
+) -> tuple[str, LedgerVerdict]:
     """ "Certified accuracy is insensitive to α": recertifying at the stated α
     (``value``) the logs that imply :data:`IMPLIED_RUN_ALPHA` instead
     (:func:`implied_levels`), taken as run at it
@@ -453,10 +468,10 @@ def _cohen_alpha_insensitive(row: Mapping[str, str], context: LedgerContext) -> 
     log implies another level."""
     alpha = _number(row["value"])
     evidence = implied_levels(context, 100_000, alpha)
-    beyond = evidence[evidence["implied α"] == f"α = {IMPLIED_RUN_ALPHA:g}"]
+    beyond = evidence[evidence["implied α"] == AlphaVerdict.at_level(IMPLIED_RUN_ALPHA)]
     if beyond.empty:
         return f"no log implies α = {IMPLIED_RUN_ALPHA:g}: the release varies no level", (
-            "not checkable"
+            LedgerVerdict.NOT_CHECKABLE
         )
     changed = recertify_released_logs(
         beyond.index, alpha=alpha, run_alpha=IMPLIED_RUN_ALPHA, root=context.reference_root
@@ -476,7 +491,7 @@ def _cohen_alpha_insensitive(row: Mapping[str, str], context: LedgerContext) -> 
 
 @ledger_rule("cohen_seconds")
 @needs_release
-def _cohen_seconds(row: Mapping[str, str], context: LedgerContext) -> tuple[str, str]:
+def _cohen_seconds(row: Mapping[str, str], context: LedgerContext) -> tuple[str, LedgerVerdict]:
     """ "About ``value`` seconds per image": the stated time lies within the range of the
     mean seconds per image of the released certification logs of dataset ``rows``."""
     seconds = _released(context).xs(row["rows"], level="dataset")["seconds per image"]
@@ -486,18 +501,20 @@ def _cohen_seconds(row: Mapping[str, str], context: LedgerContext) -> tuple[str,
 
 
 @ledger_rule("samples_for_radius")
-def _samples_for_radius(row: Mapping[str, str], context: LedgerContext) -> tuple[str, str]:
+def _samples_for_radius(
+    row: Mapping[str, str], context: LedgerContext
+) -> tuple[str, LedgerVerdict]:
     """ "About ``value`` draws certify ``from``·σ at ``to`` percent confidence": the
     fewest draws that can (:func:`~rsutils.core.confidence.min_samples_for_radius`) are
     within half a decade of ``value`` (:func:`~rsutils.book.audit.measured.about`)."""
     alpha = 1 - _number(row["to"]) / 100
     needed = min_samples_for_radius(_number(row["from"]), alpha)
     text = f"{needed:,} draws at α = {alpha:.3g}"
-    return text, verdict(about(_number(row["value"]), needed) == HOLDS)
+    return text, verdict(about(_number(row["value"]), needed) is ClaimVerdict.HOLDS)
 
 
 @ledger_rule("as_percent")
-def _as_percent(row: Mapping[str, str], context: LedgerContext) -> tuple[str, str]:
+def _as_percent(row: Mapping[str, str], context: LedgerContext) -> tuple[str, LedgerVerdict]:
     """``value`` percent is the fraction ``from``, at both printed precisions."""
     low, high = printed_interval(row["value"])
     f_low, f_high = printed_interval(row["from"])

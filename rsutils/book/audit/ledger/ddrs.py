@@ -55,6 +55,7 @@ from rsutils.book.audit.ledger.cohen import (
     released_envelope_area,
 )
 from rsutils.book.audit.ledger.rules import LedgerContext, ledger_rule, printed_interval, verdict
+from rsutils.book.audit.verdicts import LedgerVerdict
 from rsutils.core.confidence import max_certifiable_pA
 from rsutils.core.settings import CertifySettings
 
@@ -79,7 +80,7 @@ def count_fits(percent: str, images: int) -> bool:
 
 
 @ledger_rule("points")
-def _points(row: Mapping[str, str], context: LedgerContext) -> tuple[str, str]:
+def _points(row: Mapping[str, str], context: LedgerContext) -> tuple[str, LedgerVerdict]:
     """``value`` is ``to − from`` read as percentage points; the relative change
     ``(to − from)/from`` is reported beside it and does not count."""
     low, high = printed_interval(row["value"])
@@ -90,8 +91,8 @@ def _points(row: Mapping[str, str], context: LedgerContext) -> tuple[str, str]:
     return text, verdict(least <= high and most >= low)
 
 
-def _order(sign: int) -> Callable[[Mapping[str, str], LedgerContext], tuple[str, str]]:
-    def rule(row: Mapping[str, str], context: LedgerContext) -> tuple[str, str]:
+def _order(sign: int) -> Callable[[Mapping[str, str], LedgerContext], tuple[str, LedgerVerdict]]:
+    def rule(row: Mapping[str, str], context: LedgerContext) -> tuple[str, LedgerVerdict]:
         least, most = difference_range(row["from"], row["to"])
         start, end = _number(row["from"]), _number(row["to"])
         text = f"{row['to']} − {row['from']} = {end - start:+.4g}"
@@ -109,7 +110,9 @@ ledger_rule("less")(_order(-1))
 
 
 @ledger_rule("comparable_or_better")
-def _comparable_or_better(row: Mapping[str, str], context: LedgerContext) -> tuple[str, str]:
+def _comparable_or_better(
+    row: Mapping[str, str], context: LedgerContext
+) -> tuple[str, LedgerVerdict]:
     """The row's ``value`` and the value of row ``from`` overlap at their printed
     precision, or the row's is larger: "comparable or slightly better"."""
     other = context.values[row["from"]]
@@ -120,7 +123,7 @@ def _comparable_or_better(row: Mapping[str, str], context: LedgerContext) -> tup
 
 
 @ledger_rule("outweighs")
-def _outweighs(row: Mapping[str, str], context: LedgerContext) -> tuple[str, str]:
+def _outweighs(row: Mapping[str, str], context: LedgerContext) -> tuple[str, LedgerVerdict]:
     """``value`` exceeds the size of ``to − from`` for every reading of the printed
     numbers: the gain stated is larger than the drop it is set against."""
     least, most = difference_range(row["from"], row["to"])
@@ -173,7 +176,7 @@ def _other_acr_readings(dataset: str, used: str, context: LedgerContext) -> str:
 
 @ledger_rule("cohen_logs")
 @needs_release
-def _cohen_logs(row: Mapping[str, str], context: LedgerContext) -> tuple[str, str]:
+def _cohen_logs(row: Mapping[str, str], context: LedgerContext) -> tuple[str, LedgerVerdict]:
     """A number DDRS gives for Cohen et al. against the best released model of dataset
     ``rows`` at radius ``column`` (or ``ACR``): within two standard errors of it."""
     return _against_logs(*printed_interval(row["value"]), row, context, row["value"])
@@ -181,7 +184,9 @@ def _cohen_logs(row: Mapping[str, str], context: LedgerContext) -> tuple[str, st
 
 @ledger_rule("implied_cohen_logs")
 @needs_release
-def _implied_cohen_logs(row: Mapping[str, str], context: LedgerContext) -> tuple[str, str]:
+def _implied_cohen_logs(
+    row: Mapping[str, str], context: LedgerContext
+) -> tuple[str, LedgerVerdict]:
     """Cohen et al.'s number implied by a method's stated ``from`` minus its stated
     improvement ``value``, against the released logs as in ``cohen_logs``."""
     low, high = difference_range(row["value"], row["from"])
@@ -191,7 +196,9 @@ def _implied_cohen_logs(row: Mapping[str, str], context: LedgerContext) -> tuple
 
 
 @ledger_rule("cohen_table_envelope")
-def _cohen_table_envelope(row: Mapping[str, str], context: LedgerContext) -> tuple[str, str]:
+def _cohen_table_envelope(
+    row: Mapping[str, str], context: LedgerContext
+) -> tuple[str, LedgerVerdict]:
     """A number DDRS measured on its own runs of Cohen et al.'s method (percent) beside
     the best printed cell of ``rows`` of Cohen et al.'s table at radius ``column``
     (fractions with two decimals), or the absence of that radius. DDRS does not say its
@@ -201,19 +208,19 @@ def _cohen_table_envelope(row: Mapping[str, str], context: LedgerContext) -> tup
         raise ValueError(f"{row['id']}: say why another paper's table cannot judge it (reason)")
     table = context.table(row["tables"]).data.set_index("row")
     if row["column"] not in table.columns:
-        return f"the table prints no radius {row['column']}", "not checkable"
+        return f"the table prints no radius {row['column']}", LedgerVerdict.NOT_CHECKABLE
     cells = table.loc[row["rows"].split("|"), row["column"]].astype(float)
     if cells.isna().all():
-        return f"the table prints nothing at radius {row['column']}", "not checkable"
+        return f"the table prints nothing at radius {row['column']}", LedgerVerdict.NOT_CHECKABLE
     best = float(cells.max())
     gap = _number(row["value"]) - 100 * best
     text = f"{100 * best:.0f}% (Cohen et al. print {best:.2f}: {cells.idxmax()}); "
     signed = f"{gap:+.1f}".replace("-", "−")
-    return text + f"stated − printed = {signed} points", "not checkable"
+    return text + f"stated − printed = {signed} points", LedgerVerdict.NOT_CHECKABLE
 
 
 @ledger_rule("ceiling_zero")
-def _ceiling_zero(row: Mapping[str, str], context: LedgerContext) -> tuple[str, str]:
+def _ceiling_zero(row: Mapping[str, str], context: LedgerContext) -> tuple[str, LedgerVerdict]:
     """A zero certified accuracy at radii ``≥ column`` for σ = ``from`` is forced when
     the radius exceeds the ceiling σΦ⁻¹(α^(1/n)) of Cohen et al.'s n and α; when it does
     not, the zero depends on the model ("not checkable")."""
@@ -222,5 +229,5 @@ def _ceiling_zero(row: Mapping[str, str], context: LedgerContext) -> tuple[str, 
     ceiling = sigma * float(norm.ppf(max_certifiable_pA(settings.n, settings.alpha)))
     text = f"ceiling {ceiling:.3f} at n = {settings.n:,}, α = {settings.alpha:g}"
     if radius > ceiling:
-        return text + f" < {row['column']}: forced by the certificate", "holds"
-    return text + f" ≥ {row['column']}: the zero is the model's", "not checkable"
+        return text + f" < {row['column']}: forced by the certificate", LedgerVerdict.HOLDS
+    return text + f" ≥ {row['column']}: the zero is the model's", LedgerVerdict.NOT_CHECKABLE

@@ -2,7 +2,8 @@
 
 A rule takes one ledger row (a mapping of its text columns) and the
 :class:`LedgerContext` and returns ``(found, verdict)``: what the tables, logs or other
-statements give for the stated number, and one of :data:`VERDICTS`. Rules are
+statements give for the stated number, and a
+:class:`~rsutils.book.audit.verdicts.LedgerVerdict` (one of :data:`VERDICTS`). Rules are
 registered with :func:`ledger_rule`; :func:`check_ledger` applies them to every row.
 
 The generic rules, and the columns they read:
@@ -35,6 +36,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from rsutils.book.audit.verdicts import LedgerVerdict
 from rsutils.book.papers.published import PublishedTable, published_table, published_table_names
 
 __all__ = [
@@ -48,9 +50,9 @@ __all__ = [
     "verdict",
 ]
 
-#: What a check can conclude.
-VERDICTS = ("holds", "does not hold", "not printed", "not checkable")
-Rule = Callable[[Mapping[str, str], "LedgerContext"], tuple[str, str]]
+#: Every :class:`~rsutils.book.audit.verdicts.LedgerVerdict`, what a check can conclude.
+VERDICTS = tuple(LedgerVerdict)
+Rule = Callable[[Mapping[str, str], "LedgerContext"], tuple[str, LedgerVerdict]]
 _RULES: dict[str, Rule] = {}
 
 
@@ -99,10 +101,12 @@ def ledger_rules() -> dict[str, Rule]:
 
 
 def check_ledger(rows: pd.DataFrame, context: LedgerContext | None = None) -> pd.DataFrame:
-    """Each row of ``rows`` with ``stated`` (value and unit), ``found`` and ``verdict``.
+    """Each row of ``rows`` with ``stated`` (value and unit), ``found`` and ``verdict``
+    (:class:`~rsutils.book.audit.verdicts.LedgerVerdict` members).
 
-    Raises ``ValueError`` naming the row when its rule is unknown or a not-checkable
-    row gives no reason.
+    Raises ``ValueError`` naming the row when its rule is unknown, says anything but a
+    :class:`~rsutils.book.audit.verdicts.LedgerVerdict`, or is a not-checkable row
+    without a reason.
     """
     context = context or LedgerContext(rows)
     found = []
@@ -113,9 +117,10 @@ def check_ledger(rows: pd.DataFrame, context: LedgerContext | None = None) -> pd
                 f"{row['id']}: unknown check {row['check']!r}; use one of {sorted(_RULES)}"
             )
         got, said = rule(row, context)
-        if said not in VERDICTS:
+        if not isinstance(said, LedgerVerdict):
             raise ValueError(
-                f"{row['id']}: rule {row['check']!r} said {said!r}, not one of {VERDICTS}"
+                f"{row['id']}: rule {row['check']!r} said {said!r}, not a LedgerVerdict "
+                f"({', '.join(map(str, VERDICTS))}): return a member"
             )
         found.append({**row, "stated": _stated(row), "found": got, "verdict": said})
     return pd.DataFrame(found)
@@ -134,12 +139,12 @@ def printed_interval(text: str) -> tuple[float, float]:
     return float(plain) - half, float(plain) + half
 
 
-def verdict(holds: bool) -> str:
-    """``holds`` or ``does not hold``."""
-    return "holds" if holds else "does not hold"
+def verdict(holds: bool) -> LedgerVerdict:
+    """ "holds" when ``holds``, else "does not hold"."""
+    return LedgerVerdict.HOLDS if holds else LedgerVerdict.DOES_NOT_HOLD
 
 
-def _meets(stated: str, function: Callable[..., float], *inputs: str) -> tuple[str, str]:
+def _meets(stated: str, function: Callable[..., float], *inputs: str) -> tuple[str, LedgerVerdict]:
     """Whether ``stated``'s interval meets ``function``'s range over the inputs' intervals."""
     corners = [function(*point) for point in itertools.product(*map(printed_interval, inputs))]
     exact = function(*(float(x.replace(",", "")) for x in inputs))
@@ -148,37 +153,37 @@ def _meets(stated: str, function: Callable[..., float], *inputs: str) -> tuple[s
 
 
 @ledger_rule("difference")
-def _difference(row: Mapping[str, str], context: LedgerContext) -> tuple[str, str]:
+def _difference(row: Mapping[str, str], context: LedgerContext) -> tuple[str, LedgerVerdict]:
     return _meets(row["value"], lambda a, b: b - a, row["from"], row["to"])
 
 
 @ledger_rule("relative")
-def _relative(row: Mapping[str, str], context: LedgerContext) -> tuple[str, str]:
+def _relative(row: Mapping[str, str], context: LedgerContext) -> tuple[str, LedgerVerdict]:
     return _meets(row["value"], lambda a, b: (b - a) / a * 100, row["from"], row["to"])
 
 
 @ledger_rule("ratio")
-def _ratio(row: Mapping[str, str], context: LedgerContext) -> tuple[str, str]:
+def _ratio(row: Mapping[str, str], context: LedgerContext) -> tuple[str, LedgerVerdict]:
     return _meets(row["value"], lambda a, b: b / a, row["from"], row["to"])
 
 
 @ledger_rule("sum")
-def _sum(row: Mapping[str, str], context: LedgerContext) -> tuple[str, str]:
+def _sum(row: Mapping[str, str], context: LedgerContext) -> tuple[str, LedgerVerdict]:
     parts = [context.values[i] for i in row["from"].split("|")]
     return _meets(row["value"], lambda *xs: sum(xs), *parts)
 
 
 @ledger_rule("same_as")
-def _same_as(row: Mapping[str, str], context: LedgerContext) -> tuple[str, str]:
+def _same_as(row: Mapping[str, str], context: LedgerContext) -> tuple[str, LedgerVerdict]:
     other = context.values[row["from"]]
     return other, verdict(float(other.replace(",", "")) == float(row["value"].replace(",", "")))
 
 
 @ledger_rule("not_checkable")
-def _not_checkable(row: Mapping[str, str], context: LedgerContext) -> tuple[str, str]:
+def _not_checkable(row: Mapping[str, str], context: LedgerContext) -> tuple[str, LedgerVerdict]:
     if not row["reason"].strip():
         raise ValueError(f"{row['id']}: a not-checkable statement needs its reason")
-    return "", "not checkable"
+    return "", LedgerVerdict.NOT_CHECKABLE
 
 
 def _cells(row: Mapping[str, str], context: LedgerContext) -> pd.Series:
@@ -187,10 +192,10 @@ def _cells(row: Mapping[str, str], context: LedgerContext) -> pd.Series:
 
 
 def _table_rule(kind: str) -> Rule:
-    def rule(row: Mapping[str, str], context: LedgerContext) -> tuple[str, str]:
+    def rule(row: Mapping[str, str], context: LedgerContext) -> tuple[str, LedgerVerdict]:
         cells = _cells(row, context)
         if cells.isna().any():
-            return "not printed", "not printed"
+            return str(LedgerVerdict.NOT_PRINTED), LedgerVerdict.NOT_PRINTED
         cells = cells.astype(float)
         if kind == "cell":
             return f"{cells.iloc[0]:g}", verdict(abs(cells.iloc[0] - float(row["value"])) <= 0.05)
@@ -207,7 +212,7 @@ for _kind in ("cell", "at_most", "range"):
 
 
 @ledger_rule("max_improvement")
-def _max_improvement(row: Mapping[str, str], context: LedgerContext) -> tuple[str, str]:
+def _max_improvement(row: Mapping[str, str], context: LedgerContext) -> tuple[str, LedgerVerdict]:
     tables = [context.table(name) for name in row["tables"].split("|")]
     best = max(float(t.rows("improvement").max().max()) for t in tables)
     return f"{best:g}", verdict(abs(best - float(row["value"])) <= 0.05)

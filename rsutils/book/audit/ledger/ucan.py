@@ -67,6 +67,7 @@ from scipy.stats import norm
 
 from rsutils.anisotropic.released import UCAN2025_FILES, ReleasedUCANGenerator, ucan2025_file
 from rsutils.book.audit.ledger.rules import LedgerContext, ledger_rule, printed_interval, verdict
+from rsutils.book.audit.verdicts import LedgerVerdict
 from rsutils.book.papers.released import COHEN2019_CERTIFY_LOGS, cohen2019_certify_log
 from rsutils.core.confidence import max_certifiable_pA
 from rsutils.logs.read import read_log
@@ -106,7 +107,7 @@ def _baselines(accuracy: pd.DataFrame) -> list[str]:
 
 
 @ledger_rule("improvement_over")
-def _improvement_over(row: Row, context: LedgerContext) -> tuple[str, str]:
+def _improvement_over(row: Row, context: LedgerContext) -> tuple[str, LedgerVerdict]:
     accuracy = _accuracy(context, row["tables"])
     ours, named = accuracy.loc[row["to"]], _items(row["rows"]) or _baselines(accuracy)
     columns = [row["column"]] if row["column"] else list(accuracy.columns)
@@ -120,7 +121,7 @@ def _improvement_over(row: Row, context: LedgerContext) -> tuple[str, str]:
             ((ours[column] - best) / best * 100, column, printed.idxmax(), best, len(printed))
         )
     if not found:
-        return "not printed", "not printed"
+        return str(LedgerVerdict.NOT_PRINTED), LedgerVerdict.NOT_PRINTED
     relative, column, best_row, best, count = max(found)
     text = (
         f"{relative:.1f} relative % ({ours[column] - best:g} points) at {column}: "
@@ -131,7 +132,7 @@ def _improvement_over(row: Row, context: LedgerContext) -> tuple[str, str]:
 
 
 @ledger_rule("largest")
-def _largest(row: Row, context: LedgerContext) -> tuple[str, str]:
+def _largest(row: Row, context: LedgerContext) -> tuple[str, LedgerVerdict]:
     accuracy = _accuracy(context, row["tables"])
     ours = _items(row["to"])
     rivals = _items(row["rows"]) or [label for label in accuracy.index if label not in ours]
@@ -143,16 +144,17 @@ def _largest(row: Row, context: LedgerContext) -> tuple[str, str]:
         printed = accuracy.loc[rivals, column].dropna()
         mine = accuracy.loc[ours, column]
         if printed.empty or mine.isna().any():
-            return f"nothing to compare at {column}", "not printed"
+            return f"nothing to compare at {column}", LedgerVerdict.NOT_PRINTED
         if mine.max() <= printed.max():
             beaten.append(f"{column}: {printed.idxmax()} {printed.max():g} ≥ {mine.max():g}")
     if beaten:
-        return "not above at " + "; ".join(beaten), "does not hold"
-    return f"above at {len(columns)} of {len(columns)} columns ({', '.join(columns)})", "holds"
+        return "not above at " + "; ".join(beaten), LedgerVerdict.DOES_NOT_HOLD
+    above = f"above at {len(columns)} of {len(columns)} columns ({', '.join(columns)})"
+    return above, LedgerVerdict.HOLDS
 
 
 @ledger_rule("printed_in_row")
-def _printed_in_row(row: Row, context: LedgerContext) -> tuple[str, str]:
+def _printed_in_row(row: Row, context: LedgerContext) -> tuple[str, LedgerVerdict]:
     cells, shown = [], []
     for name in _items(row["tables"]):
         accuracy = _accuracy(context, name)
@@ -167,7 +169,7 @@ def _printed_in_row(row: Row, context: LedgerContext) -> tuple[str, str]:
 
 
 @ledger_rule("zero_beyond")
-def _zero_beyond(row: Row, context: LedgerContext) -> tuple[str, str]:
+def _zero_beyond(row: Row, context: LedgerContext) -> tuple[str, LedgerVerdict]:
     accuracy = _accuracy(context, row["tables"])
     cells = accuracy.loc[row["rows"]]
     after = cells.iloc[list(cells.index).index(row["column"]) + 1 :]
@@ -177,13 +179,13 @@ def _zero_beyond(row: Row, context: LedgerContext) -> tuple[str, str]:
 
 
 @ledger_rule("peak_at")
-def _peak_at(row: Row, context: LedgerContext) -> tuple[str, str]:
+def _peak_at(row: Row, context: LedgerContext) -> tuple[str, LedgerVerdict]:
     cells = _accuracy(context, row["tables"]).loc[row["rows"]].dropna()
     return f"largest {cells.max():g} at {cells.idxmax()}", verdict(cells.idxmax() == row["column"])
 
 
 @ledger_rule("falls_below")
-def _falls_below(row: Row, context: LedgerContext) -> tuple[str, str]:
+def _falls_below(row: Row, context: LedgerContext) -> tuple[str, LedgerVerdict]:
     shown, every = [], True
     for name in _items(row["tables"]):
         accuracy = _accuracy(context, name)
@@ -199,7 +201,7 @@ def _falls_below(row: Row, context: LedgerContext) -> tuple[str, str]:
 
 
 @ledger_rule("rises")
-def _rises(row: Row, context: LedgerContext) -> tuple[str, str]:
+def _rises(row: Row, context: LedgerContext) -> tuple[str, LedgerVerdict]:
     falls = []
     for name in _items(row["tables"]):
         table = context.table(name)
@@ -217,7 +219,7 @@ def _rises(row: Row, context: LedgerContext) -> tuple[str, str]:
 
 
 @ledger_rule("count_baselines")
-def _count_baselines(row: Row, context: LedgerContext) -> tuple[str, str]:
+def _count_baselines(row: Row, context: LedgerContext) -> tuple[str, LedgerVerdict]:
     keys: set[int] = set()
     for name in _items(row["tables"]):
         for label in _baselines(_accuracy(context, name)):
@@ -236,7 +238,7 @@ def ucan2025_captions() -> pd.DataFrame:
 
 
 @ledger_rule("caption")
-def _caption(row: Row, context: LedgerContext) -> tuple[str, str]:
+def _caption(row: Row, context: LedgerContext) -> tuple[str, LedgerVerdict]:
     captions = ucan2025_captions().set_index("label")
     if row["tables"] not in captions.index:
         raise ValueError(
@@ -250,14 +252,14 @@ def _caption(row: Row, context: LedgerContext) -> tuple[str, str]:
 
 
 @ledger_rule("product")
-def _product(row: Row, context: LedgerContext) -> tuple[str, str]:
+def _product(row: Row, context: LedgerContext) -> tuple[str, LedgerVerdict]:
     factors = [float(x.replace(",", "")) for x in _items(row["from"])]
     found = math.prod(factors)
     return f"{found:,.0f}", verdict(_holds_at_print(row["value"], found))
 
 
 @ledger_rule("increase")
-def _increase(row: Row, context: LedgerContext) -> tuple[str, str]:
+def _increase(row: Row, context: LedgerContext) -> tuple[str, LedgerVerdict]:
     before, after = float(row["from"]), float(row["to"])
     text = f"{after - before:+.4g} ({(after - before) / before * 100:+.2f} relative %)"
     return text, verdict(after > before)
@@ -273,7 +275,7 @@ def named_gpus(text: str) -> set[str]:
 
 
 @ledger_rule("same_gpu")
-def _same_gpu(row: Row, context: LedgerContext) -> tuple[str, str]:
+def _same_gpu(row: Row, context: LedgerContext) -> tuple[str, LedgerVerdict]:
     other = context.rows.set_index("id").loc[row["from"], "quote"]
     here, there = named_gpus(row["quote"]), named_gpus(other)
     if not (here and there):
@@ -284,7 +286,7 @@ def _same_gpu(row: Row, context: LedgerContext) -> tuple[str, str]:
 
 
 @ledger_rule("gamma_identities")
-def _gamma_identities(row: Row, context: LedgerContext) -> tuple[str, str]:
+def _gamma_identities(row: Row, context: LedgerContext) -> tuple[str, LedgerVerdict]:
     beta = np.linspace(0.1, 10, 100)
     integers = np.arange(1, 15)
     gaps = [
@@ -296,7 +298,7 @@ def _gamma_identities(row: Row, context: LedgerContext) -> tuple[str, str]:
 
 
 @ledger_rule("alm_needs_gamma")
-def _alm_needs_gamma(row: Row, context: LedgerContext) -> tuple[str, str]:
+def _alm_needs_gamma(row: Row, context: LedgerContext) -> tuple[str, LedgerVerdict]:
     if not row["reason"].strip():
         raise ValueError(f"{row['id']}: say why the scale bound is not checkable (reason)")
     lam, n, alpha = (float(x.replace(",", "")) for x in _items(row["from"]))
@@ -305,7 +307,7 @@ def _alm_needs_gamma(row: Row, context: LedgerContext) -> tuple[str, str]:
     return (
         f"needs a bound γ ≥ {needed:.2f} on σ: an isotropic certificate reaches at most "
         f"λ·Φ⁻¹(α^(1/n)) = {largest:.2f}"
-    ), "not checkable"
+    ), LedgerVerdict.NOT_CHECKABLE
 
 
 def _generator_fact(fact: str, root: object) -> tuple[float, str]:
@@ -338,11 +340,11 @@ def _generator_fact(fact: str, root: object) -> tuple[float, str]:
 
 
 @ledger_rule("released_generator")
-def _released_generator(row: Row, context: LedgerContext) -> tuple[str, str]:
+def _released_generator(row: Row, context: LedgerContext) -> tuple[str, LedgerVerdict]:
     try:
         value, where = _generator_fact(row["column"], context.reference_root)
     except FileNotFoundError as missing:
-        return f"the release is not at hand: {missing}", "not checkable"
+        return f"the release is not at hand: {missing}", LedgerVerdict.NOT_CHECKABLE
     return f"{value:g} ({where})", verdict(value == float(row["value"].replace(",", "")))
 
 
@@ -355,13 +357,13 @@ def _cohen_logs(dataset: str, root: object) -> list[pd.DataFrame]:
 
 
 @ledger_rule("cohen_images_of_ucan")
-def _cohen_images(row: Row, context: LedgerContext) -> tuple[str, str]:
+def _cohen_images(row: Row, context: LedgerContext) -> tuple[str, LedgerVerdict]:
     if not row["value"] and not row["reason"].strip():
         raise ValueError(f"{row['id']}: say why the release's coverage is no verdict (reason)")
     try:
         logs = _cohen_logs(row["column"], context.reference_root)
     except FileNotFoundError as missing:
-        return f"Cohen et al.'s logs are not at hand: {missing}", "not checkable"
+        return f"Cohen et al.'s logs are not at hand: {missing}", LedgerVerdict.NOT_CHECKABLE
     counts = pd.Series([len(log) for log in logs])
     usual = int(counts.mode().max())
     strides = {int(s) for log in logs for s in np.unique(np.diff(log["idx"]))}
@@ -375,17 +377,17 @@ def _cohen_images(row: Row, context: LedgerContext) -> tuple[str, str]:
     if row["value"]:
         return text, verdict(usual == float(row["value"].replace(",", "")))
     whole = "cover" if strides == {1} else "do not cover"
-    return f"{text}: the logs {whole} the test set", "not checkable"
+    return f"{text}: the logs {whole} the test set", LedgerVerdict.NOT_CHECKABLE
 
 
 @ledger_rule("cohen_seconds_of_ucan")
-def _cohen_seconds(row: Row, context: LedgerContext) -> tuple[str, str]:
+def _cohen_seconds(row: Row, context: LedgerContext) -> tuple[str, LedgerVerdict]:
     if not row["reason"].strip():
         raise ValueError(f"{row['id']}: say why a time on other hardware is not a verdict")
     try:
         logs = _cohen_logs(row["column"], context.reference_root)
     except FileNotFoundError as missing:
-        return f"Cohen et al.'s logs are not at hand: {missing}", "not checkable"
+        return f"Cohen et al.'s logs are not at hand: {missing}", LedgerVerdict.NOT_CHECKABLE
     seconds = [float(log["time"].mean()) for log in logs]
     mean, stated = float(np.mean(seconds)), float(row["value"])
     count = re.search(
@@ -399,4 +401,4 @@ def _cohen_seconds(row: Row, context: LedgerContext) -> tuple[str, str]:
     )
     if gpus > 1:
         text += f"; released ÷ (stated × {gpus} GPUs) = {mean / (stated * gpus):.2f}"
-    return text, "not checkable"
+    return text, LedgerVerdict.NOT_CHECKABLE
