@@ -58,10 +58,10 @@ from scipy.stats import norm
 import rsutils as rs
 import rsutils.book.measurements as measurements
 import rsutils.book.papers.released as released
-import rsutils.book.replicates as spread
+import rsutils.book.replicate_levels as spread
 import rsutils.checks.prior_radii as prior
+from rsutils.analysis.differences import replicated_comparisons
 from rsutils.analysis.metrics import envelope
-from rsutils.analysis.replicates import replicated_comparisons
 from rsutils.book import BOOK_SIGMAS as SIGMAS
 from rsutils.book import (
     Chapter,
@@ -72,7 +72,7 @@ from rsutils.book import (
     run_chose,
 )
 from rsutils.book.margins import MARGINS, margins_table
-from rsutils.book.replicated import fixed_name, fixed_sigma_replicates
+from rsutils.book.replicate_logs import fixed_name, fixed_sigma_replicates
 from rsutils.checks.classifiers import LinearClassifier
 from rsutils.core.streams import stream_generator
 from rsutils.training.train import evaluate_accuracy
@@ -384,7 +384,7 @@ levels.droplevel("measured by").round(3)
 # %% [markdown]
 # Each row averages the models of one $\sigma$: certified accuracy at four radii, the
 # ACR, the lowest and highest ACR of a single model
-# ({func}`~rsutils.book.replicates.replicate_levels`), and the share of correct
+# ({func}`~rsutils.book.replicate_levels.replicate_levels`), and the share of correct
 # certificates at the CERTIFY ceiling (all $n$ draws in the class). Between models, the
 # ACR of one $\sigma$ moves by up to {glue:text}`acr_spread:.3f`
 # ($\sigma =$ {glue:text}`acr_spread_sigma`).
@@ -429,7 +429,7 @@ glue_table(
 # %% [markdown]
 # The curves of {numref}`fig-certified-accuracy`, now averaged over the models, with a
 # band from the lowest to the highest single model at each radius
-# ({func}`~rsutils.book.replicates.replicate_curves`):
+# ({func}`~rsutils.book.replicate_levels.replicate_curves`):
 
 # %% tags=["hide-input"]
 grid = np.linspace(0, 3, 121)
@@ -450,7 +450,7 @@ plt.close(ax.figure)
 # lowers the accuracy at radius 0 and raises it at large radii. We test it as paired
 # differences between the curves of neighbouring $\sigma$ on the same images, with an
 # interval over both the images and the retrained models
-# ({func}`~rsutils.analysis.replicates.replicated_comparisons`).
+# ({func}`~rsutils.analysis.differences.replicated_comparisons`).
 #
 # (chapter-tight-radius-verdict-rule)=
 # **The verdict rule.** Every comparison of the book gets its verdict from one rule

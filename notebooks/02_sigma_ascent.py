@@ -65,8 +65,8 @@ import torch
 from scipy.stats import norm
 
 import rsutils as rs
+from rsutils.analysis.differences import replicated_comparisons
 from rsutils.analysis.metrics import best_accuracy_table, envelope
-from rsutils.analysis.replicates import replicated_comparisons
 from rsutils.book import BOOK_SIGMAS as SIGMAS
 from rsutils.book import (
     glue_all,
@@ -79,7 +79,7 @@ from rsutils.book import (
 )
 from rsutils.book.chapters.pages import open_page
 from rsutils.book.margins import MARGINS
-from rsutils.book.replicated import ds_name, fixed_name
+from rsutils.book.replicate_logs import ds_name, fixed_name
 from rsutils.core.streams import stream_generator
 from rsutils.training.train import evaluate_accuracy
 
@@ -214,7 +214,7 @@ table_b.round(3)
 # for the weights, the data order and the training noise; the first is the model
 # above), each certified with its training $\sigma$ and with Cohen-DS on the same
 # {glue:text}`rep_images` test images with the same $n$
-# ({func}`~rsutils.book.replicated.sigma_ascent_replicates`; chapter 07 reads the same
+# ({func}`~rsutils.book.replicate_logs.sigma_ascent_replicates`; chapter 07 reads the same
 # logs back). {ref}`chapter-sigma-ascent-method` shows them model by model.
 
 # %% tags=["remove-cell"]
@@ -236,7 +236,7 @@ glue_all(
 # The comparison takes, on each replicate model and each image, the paired
 # difference of the two certificates (Cohen-DS minus Cohen), and puts an interval on
 # its mean that covers both the choice of images and the retraining
-# ({func}`~rsutils.analysis.replicates.replicated_comparisons`). Each difference then
+# ({func}`~rsutils.analysis.differences.replicated_comparisons`). Each difference then
 # gets its verdict from the book's one rule, with the margin of its measure and
 # Holm's correction within the table ({ref}`the verdict rule <chapter-tight-radius-verdict-rule>`).
 

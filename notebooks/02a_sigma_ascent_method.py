@@ -38,7 +38,7 @@ from scipy.stats import norm
 from scipy.stats import t as student
 
 import rsutils as rs
-from rsutils.analysis import replicate_groups as groups
+from rsutils.analysis import grouped_differences as groups
 from rsutils.analysis.metrics import envelope
 from rsutils.book import BOOK_SIGMAS as SIGMAS
 from rsutils.book import (
@@ -50,8 +50,11 @@ from rsutils.book import (
 )
 from rsutils.book.chapters.pages import open_page
 from rsutils.book.margins import MARGINS
-from rsutils.book.replicated import ds_name, fixed_name
-from rsutils.book.replicates import replicate_curves, replicate_levels
+from rsutils.book.replicate_levels import (
+    replicate_curves,
+    replicate_levels,
+)
+from rsutils.book.replicate_logs import ds_name, fixed_name
 from rsutils.checks.classifiers import ProbitBand
 from rsutils.core.streams import stream_generator
 from rsutils.ddrs import step_budget
@@ -184,7 +187,7 @@ plt.close(fig)
 # seeds for the weights, the data order and the training noise; the first is the
 # chapter's own), each certified with its training $\sigma$ and with Cohen-DS on the
 # same test images with the same $n$. Their logs come from the cache the chapter
-# filled ({func}`~rsutils.book.replicated.sigma_ascent_replicates`).
+# filled ({func}`~rsutils.book.replicate_logs.sigma_ascent_replicates`).
 
 # %%
 replicates = replicated.sigma_ascent_replicates(chapter, cached=True)
@@ -196,7 +199,7 @@ levels_b.droplevel("measured by").round(3)
 # One row per method: the certified accuracy at two radii and the ACR, averaged over
 # the replicate models, the lowest and the highest ACR of a single model, and the
 # share of correct certificates at the CERTIFY ceiling
-# ({func}`~rsutils.book.replicates.replicate_levels`). The spread between the ACR
+# ({func}`~rsutils.book.replicate_levels.replicate_levels`). The spread between the ACR
 # columns is the retraining's: at $\sigma_0 = 0.25$ the ACR of Cohen-DS runs from
 # {glue:text}`rep_ds_min:.3f` to {glue:text}`rep_ds_max:.3f` over the models, that of
 # the fixed $\sigma = 0.25$ from {glue:text}`rep_fixed_min:.3f` to
@@ -204,7 +207,7 @@ levels_b.droplevel("measured by").round(3)
 # each range as "the" ACR.
 #
 # The chapter's interval on the mean paired difference covers both the choice of
-# images and the retraining ({func}`~rsutils.analysis.replicates.replicated_comparisons`):
+# images and the retraining ({func}`~rsutils.analysis.differences.replicated_comparisons`):
 # its variance has a part that moves with the model and one that moves with the
 # image, each with its own Student-$t$ quantile. It treats the retrained models'
 # gains as draws from a normal distribution; with a few models that cannot be
@@ -241,11 +244,11 @@ for side, name in (("ds", ds_name(0.25)), ("fixed", fixed_name(0.25))):
 # all $n$ votes right would land "at ceiling" because of that luck, and its gain
 # would be measured against the same lucky draws. So the groups come from a second,
 # independent certification of the same models and images (other draws,
-# {func}`~rsutils.book.replicated.independent_fixed_sigma_replicates`): an image is
+# {func}`~rsutils.book.replicate_logs.independent_fixed_sigma_replicates`): an image is
 # "at ceiling" when that run's Cohen certificate sits at the ceiling in more than half
-# of the replicate models ({func}`~rsutils.analysis.replicate_groups.ceiling_groups`),
+# of the replicate models ({func}`~rsutils.analysis.grouped_differences.ceiling_groups`),
 # and every replicate's logs are restricted to the same images before the comparison
-# ({func}`~rsutils.analysis.replicate_groups.grouped_comparisons`). The split still
+# ({func}`~rsutils.analysis.grouped_differences.grouped_comparisons`). The split still
 # sorts images by how confident the base model is on them, so it says where the gain
 # lies rather than what causes it.
 
@@ -295,7 +298,7 @@ for key, label in (("ceil", "at ceiling"), ("rest", "below ceiling")):
 # envelopes (bottom right of {numref}`fig-cohen-ds`); here the envelope of the three
 # fixed-$\sigma$ curves, each averaged over the replicate models, is set against the
 # Cohen-DS curves averaged the same way, with the range of the replicate models'
-# curves shaded ({func}`~rsutils.book.replicates.replicate_curves`).
+# curves shaded ({func}`~rsutils.book.replicate_levels.replicate_curves`).
 
 # %% tags=["hide-input"]
 grid_b = np.linspace(0, 3, 121)
@@ -325,7 +328,7 @@ plt.close(ax.figure)
 #
 # The comparison below takes, for each measure, the fixed $\sigma$ that is highest on
 # the first replicate model, and compares each Cohen-DS with it on the other models
-# ({func}`~rsutils.analysis.replicate_groups.against_best`): by ACR, the best fixed
+# ({func}`~rsutils.analysis.grouped_differences.against_best`): by ACR, the best fixed
 # $\sigma$ is {glue:text}`best_fixed_acr` (ACR {glue:text}`best_fixed_acr_value:.3f`),
 # against {glue:text}`ds_acr_025:.3f` for Cohen-DS from $\sigma_0 = 0.25$ (verdict
 # on the difference: "{glue:text}`ds_vs_best_verdict`"). Over all starting levels and

@@ -36,7 +36,7 @@ from rsutils.book import (
     replicated,
 )
 from rsutils.book.chapters.pages import open_page
-from rsutils.book.replicated import ds_name
+from rsutils.book.replicate_logs import ds_name
 
 # %% tags=["parameters"]
 profile = "cpu"  # smoke | cpu | paper

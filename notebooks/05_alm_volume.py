@@ -58,14 +58,14 @@ import pandas as pd
 import torch
 
 import rsutils as rs
-from rsutils.analysis.replicates import replicated_comparisons
+from rsutils.analysis.differences import replicated_comparisons
 from rsutils.book import Chapter, glue_all, plot_curves
 from rsutils.book.margins import MARGINS
 from rsutils.book.profiles import (
     ANISOTROPIC_LAMBDA,
     FIG4_PATTERN,
 )
-from rsutils.book.replicated import fig4_replicates
+from rsutils.book.replicate_logs import fig4_replicates
 from rsutils.checks.classifiers import LinearClassifier
 from rsutils.core.streams import derived_seed
 from rsutils.geometry.superellipsoid import (
@@ -409,13 +409,13 @@ plt.close(fig)
 # {glue:text}`n_models` base models of $\sigma = 0.5$ trained with different seeds
 # (the first is the model above), each certified with both noises on the same
 # {glue:text}`n_rep_images` test images, a subset of the
-# {glue:text}`n_images` above ({func}`~rsutils.book.replicated.fig4_replicates`). On
+# {glue:text}`n_images` above ({func}`~rsutils.book.replicate_logs.fig4_replicates`). On
 # each model and image we take the pattern's certificate minus the isotropic one,
 # measured three ways: by the radius, by ALM (an isotropic certificate's ALM is its
 # radius) and as certified or not at radius 0.
 #
 # The interval on the mean difference
-# ({func}`~rsutils.analysis.replicates.replicated_comparisons`) covers both the choice
+# ({func}`~rsutils.analysis.differences.replicated_comparisons`) covers both the choice
 # of images and the retraining, and the book's one rule turns it into a verdict, with
 # the margin of each measure and Holm's correction within the table
 # ({ref}`the verdict rule <chapter-tight-radius-verdict-rule>`).

@@ -66,18 +66,18 @@ import torch
 from scipy import stats
 
 import rsutils as rs
-from rsutils.analysis.replicates import replicated_comparisons
+from rsutils.analysis.differences import replicated_comparisons
 from rsutils.analysis.verdicts import holm_family
 from rsutils.anisotropic.generators import parameter_summary
 from rsutils.book import glue_all, glue_fields, run_chose
-from rsutils.book import replicated as rep
-from rsutils.book import replicates as spread
+from rsutils.book import replicate_levels as spread
+from rsutils.book import replicate_logs as rep
 from rsutils.book.chapters.npg_recipe import SHAPE_RATIO
 from rsutils.book.chapters.pages import open_page
 from rsutils.book.margins import MARGINS
 from rsutils.book.plots import plot_curves
 from rsutils.book.profiles import NPG_GROUPS
-from rsutils.book.replicated import DEPLOYED_CW, npg_replicates
+from rsutils.book.replicate_logs import DEPLOYED_CW, npg_replicates
 from rsutils.book.trained import trained_npg
 
 # %% tags=["parameters"]
@@ -276,7 +276,7 @@ logs = replicates[0]
 # a bound on the offset's Lipschitz constant ({ref}`chapter-deployed-soundness`
 # derives it and audits $g_x$'s certificates). That classifier,
 # {glue:text}`deployed_name`, is certified for every replicate
-# ({func}`~rsutils.book.replicated.deployed_cw_replicates`), and every claim about the
+# ({func}`~rsutils.book.replicate_logs.deployed_cw_replicates`), and every claim about the
 # certification-wise method below is judged on it first, on $g_x$'s radius beside it.
 
 # %%
@@ -293,7 +293,7 @@ glue_all(deployed_name=DEPLOYED_CW)
 # ALM of the noise computed at that image. Every method appears twice in the table:
 # its certified accuracies and ACR measured by the radius, then by ALM, averaged over
 # the replicate models, with the lowest and highest ACR of a single model
-# ({func}`~rsutils.book.replicates.replicate_levels`).
+# ({func}`~rsutils.book.replicate_levels.replicate_levels`).
 
 # %%
 radii = np.round(np.arange(0.0, 1.51, 0.5), 2)
@@ -336,7 +336,7 @@ glue_all(
 # model and each image, the paired difference of certified radii (method minus
 # control) and splits its mean's variance into a part that moves with the model and
 # a part that moves with the image, each with its own Student-$t$ quantile
-# ({func}`~rsutils.analysis.replicates.replicated_comparisons`): with
+# ({func}`~rsutils.analysis.differences.replicated_comparisons`): with
 # {glue:text}`n_models` models the first is {glue:text}`t_models:.2f` rather than
 # {glue:text}`z_quantile:.2f`, the width one trained model per method would have
 # hidden. The verdicts follow the book's one rule, with Holm's correction within the
@@ -384,7 +384,7 @@ verdicts.loc[on_g_x, shown].round(3)  # g_x: not the deployed classifier
 # correct certificates at its ceiling and the method's ceiling is higher, the method
 # wins by its noise level and $n$ at least as much as by its design. The share of
 # each side's correct certificates at its ceiling, averaged over the replicates
-# ({func}`~rsutils.book.replicates.ceiling_columns`):
+# ({func}`~rsutils.book.replicate_levels.ceiling_columns`):
 
 # %%
 at_ceiling = spread.ceiling_columns(replicates, pairs)
@@ -434,7 +434,7 @@ glue_all(
 # %% [markdown]
 # The curves, averaged over the replicate models, with the band between the lowest
 # and the highest replicate's curve for three methods
-# ({func}`~rsutils.book.replicates.replicate_curves`), and each banded method's
+# ({func}`~rsutils.book.replicate_levels.replicate_curves`), and each banded method's
 # median CERTIFY ceiling as a dotted line in its colour. A curve cannot pass its
 # ceiling, so where two methods' curves part at the lower one's ceiling, they part
 # by their ceilings.

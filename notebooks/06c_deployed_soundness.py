@@ -51,9 +51,9 @@ from rsutils.anisotropic.soundness.deployed import (
     query_audit_points,
 )
 from rsutils.book import glue_all, glue_table, run_chose
-from rsutils.book.chapters import npg_replicates as by_model
+from rsutils.book.chapters import npg_per_model as by_model
 from rsutils.book.chapters.pages import open_page
-from rsutils.book.replicated import median_scale, npg_replicates
+from rsutils.book.replicate_logs import median_scale, npg_replicates
 from rsutils.book.trained import trained_npg
 from rsutils.core.streams import derived_seed
 from rsutils.memory import anisotropic_conflicting_pairs
@@ -65,7 +65,7 @@ seed = 0
 
 # %% [markdown]
 # The classifiers and generators are {ref}`chapter-npg-training`'s, read from the cache with
-# their certificates ({func}`~rsutils.book.replicated.npg_replicates` with
+# their certificates ({func}`~rsutils.book.replicate_logs.npg_replicates` with
 # `cached=True`: run that chapter first). The run-at table adds the audit's scale:
 # how many certificates it searches and how many fresh draws verify each point it
 # finds.
@@ -205,7 +205,7 @@ run_chose(
 # %% [markdown]
 # These rates are one trained model's. The same probes on the certification-wise
 # classifier of every replicate model, on the same images, pairs and draws
-# ({func}`~rsutils.book.chapters.npg_replicates.offset_probes_by_replicate`), with the
+# ({func}`~rsutils.book.chapters.npg_per_model.offset_probes_by_replicate`), with the
 # mean, lowest and highest over the models:
 
 # %%
@@ -426,7 +426,7 @@ glue_all(power=power, power_reading=levels.iloc[:, 0][power])
 #
 # The rate above is one trained model's. The same audit of the deployed classifier on
 # every replicate model, each on its own first correct certificates
-# ({func}`~rsutils.book.chapters.npg_replicates.audit_by_replicate`), with the mean,
+# ({func}`~rsutils.book.chapters.npg_per_model.audit_by_replicate`), with the mean,
 # lowest and highest over the models:
 
 # %%
@@ -634,7 +634,7 @@ glue_all(
 # To certify a classifier of the kind the argument covers, we keep $\mu(x)$ and
 # set $\sigma \equiv c$ ({class}`~rsutils.anisotropic.soundness.sound.ConstantScale`),
 # with $c$ the median of the learned $\sigma$ over the certified images rounded
-# to two decimals ({func}`~rsutils.book.replicated.median_scale`), $c =$
+# to two decimals ({func}`~rsutils.book.replicate_logs.median_scale`), $c =$
 # {glue:text}`sound_c`: the classifier was fine-tuned under the learned $\sigma$,
 # so this noise is close to the one it knows. The run is certified like the
 # others, with the same images and settings ({ref}`chapter-npg-training` certified it on

@@ -49,10 +49,10 @@ from functools import partial
 
 import pandas as pd
 
-from rsutils.analysis.replicates import replicated_comparisons
+from rsutils.analysis.differences import replicated_comparisons
 from rsutils.analysis.verdicts import holm_family
 from rsutils.book import glue_all, glue_fields
-from rsutils.book import replicated as rep
+from rsutils.book import replicate_logs as rep
 from rsutils.book.audit import ledger as lg
 from rsutils.book.audit import measured as ours
 from rsutils.book.audit import table_audit as audit
@@ -270,10 +270,10 @@ assert "ALM" in v_top.row and f"{v_top.printed:g}" == headline[2]
 # method, each on the same test images ({glue:text}`n_rep_images` at n =
 # {glue:text}`rep_n` for chapters 01, 02 and 05; {glue:text}`n_small_images` at n =
 # {glue:text}`small_n` for chapter 06), read from the cache
-# ({mod}`rsutils.book.replicated`). On each model and image we take the paired
+# ({mod}`rsutils.book.replicate_logs`). On each model and image we take the paired
 # difference of a measure, method minus control; its 95% interval covers both the
 # images and the retraining
-# ({func}`~rsutils.analysis.replicates.replicated_comparisons`), and
+# ({func}`~rsutils.analysis.differences.replicated_comparisons`), and
 # {ref}`the book's verdict rule <chapter-tight-radius-verdict-rule>` turns it into "rises", "falls",
 # "equivalent within $\pm m$" or "undecided", with margins fixed before any
 # comparison was run ({data}`~rsutils.book.margins.MARGINS`: ACR
@@ -339,7 +339,7 @@ def ddrs(ascent, margins):
 # ({data}`~rsutils.book.audit.measured.ALMOST_ALL`, our reading of "almost all",
 # fixed before the numbers), and does not hold when, for some $\sigma$, so many radii
 # fall or are equivalent that it cannot. UCAN's three claims read chapter 06's
-# generators ({func}`~rsutils.book.replicated.npg_replicates`):
+# generators ({func}`~rsutils.book.replicate_logs.npg_replicates`):
 
 # %%
 cw_name = NPG_GROUPS.certification_wise[0]
@@ -392,7 +392,7 @@ def pattern_wise(npg, fig4, margins):
 
 # %% [markdown]
 # The certification-wise claim is judged on the classifier one can deploy
-# ({func}`~rsutils.book.replicated.deployed_cw_replicates`: its offset kept, $\sigma
+# ({func}`~rsutils.book.replicate_logs.deployed_cw_replicates`: its offset kept, $\sigma
 # \equiv c$, each radius divided by $1 + L$, {ref}`chapter-deployed-soundness`), against every other
 # method. UCAN's own radius for it, Theorem 7's for $g_x$, certifies a classifier
 # that computes its noise at the point certified rather than at the input it is

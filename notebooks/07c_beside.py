@@ -35,7 +35,7 @@ from scipy.stats import norm
 
 import rsutils as rs
 from rsutils.book import glue_all, glue_fields
-from rsutils.book import replicated as rep
+from rsutils.book import replicate_logs as rep
 from rsutils.book.audit import measured as ours
 from rsutils.book.audit import table_audit as audit
 from rsutils.book.audit.cross_paper import cross_paper_check, ddrs_stated
@@ -261,7 +261,7 @@ data_dependent = {s: first[rep.ds_name(s)] for s in BOOK_SIGMAS}
 
 # %% [markdown]
 # These are chapters 01 and 02's logs of their first models on the replicate images,
-# read from the cache ({func}`~rsutils.book.replicated.sigma_ascent_replicates`), not
+# read from the cache ({func}`~rsutils.book.replicate_logs.sigma_ascent_replicates`), not
 # new ones: the first of the retrained models, the one the chapters show, so that
 # the rows here are the curves a reader has seen there. Each row of our table is a
 # log
@@ -332,7 +332,7 @@ glue_all(our_scale=scale.replace("alpha", "α"))
 # by UCAN's own rule: "Ours" is the certification-wise generator, once by ALM and
 # once by radius, and the two isotropic controls play the baselines. Chapter 06
 # certifies every method on several retrained models
-# ({func}`~rsutils.book.replicated.npg_replicates`); the table shows the first, the
+# ({func}`~rsutils.book.replicate_logs.npg_replicates`); the table shows the first, the
 # models chapter 06's other sections show, and {ref}`chapter-sota-tables-claims` judges them all.
 
 # %%

@@ -38,7 +38,7 @@ import pandas as pd
 
 import rsutils as rs
 import rsutils.book.measurements as measurements
-from rsutils.analysis.replicates import replicated_comparisons
+from rsutils.analysis.differences import replicated_comparisons
 from rsutils.book import (
     BOOK_SIGMAS,
     Chapter,

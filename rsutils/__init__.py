@@ -52,6 +52,11 @@ use: one engine, a shape per kind of region), :mod:`rsutils.training`, :mod:`rsu
 :mod:`rsutils.cli`. :mod:`rsutils.book` serves the book only.
 """
 
+from rsutils.analysis.differences import (
+    ReplicatedDifference,
+    replicated_comparisons,
+    replicated_difference,
+)
 from rsutils.analysis.metrics import (
     ACRDifference,
     accuracy_table,
@@ -60,11 +65,6 @@ from rsutils.analysis.metrics import (
     certified_accuracy,
     certified_accuracy_lower_bound,
     recertify,
-)
-from rsutils.analysis.replicates import (
-    ReplicatedDifference,
-    replicated_comparisons,
-    replicated_difference,
 )
 from rsutils.analysis.verdicts import judge
 from rsutils.anisotropic.generated import GeneratedSmooth

@@ -55,8 +55,8 @@ INNER_LAYERS: dict[str, tuple[tuple[str, ...], ...]] = {
     "book": (
         (
             "chapter", "choice", "experiments", "glue", "interactive", "manual", "margins",
-            "measurements", "plots", "profiles", "recipe_grid", "replicated", "replicates",
-            "scales", "trained",
+            "measurements", "plots", "profiles", "recipe_grid", "replicate_levels",
+            "replicate_logs", "scales", "trained",
         ),
         ("papers",),
         ("audit",),

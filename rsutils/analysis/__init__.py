@@ -6,11 +6,12 @@ measures and comparisons, apart from running them (:mod:`rsutils.logs`):
 differences, recertification at another level), :mod:`~rsutils.analysis.ceilings` (the
 largest radius ``n`` draws can certify, and which inputs sit at it),
 :mod:`~rsutils.analysis.printed` (tables as the papers print them),
-:mod:`~rsutils.analysis.replicates` (differences over images and retrained models),
+:mod:`~rsutils.analysis.differences` (differences over images and retrained models),
 :mod:`~rsutils.analysis.verdicts` (the verdict rule, verdicts as values),
 :mod:`~rsutils.analysis.margins` (the margin of each kind of measure),
 :mod:`~rsutils.analysis.multiplicity` (Holm's correction within a family),
-:mod:`~rsutils.analysis.replicate_groups` (their groups of logs),
+:mod:`~rsutils.analysis.grouped_differences` (a difference split by groups of images,
+and against the best of several controls),
 :mod:`~rsutils.analysis.report` (the tables of ``python -m rsutils analyze``),
 :mod:`~rsutils.analysis.decision_logs` (what the logs of ``certify --procedure decide``
 say, for those tables),

@@ -7,7 +7,7 @@ significantly positive). The margin m is the smallest difference that matters, a
 depends on what is measured: a distance (the ACR, by radius or by ALM) or a share of
 test images (certified accuracy at a radius). :class:`Margins` holds one of each and
 picks the right one for a measure as
-:func:`~rsutils.analysis.replicates.replicated_comparisons` names it (a log column for
+:func:`~rsutils.analysis.differences.replicated_comparisons` names it (a log column for
 the ACR, a ``(column, radius)`` pair for certified accuracy).
 """
 
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 __all__ = ["Margins", "Measure", "margin_for"]
 
-#: A measure as :func:`~rsutils.analysis.replicates.replicated_comparisons` takes it: a
+#: A measure as :func:`~rsutils.analysis.differences.replicated_comparisons` takes it: a
 #: log column (the ACR by that column) or ``(column, radius)`` (certified accuracy).
 Measure = str | tuple[str, float]
 

@@ -115,7 +115,7 @@ class ACRDifference:
         that rises, falls or is undecided.
 
         One model's interval says nothing about retraining: a verdict the book states
-        comes from :func:`~rsutils.analysis.replicates.replicated_comparisons`.
+        comes from :func:`~rsutils.analysis.differences.replicated_comparisons`.
         """
         return judge(self.low, self.high)
 

@@ -32,6 +32,7 @@ from rsutils.analysis.decision_logs import (
     decision_table,
     is_decision_log,
 )
+from rsutils.analysis.differences import replicated_comparisons
 from rsutils.analysis.margins import Margins
 from rsutils.analysis.metrics import (
     average_certified_radius,
@@ -39,7 +40,6 @@ from rsutils.analysis.metrics import (
     certified_accuracy_interval,
 )
 from rsutils.analysis.pipe_table import pipe_table
-from rsutils.analysis.replicates import replicated_comparisons
 from rsutils.core.smooth import ABSTAIN
 from rsutils.logs.read import check_numbers, read_rows
 
@@ -259,7 +259,7 @@ def comparison_table(
     """Each log after the first against the first, on the same images: the differences
     of ACR and of certified accuracy at each radius, their intervals and verdicts.
 
-    :func:`~rsutils.analysis.replicates.replicated_comparisons` with one replicate
+    :func:`~rsutils.analysis.differences.replicated_comparisons` with one replicate
     (one trained model per log): the interval is the paired one-sample Student-t
     interval of the per-image differences, over the choice of test images only; it says
     nothing about how the difference moves with a retrained model. It was chosen over

@@ -371,7 +371,7 @@ def holm_family(
     table: pd.DataFrame, *, confidence: float = 0.95, adjust: bool = True
 ) -> pd.DataFrame:
     """The rows of ``table`` (of
-    :func:`~rsutils.analysis.replicates.replicated_comparisons`, or several concatenated)
+    :func:`~rsutils.analysis.differences.replicated_comparisons`, or several concatenated)
     judged as one family: Holm's correction (:func:`~rsutils.analysis.multiplicity.holm`)
     over all their tests, the difference test of every row (``p``) and, where the row
     has a margin, its equivalence test (``p equivalent``); then :func:`judge_p` on the

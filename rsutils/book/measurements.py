@@ -40,7 +40,7 @@ def bf16_training() -> list[dict[str, pd.DataFrame]]:
 
     One ``{"fp32, σ = <σ>": log, "bf16, σ = <σ>": log, ...}`` per seed, each log with
     ``idx``, ``label``, ``predict``, ``correct``, ``radius`` and ``pA_lower`` on the same
-    test images: the shape :func:`~rsutils.analysis.replicates.replicated_comparisons` takes.
+    test images: the shape :func:`~rsutils.analysis.differences.replicated_comparisons` takes.
     """
     table = _read("bf16_training.csv")
     replicates = []

@@ -118,7 +118,7 @@ class StreamKey:
 #:   :func:`~rsutils.anisotropic.soundness.leakage.mu_swap_votes`;
 #: - ``bootstrap`` (3003, index 0): the resamples of
 #:   :func:`~rsutils.analysis.metrics.acr_difference`'s bootstrap, and of
-#:   :func:`~rsutils.analysis.replicates.replicated_difference`'s;
+#:   :func:`~rsutils.analysis.differences.replicated_difference`'s;
 #: - ``label-probe`` (3010, index the input, sub-key ``probe``): the votes of
 #:   :func:`~rsutils.anisotropic.soundness.leakage.label_channel_votes`, probe 0 the input's own
 #:   offset, 1 a same-class donor's, 2 the offset alone, 3 the background alone;

@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 from scipy.stats import norm
 
+from rsutils.analysis.differences import replicated_comparisons
+from rsutils.analysis.grouped_differences import TOO_FEW_IMAGES
 from rsutils.analysis.metrics import certified_accuracy
-from rsutils.analysis.replicate_groups import TOO_FEW_IMAGES
-from rsutils.analysis.replicates import replicated_comparisons
 from rsutils.analysis.verdicts import Direction, Verdict
 from rsutils.book.audit.measured import (
     about,

@@ -1,6 +1,6 @@
 """The committed measurement tables read back in the shapes the chapters use."""
 
-from rsutils.analysis.replicates import replicated_comparisons
+from rsutils.analysis.differences import replicated_comparisons
 from rsutils.book import BOOK_SIGMAS, measurements
 from rsutils.book.margins import MARGINS
 

@@ -4,7 +4,7 @@
 radius columns, units and, where the paper prints them, improvement rows), so that the
 audit rules of :mod:`rsutils.book.audit.table_audit` run on our numbers exactly as on
 theirs. The other functions turn the book's replicated comparisons
-(:func:`rsutils.analysis.replicates.replicated_comparisons`: intervals over replicate
+(:func:`rsutils.analysis.differences.replicated_comparisons`: intervals over replicate
 models and images, each judged by :func:`rsutils.analysis.verdicts.judge`: a
 :class:`~rsutils.analysis.verdicts.Verdict` that rises, falls, is equivalent within ±m or
 is undecided) into a verdict on one qualitative claim each
@@ -36,9 +36,9 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
+from rsutils.analysis.differences import replicated_comparisons
 from rsutils.analysis.margins import Margins
 from rsutils.analysis.metrics import certified_accuracy
-from rsutils.analysis.replicates import replicated_comparisons
 from rsutils.analysis.verdicts import Direction, Verdict, holm_family
 from rsutils.book.audit.verdicts import ClaimVerdict
 from rsutils.book.papers.published import PublishedTable, full_scale
@@ -75,7 +75,7 @@ ACCURACY_AT_0 = "accuracy at r = 0"
 #: where both σ can certify.
 REACH = "reach: "
 
-#: Rows to judge: a :func:`~rsutils.analysis.replicates.replicated_comparisons` table, or
+#: Rows to judge: a :func:`~rsutils.analysis.differences.replicated_comparisons` table, or
 #: :class:`~rsutils.analysis.verdicts.Verdict` values (or rows with a ``verdict``).
 Rows = pd.DataFrame | Iterable[Verdict] | Iterable[Mapping[str, object]]
 
@@ -146,7 +146,7 @@ def _verdicts(rows: Rows) -> list[Verdict]:
         if "verdict" not in rows.columns:
             raise ValueError(
                 "the table has no 'verdict' column: pass the rows of "
-                "rsutils.analysis.replicates.replicated_comparisons"
+                "rsutils.analysis.differences.replicated_comparisons"
             )
         verdicts = list(rows["verdict"])
     else:
@@ -173,7 +173,7 @@ def claim_verdict(rows: Rows, expected: Direction = Direction.RISES) -> ClaimVer
     """A claim that every comparison of ``rows`` goes the ``expected`` way.
 
     ``rows`` are verdicts of :func:`~rsutils.analysis.verdicts.judge` (a table of
-    :func:`~rsutils.analysis.replicates.replicated_comparisons`, or its
+    :func:`~rsutils.analysis.differences.replicated_comparisons`, or its
     :class:`~rsutils.analysis.verdicts.Verdict` values), ``expected`` a
     :class:`~rsutils.analysis.verdicts.Direction`. Holds when every comparison goes the
     expected way ("holds, by less than the margin" when at least one of them is
@@ -250,7 +250,7 @@ def tradeoff_comparisons(
 
     ``names`` are the fixed-σ logs of every replicate in order of growing σ. For each
     neighbouring pair (larger σ against smaller),
-    :func:`~rsutils.analysis.replicates.replicated_comparisons` of the certified
+    :func:`~rsutils.analysis.differences.replicated_comparisons` of the certified
     accuracy at radius 0 (:data:`ACCURACY_AT_0`; the trade's cost, expected to fall)
     and, for the trade's gain, at every radius of :func:`radii_below_ceiling` of the
     smaller σ beyond 0 (measured-by labels ``"reach: r = …"``): where both σ can
@@ -322,7 +322,7 @@ def curve_comparisons(
     """Each (method, control) pair compared curve-wise: the certified accuracy at every
     radius of :func:`radii_below_ceiling` of the control (0, σ/2, σ, … below its
     ceiling, where a rise is not decided by the control certifying nothing), by
-    :func:`~rsutils.analysis.replicates.replicated_comparisons`. Measured-by labels
+    :func:`~rsutils.analysis.differences.replicated_comparisons`. Measured-by labels
     ``"r = …"``; all rows one family (:func:`~rsutils.analysis.verdicts.holm_family`).
     """
     tables = []
@@ -365,7 +365,7 @@ def alm_beyond_radius(
     """ACR measured by ALM minus ACR measured by the inscribed radius, same certificates.
 
     For the logs ``name`` of every replicate: one row of
-    :func:`~rsutils.analysis.replicates.replicated_comparisons`, index
+    :func:`~rsutils.analysis.differences.replicated_comparisons`, index
     ``(f"{name} by ALM", f"{name} by radius", "ACR")``, its interval over the replicate
     models and images. Against an isotropic control (whose ALM equals its radius) this
     is exactly how much more ``name`` gains by ALM than by radius.
@@ -412,7 +412,7 @@ def about(stated: float, actual: float) -> ClaimVerdict:
 
 def gain_text(row: Mapping[str, float]) -> str:
     """A difference with its interval, ``+0.258 [0.153, 0.362]``, from a row of
-    :func:`~rsutils.analysis.replicates.replicated_comparisons` (``gain``, ``low``, ``high``)."""
+    :func:`~rsutils.analysis.differences.replicated_comparisons` (``gain``, ``low``, ``high``)."""
     return f"{row['gain']:+.3f} [{row['low']:.3f}, {row['high']:.3f}]"
 
 
@@ -427,7 +427,7 @@ def evidence_text(rows: pd.DataFrame, *, labels: Mapping[Hashable, str] | None =
     """Replicated comparisons in one line:
     ``label +0.1 [0.05, 0.2] (per model +0.08 +0.12 +0.10) rises; …``.
 
-    Each row of a :func:`~rsutils.analysis.replicates.replicated_comparisons` table, labelled
+    Each row of a :func:`~rsutils.analysis.differences.replicated_comparisons` table, labelled
     ``labels[index]`` (by default ``"method − against, measure"``), with its gain, its
     interval, each replicate's own difference (where the table has ``per model``) and
     its verdict.

@@ -1,6 +1,6 @@
 """Intervals over replicate models and images, the equivalence test and the verdict rule.
 
-The synthetic data follow the crossed model of :mod:`rsutils.analysis.replicates`:
+The synthetic data follow the crossed model of :mod:`rsutils.analysis.differences`:
 d[m, i] = δ + a[m] + b[i] + e[m, i] with normal parts of known spread, so the true
 difference δ is known. Coverage over R repetitions is a binomial proportion: a
 tolerance of 3 standard errors sqrt(0.95 · 0.05 / R) around the level.
@@ -14,13 +14,13 @@ import pytest
 from scipy.stats import t as student
 from scipy.stats import ttest_1samp
 
-from rsutils.analysis.margins import Margins
-from rsutils.analysis.metrics import ACRDifference, acr_difference
-from rsutils.analysis.replicates import (
+from rsutils.analysis.differences import (
     crossed_interval,
     replicated_comparisons,
     replicated_difference,
 )
+from rsutils.analysis.margins import Margins
+from rsutils.analysis.metrics import ACRDifference, acr_difference
 from rsutils.analysis.verdicts import Verdict, holm_family, judge, judge_magnitude, judge_p
 
 DELTA = 0.1

@@ -8,7 +8,7 @@ import torch
 
 from rsutils.anisotropic.generators import FixedNoise
 from rsutils.anisotropic.noise import Anisotropic
-from rsutils.book import replicated
+from rsutils.book import replicate_logs
 from rsutils.book.profiles import PROFILES
 from rsutils.core.streams import derived_seed
 from rsutils.data import Dataset
@@ -50,7 +50,7 @@ class FakeChapter:
 
 def test_every_replicate_holds_every_sigma_with_its_own_base_model() -> None:
     chapter = FakeChapter(PROFILES["cpu"])
-    logs = replicated.sigma_ascent_replicates(chapter, cached=True)
+    logs = replicate_logs.sigma_ascent_replicates(chapter, cached=True)
     seeds = PROFILES["cpu"].replicate_seeds(0)
     assert len(logs) == len(seeds) and chapter.cached_calls == 6
     # the memory makes a data-dependent answer depend on the inputs before it
@@ -64,7 +64,7 @@ def test_every_replicate_holds_every_sigma_with_its_own_base_model() -> None:
         assert (
             by_name["σ = 0.5"]["radius"][0] == 0.5 and by_name["σ = 0.5"]["kind"][0] == "gaussian"
         )
-        assert by_name[replicated.ds_name(1.0)]["kind"][0] == "ds"
+        assert by_name[replicate_logs.ds_name(1.0)]["kind"][0] == "ds"
 
 
 @dataclass
@@ -90,7 +90,7 @@ def test_the_independent_run_draws_apart_from_the_compared_logs() -> None:
     replicate model, the first too, on the replicate images, with a certification seed
     that is neither the chapter's nor any replicate's."""
     chapter = SimpleNamespace(profile=PROFILES["cpu"], seed=4, replicated=SeededRuns())
-    logs = replicated.independent_fixed_sigma_replicates(chapter, cached=True)
+    logs = replicate_logs.independent_fixed_sigma_replicates(chapter, cached=True)
     seeds = PROFILES["cpu"].replicate_seeds(4)
     assert [int(by_name["σ = 0.5"]["seed"][0]) for by_name in logs] == list(seeds)
     found = {int(log["certification_seed"][0]) for by in logs for log in by.values()}
@@ -100,7 +100,7 @@ def test_the_independent_run_draws_apart_from_the_compared_logs() -> None:
 
 
 def test_the_fig4_replicates_pair_the_isotropic_model_with_the_pattern() -> None:
-    logs = replicated.fig4_replicates(FakeChapter(PROFILES["smoke"]))
+    logs = replicate_logs.fig4_replicates(FakeChapter(PROFILES["smoke"]))
     assert len(logs) == PROFILES["smoke"].replicates.models
     for by_name in logs:
         assert by_name["isotropic"]["kind"][0] == "gaussian"
@@ -138,7 +138,7 @@ class FakeNPGChapter:
 def test_the_npg_replicates_fine_tune_each_replicates_own_base_model() -> None:
     profile = PROFILES["cpu"]
     chapter = FakeNPGChapter(profile, seed=3)
-    logs = replicated.npg_replicates(chapter, cached=True)
+    logs = replicate_logs.npg_replicates(chapter, cached=True)
     seeds = profile.replicate_seeds(3)
     assert len(logs) == len(seeds) == profile.replicates.models and seeds[0] == 3
     for seed, by_name in zip(seeds, logs, strict=True):
@@ -147,7 +147,7 @@ def test_the_npg_replicates_fine_tune_each_replicates_own_base_model() -> None:
         assert {int(log["base_seed"][0]) for log in by_name.values()} == {seed}
         assert all(bool(log["cached"][0]) for log in by_name.values())
         assert by_name["certification-wise"]["method"][0] == "certification"
-    fresh = replicated.npg_replicates(chapter)
+    fresh = replicate_logs.npg_replicates(chapter)
     assert not any(bool(log["cached"][0]) for logs in fresh for log in logs.values())
 
 
@@ -173,23 +173,24 @@ def test_the_deployed_certification_wise_classifier_of_every_replicate(
     monkeypatch, fake_chapter
 ) -> None:
     sigma = torch.tensor([[[0.5, 1.234], [1.236, 3.0]]])
-    monkeypatch.setattr(replicated, "trained_npg", lambda config, **_: (None, FixedNoise(sigma)))
-    monkeypatch.setattr(replicated, "deployed_lipschitz", lambda generator, size: 1.0)
+    generated = (None, FixedNoise(sigma))
+    monkeypatch.setattr(replicate_logs, "trained_npg", lambda config, **_: generated)
+    monkeypatch.setattr(replicate_logs, "deployed_lipschitz", lambda generator, size: 1.0)
     test = Dataset("fashion-mnist", "test", torch.zeros(2, 1, 2, 2), torch.tensor([3, 4]),
                    tuple("abcdefghij"))  # fmt: skip
     chapter = fake_chapter(PROFILES["cpu"], FakeConstantRuns(), test, seed=3)
-    logs = replicated.deployed_cw_replicates(chapter, cached=True)
+    logs = replicate_logs.deployed_cw_replicates(chapter, cached=True)
     seeds = PROFILES["cpu"].replicate_seeds(3)
     assert len(logs) == len(seeds)
     # each replicate's own certification-wise run, with sigma ≡ its median (rounded)
     assert chapter.secondary.calls == [(s, "certification", 1.23) for s in seeds]
     for by_name in logs:
-        assert list(by_name) == [replicated.DEPLOYED_CW]
+        assert list(by_name) == [replicate_logs.DEPLOYED_CW]
         # radii divided by 1 + L = 2: they hold for the deployed classifier
-        assert by_name[replicated.DEPLOYED_CW]["radius"].tolist() == [0.2, 0.4]
+        assert by_name[replicate_logs.DEPLOYED_CW]["radius"].tolist() == [0.2, 0.4]
 
 
 def test_the_constant_scale_is_the_median_sigma_rounded_to_two_decimals() -> None:
     sigma = torch.tensor([[[0.5, 1.234], [1.236, 3.0]]])  # median over the pixels
     images = torch.zeros(4, 1, 2, 2)
-    assert replicated.median_scale(FixedNoise(sigma), images) == 1.23
+    assert replicate_logs.median_scale(FixedNoise(sigma), images) == 1.23

@@ -6,7 +6,7 @@ A comparison in the book rests on several replicate models per setting (see
 one replicate on the same test images. These helpers show what the replicates measure
 (levels, curves and their spread over the models, and how many certificates sit at the
 CERTIFY ceiling); the intervals of a *difference* between two methods, over the images and
-the retraining, come from :func:`~rsutils.analysis.replicates.replicated_comparisons`.
+the retraining, come from :func:`~rsutils.analysis.differences.replicated_comparisons`.
 """
 
 from __future__ import annotations

@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rsutils.analysis.replicate_groups import (
+from rsutils.analysis.differences import replicated_difference
+from rsutils.analysis.grouped_differences import (
     TOO_FEW_IMAGES,
     against_best,
     best_controls,
@@ -16,7 +17,6 @@ from rsutils.analysis.replicate_groups import (
     majority_groups,
     restrict_replicates,
 )
-from rsutils.analysis.replicates import replicated_difference
 from rsutils.core.streams import derived_seed
 
 IMAGES = np.arange(0, 400, 10)  # 40 images, idx 0, 10, …, 390

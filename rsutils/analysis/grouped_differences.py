@@ -1,7 +1,7 @@
 """Replicated comparisons on groups of images, and against the best of several controls.
 
 Two questions follow a replicated comparison
-(:func:`~rsutils.analysis.replicates.replicated_comparisons`) of a method with its control:
+(:func:`~rsutils.analysis.differences.replicated_comparisons`) of a method with its control:
 
 - *Where does the difference come from?* Split the images into groups (those whose
   control certificate sits at the CERTIFY ceiling and the rest,
@@ -26,8 +26,8 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from rsutils.analysis.ceilings import at_ceiling
+from rsutils.analysis.differences import replicated_comparisons
 from rsutils.analysis.metrics import average_certified_radius, certified_accuracy
-from rsutils.analysis.replicates import replicated_comparisons
 from rsutils.analysis.verdicts import Verdict, holm_family
 
 __all__ = [
@@ -111,7 +111,7 @@ def grouped_comparisons(
     groups: Callable[[str, str], Mapping[str, ArrayLike]],
     **options: object,
 ) -> pd.DataFrame:
-    """:func:`~rsutils.analysis.replicates.replicated_comparisons` of each (method, control)
+    """:func:`~rsutils.analysis.differences.replicated_comparisons` of each (method, control)
     pair within each group of images that ``groups(method, control)`` returns
     (``{label: idx values}``, e.g. ``lambda m, c: ceiling_groups(replicates, c)``).
 

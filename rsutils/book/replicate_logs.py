@@ -5,8 +5,8 @@ the verdict table judges exactly the models and images the chapters show. Each f
 returns one ``{name: log}`` dictionary per replicate model
 (:meth:`~rsutils.book.chapter.Chapter.replicate_runs`: the first replicate is the
 chapter's own model, on the replicate images), the shape
-:func:`~rsutils.analysis.replicates.replicated_comparisons` and
-:mod:`rsutils.book.replicates` take.
+:func:`~rsutils.analysis.differences.replicated_comparisons` and
+:mod:`rsutils.book.replicate_levels` take.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ import torch
 from torch import nn
 
 from rsutils.anisotropic.generators import FixedNoise
-from rsutils.book.chapters import npg_replicates as offset_probes
+from rsutils.book.chapters import npg_per_model as offset_probes
 from rsutils.book.profiles import PROFILES
 from rsutils.data import Dataset
 

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from scipy.stats import norm
 
-from rsutils.book.replicates import ceiling_columns, replicate_curves, replicate_levels
+from rsutils.book.replicate_levels import ceiling_columns, replicate_curves, replicate_levels
 from rsutils.core.confidence import clopper_pearson_lower
 
 
