@@ -1,10 +1,13 @@
 """The chapters read as a book: prose explains the code, and the code fits the page.
 
-A chapter answers "why this step?" in prose between its cells, so its lines of prose
-per line of code stay at or above a floor (QuantEcon's lectures have about 1.3). And
-its code is read in the book's code cells, which hold ``notebooks/ruff.toml``'s line
-length at 1280 px: ``ruff format`` wraps code to it, but not strings or comments, so
-every line of every code cell is checked here.
+A chapter answers "why this step?" in prose between its cells. Whether it does is a
+question for whoever reads the page, not a number: a floor on the lines of prose per line
+of code (it was 0.85) was met just above it by nine pages, which is a floor steering the
+pages, not the pages meeting it. What stays here is a backstop far below every page
+(:data:`PROSE_BACKSTOP`), which only a page turned into a listing would reach. And its
+code is read in the book's code cells, which hold ``notebooks/ruff.toml``'s line length
+at 1280 px: ``ruff format`` wraps code to it, but not strings or comments, so every line
+of every code cell is checked here.
 """
 
 from __future__ import annotations
@@ -18,8 +21,10 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 CHAPTERS = sorted((REPO / "notebooks").glob("[0-9][0-9]*_*.py"))
-#: The fewest lines of prose per line of code that a chapter may have.
-PROSE_FLOOR = 0.85
+#: Lines of prose per line of code below which a page is a listing, not a chapter: a
+#: backstop, well below every page (QuantEcon's lectures have about 1.3, the book's
+#: pages 0.87 to 2.2), not a target.
+PROSE_BACKSTOP = 0.5
 #: The widest code line a code cell shows without scrolling at 1280 px.
 LINE_LENGTH = tomllib.loads((REPO / "notebooks" / "ruff.toml").read_text())["line-length"]
 
@@ -57,11 +62,11 @@ def test_the_count_reads_markdown_cells_as_prose_and_skips_comments() -> None:
 
 
 @pytest.mark.parametrize("source", CHAPTERS, ids=[path.stem for path in CHAPTERS])
-def test_every_chapter_explains_its_code(source: Path) -> None:
+def test_no_chapter_is_a_listing(source: Path) -> None:
     prose, code = prose_and_code(source.read_text())
-    assert prose / code >= PROSE_FLOOR, (
+    assert prose / code >= PROSE_BACKSTOP, (
         f"{source.name}: {prose} lines of prose for {code} of code ({prose / code:.2f}); "
-        f"say why a step is there, or split a cell, to reach {PROSE_FLOOR}"
+        "move the logic into rsutils and say in prose why each step is there"
     )
 
 
