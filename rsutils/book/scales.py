@@ -110,8 +110,9 @@ class GeneratorScale:
     steps: int
     #: Training images they cycle through (``None``: all of them).
     subset: int | None
-    #: Steps of each run of the recipe grid (:meth:`Profile.recipe_runs`; ``None``:
-    #: ``steps``, so that its recipe is the chapter's own dataset-wise model).
+    #: Steps of each run of the recipe grid
+    #: (:meth:`~rsutils.book.profiles.Profile.recipe_runs`; ``None``: ``steps``, so that
+    #: its recipe is the chapter's own dataset-wise model).
     recipe_steps: int | None = None
     #: The generators the recipe grid varies (``"dataset"``, ``"certification"``).
     recipe_kinds: tuple[str, ...] = ("dataset",)

@@ -83,9 +83,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-#: The warnings that say the command changed or skipped data: a damaged log tail cut
+#: The warnings that say the command changed or skipped data (a damaged log tail cut
 #: on resume, a folder's labels put in the model's class order, a log's cut last line
-#: left out of an analysis.
+#: left out of an analysis).
 NOTICES = (LogRepairedWarning, ClassOrderWarning, CutRowWarning)
 
 

@@ -4,7 +4,7 @@ A log is a tab-separated file with one row per test input, in the format of Cohe
 al.'s ``certify.py`` (``idx label predict radius correct time``) or of
 ``python -m rsutils certify`` (the same columns, then ours). Prediction logs have no
 ``radius`` column; the logs of ``certify --procedure decide`` have ``certified@R`` and
-``draws@R`` columns instead (:func:`read_rows` reads any of them).
+``draws@R`` columns instead (:func:`~rsutils.logs.read.read_rows` reads any of them).
 
 Every writer of these logs ends each row with a newline, so a last line without one
 whose fields are too few, or in a log of this library's (which has a ``<log>.json``
@@ -65,8 +65,9 @@ def read_rows(path: str | os.PathLike[str]) -> pd.DataFrame:
 
 
 def read_log(path: str | os.PathLike[str]) -> pd.DataFrame:
-    """Read a certification or prediction log into a DataFrame (:func:`read_rows`),
-    refusing one without the columns ``idx label predict correct``."""
+    """Read a certification or prediction log into a DataFrame
+    (:func:`~rsutils.logs.read.read_rows`), refusing one without the columns ``idx label
+    predict correct``."""
     df = read_rows(path)
     missing = [c for c in _REQUIRED if c not in df.columns]
     if missing:
