@@ -73,7 +73,7 @@ from rsutils.book import (
     glue_fields,
     glue_table,
     plot_curves,
-    replicated,
+    replicate_logs,
     run_chose,
     training_sigmas,
 )
@@ -133,7 +133,7 @@ secondary = chapter.secondary
 glue_all(num_images=len(chapter.replicated.indices))
 
 # %%
-replicates = replicated.sigma_ascent_replicates(chapter)
+replicates = replicate_logs.sigma_ascent_replicates(chapter)
 cohen = {s: replicates[0][fixed_name(s)] for s in SIGMAS}
 cohen_ds = {s: replicates[0][ds_name(s)] for s in SIGMAS}
 

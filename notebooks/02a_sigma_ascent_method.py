@@ -45,7 +45,7 @@ from rsutils.book import (
     glue_all,
     glue_fields,
     plot_curves,
-    replicated,
+    replicate_logs,
     run_chose,
 )
 from rsutils.book.chapters.pages import open_page
@@ -190,7 +190,7 @@ plt.close(fig)
 # filled ({func}`~rsutils.book.replicate_logs.sigma_ascent_replicates`).
 
 # %%
-replicates = replicated.sigma_ascent_replicates(chapter, cached=True)
+replicates = replicate_logs.sigma_ascent_replicates(chapter, cached=True)
 pairs_b = [(ds_name(s), fixed_name(s)) for s in SIGMAS]
 levels_b = replicate_levels(replicates, [0.5, 1.0])
 levels_b.droplevel("measured by").round(3)
@@ -253,7 +253,7 @@ for side, name in (("ds", ds_name(0.25)), ("fixed", fixed_name(0.25))):
 # lies rather than what causes it.
 
 # %%
-regroup = replicated.independent_fixed_sigma_replicates(chapter)
+regroup = replicate_logs.independent_fixed_sigma_replicates(chapter)
 by_ceiling = groups.grouped_comparisons(
     replicates,
     pairs_b,
@@ -414,7 +414,7 @@ glue_all(
 # CERTIFY; the paths are cached beside the logs, like the logs themselves.
 
 # %%
-paths = replicated.sigma_ascent_paths(chapter)
+paths = replicate_logs.sigma_ascent_paths(chapter)
 for logs, found in zip(replicates, paths, strict=True):
     for name, path in found.items():
         logs[name] = logs[name].assign(

@@ -33,7 +33,7 @@ from rsutils.book import (
     glue_all,
     glue_fields,
     plot_curves,
-    replicated,
+    replicate_logs,
 )
 from rsutils.book.chapters.pages import open_page
 from rsutils.book.replicate_logs import ds_name
@@ -131,7 +131,7 @@ plt.close(ax.figure)
 
 # %%
 cached = secondary.cached()
-first = replicated.sigma_ascent_replicates(chapter, cached=True)[0]
+first = replicate_logs.sigma_ascent_replicates(chapter, cached=True)[0]
 ds_logs = [first[ds_name(s)] for s in SIGMAS]
 ds_logs += [
     cached.certify_ds(S.base, P.ascent(0.25, iterations=k))

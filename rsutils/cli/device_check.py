@@ -36,7 +36,20 @@ from rsutils.core.noise import Gaussian
 from rsutils.core.smooth import Smooth
 from rsutils.models.architectures import build_model
 
-__all__ = ["DESCRIPTION", "MODELS", "add_parser", "device_check", "run"]
+__all__ = [
+    "BATCH_CHECK_DRAWS",
+    "CPU_CERTIFY_DRAWS",
+    "DESCRIPTION",
+    "MODELS",
+    "add_parser",
+    "device_check",
+    "run",
+]
+
+#: Draws of the CPU's seconds per certificate (the small CNN), and noisy draws of the
+#: check that a draw's class does not depend on its batch.
+CPU_CERTIFY_DRAWS = 10_000
+BATCH_CHECK_DRAWS = 1000
 
 #: The networks timed, each name with its architecture, dataset and input shape.
 MODELS = {
@@ -91,7 +104,8 @@ def _one_function(device: torch.device, say: Callable[[str], None]) -> bool:
     model = _model(arch, dataset, device)
     generator = torch.Generator().manual_seed(2)
     x = torch.rand(shape, generator=generator)
-    draws = (x + 0.25 * torch.randn((1000, *shape), generator=generator)).to(device)
+    noise = torch.randn((BATCH_CHECK_DRAWS, *shape), generator=generator)
+    draws = (x + 0.25 * noise).to(device)
     invariant = True
     for mode in INFERENCE_MODES:
         own = batch_sensitivity(model, draws, mode=mode)
@@ -131,7 +145,7 @@ def device_check(say: Callable[[str], None] = print) -> list[str]:
     say("[cpu] throughput per mode (speed-up over the fp32 forward)")
     _throughputs(cpu, (200,), say)
     say("[cpu] seconds per certificate")
-    _seconds_per_certificate(cpu, "small CNN", 10_000, 1000, say)
+    _seconds_per_certificate(cpu, "small CNN", CPU_CERTIFY_DRAWS, 1000, say)
     say("[cpu] one function whatever the batch (classes changed vs batches of 1,000)")
     _one_function(cpu, say)
     if not torch.cuda.is_available():
