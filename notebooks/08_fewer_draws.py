@@ -68,7 +68,7 @@ from rsutils.sequential.coverage import (
     false_rate,
     radius_beyond,
 )
-from rsutils.sequential.published import horvath_stages
+from rsutils.sequential.horvath import horvath_stages
 from rsutils.sequential.runs import live_disagreements, replay_log
 
 # %% tags=["parameters"]

@@ -37,7 +37,7 @@ from rsutils.book.chapters import fewer_draws as fd
 from rsutils.book.chapters.pages import open_page
 from rsutils.core.confidence import min_samples_for_radius
 from rsutils.sequential.procedure import labelled_tests
-from rsutils.sequential.published import VoracekBetting
+from rsutils.sequential.voracek import VoracekBetting
 
 # %% tags=["parameters"]
 profile = "cpu"  # smoke | cpu | paper
@@ -183,7 +183,7 @@ glue_all(
 # Voráček's released code stops his betting test once the wealth exceeds
 # $1/(2\alpha)$ (the threshold of its `thresholds.py`), where the book, as his
 # Algorithm 2, waits for $1/\alpha$
-# ({func}`~rsutils.sequential.published.voracek_betting_test`). The higher bar is
+# ({func}`~rsutils.sequential.voracek.voracek_betting_test`). The higher bar is
 # crossed no sooner on any stream of draws, so the book's version of his design
 # reads at least as many draws as the same test at $1/(2\alpha)$, and certifies
 # falsely no more often (checked above): at most {glue:text}`betting_exact:.3f`

@@ -46,8 +46,10 @@ This layer sits above :mod:`rsutils.core` (CERTIFY, the noise, the confidence bo
 # The tests first, in the order they register: the registry's order, the book's.
 from rsutils.sequential.spending import LookSchedule
 from rsutils.sequential.sequence import AnytimeSchedule
-from rsutils.sequential.published import PublishedTest
+from rsutils.sequential.horvath import HorvathStaged
+from rsutils.sequential.voracek import VoracekBetting, VoracekUnionBound
 from rsutils.sequential.sprt import WaldSPRT
+from rsutils.sequential.published import PublishedTest
 
 # isort: on
 from rsutils.sequential.certify import Certify
@@ -72,12 +74,15 @@ __all__ = [
     "Decisions",
     "DrawRecord",
     "Draws",
+    "HorvathStaged",
     "LookSchedule",
     "PlannedDraws",
     "Procedure",
     "PublishedTest",
     "RadiusLooks",
     "StoppedCertificate",
+    "VoracekBetting",
+    "VoracekUnionBound",
     "WaldSPRT",
     "decisions_long",
     "false_rate",

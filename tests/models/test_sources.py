@@ -19,7 +19,8 @@ from rsutils.data import DATASET_CLASSES
 from rsutils.models.architectures import Normalize, build_model
 from rsutils.models.checkpoints import save_checkpoint, text_start
 from rsutils.models.dataset_fit import check_model_fits, normalization_stats
-from rsutils.models.sources import load_model, source_kind
+from rsutils.models.source_kinds import source_kind
+from rsutils.models.sources import load_model
 
 
 def tiny(in_channels: int = 1, classes: int = 10, side: int = 28) -> nn.Module:

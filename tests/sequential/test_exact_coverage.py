@@ -27,9 +27,9 @@ from rsutils.sequential.coverage import (
     radius_beyond,
 )
 from rsutils.sequential.decisions import Decide, threshold_pA
+from rsutils.sequential.horvath import HorvathStaged
 from rsutils.sequential.planned import PlannedDraws
 from rsutils.sequential.procedure import TESTS, replay
-from rsutils.sequential.published import HorvathStaged
 from rsutils.sequential.record import DrawRecord
 from rsutils.sequential.rules import LookRule
 from rsutils.sequential.sequence import AnytimeSchedule

@@ -19,12 +19,10 @@ from rsutils.sequential.confidence_sequence import (
     cs_min_draws_all_successes,
 )
 from rsutils.sequential.coverage import all_hits_draws
+from rsutils.sequential.horvath import HorvathStaged, horvath_stages, staged_test
 from rsutils.sequential.procedure import TESTS
-from rsutils.sequential.published import (
-    HorvathStaged,
-    PublishedTest,
-    horvath_stages,
-    staged_test,
+from rsutils.sequential.published import PublishedTest
+from rsutils.sequential.voracek import (
     union_bound_looks,
     voracek_betting_test,
     voracek_union_bound_test,
