@@ -40,6 +40,8 @@ from rsutils.book import Chapter, glue_all, run_command, show_refusals
 from rsutils.book.manual import describe_page_model, page_model
 from rsutils.checks.float_attack import float_attack
 from rsutils.cli.bench import BenchSettings, benchmark_modes
+from rsutils.core.devices import model_device
+from rsutils.core.environment import describe_environment
 from rsutils.core.radius import rules
 
 # %% tags=["parameters"]
@@ -432,7 +434,10 @@ shown = ["prediction", "count", "pA_lower", "radius"]
 pd.DataFrame({s: vars(c) for s, c in certificates.items()}).T[shown]
 
 # %% tags=["remove-cell"]
+where = describe_environment(model_device(model))
 glue_all(
+    cost_model=describe_page_model(config),
+    cost_device=f"{where['device']}, {where['threads']} threads",
     cost_batch=f"{plain.batch_size:,}",
     noise_ratio=plain.noise_per_second / sound.noise_per_second,
     loop_ratio=plain.best_sampling_per_second
@@ -442,7 +447,8 @@ glue_all(
 # %% [markdown]
 # The sound sampler takes {glue:text}`noise_ratio:.1f` times as long as the plain one
 # to make a batch of noisy inputs, and the whole loop {glue:text}`loop_ratio:.2f`
-# times as long on this page's small model; the larger the model, the smaller the
+# times as long on this page's small model ({glue:text}`cost_model`) on
+# {glue:text}`cost_device`; the larger the model, the smaller the
 # share of the noise. The book's other chapters use the plain sampler, as their
 # run-at tables say: their models were not built to read low bits, but only the
 # sound sampler's certificates hold for any model.
@@ -451,8 +457,10 @@ glue_all(
 #
 # A certificate made with `sampler="sound"` holds for any model, including one built
 # to read the low bits of its input, where the plain sampler's certificate at $x_0$
-# was false; on this page's small model it costs {glue:text}`noise_ratio:.1f` times
-# as long to make the noise and {glue:text}`loop_ratio:.2f` times the whole loop.
+# was false; on this page's small model ({glue:text}`cost_model`), on
+# {glue:text}`cost_device`, it costs
+# {glue:text}`noise_ratio:.1f` times as long to make the noise and
+# {glue:text}`loop_ratio:.2f` times the whole loop.
 #
 # - Data-dependent answers that go through a certificate memory are consistent with
 #   every earlier answer of that memory, across restarts (the repeated query `q0` got

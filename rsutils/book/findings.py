@@ -29,7 +29,9 @@ from rsutils.book.glue import glued_values, key_part
 __all__ = [
     "CLAIM_RUNS",
     "FINDING_PAGES",
+    "NO_RELEASE",
     "PAPERS",
+    "RELEASED_CLAIMS",
     "ChapterNotRunError",
     "ProfileMismatchError",
     "beyond_findings",
@@ -41,6 +43,7 @@ __all__ = [
     "executed_folder",
     "finding_rows",
     "markdown_table",
+    "released_verdict",
 ]
 
 
@@ -152,23 +155,44 @@ def claim_verdicts(
     return pd.Series(verdicts, name=field, dtype=object)
 
 
+#: The claims also judged on the authors' released logs (the paper's own models),
+#: which the audit chapter glues as ``claim_<id>_released`` beside its scale.
+RELEASED_CLAIMS = ("cohen-tradeoff", "cohen-samples")
+#: What the claims' table says where no released logs judge a claim.
+NO_RELEASE = "no released logs"
+
+
+def released_verdict(audit: Mapping[str, object], claim: str) -> object:
+    """The verdict the audit chapter glued for ``claim`` on the released logs (a
+    :class:`~rsutils.book.audit.verdicts.ClaimVerdict`), or :data:`NO_RELEASE` for a
+    claim not in :data:`RELEASED_CLAIMS`."""
+    if claim not in RELEASED_CLAIMS:
+        return NO_RELEASE
+    return ClaimVerdict.parse(str(audit[claim_key(claim, "released")]))
+
+
 def claims_table(audit: Mapping[str, object], claims: pd.DataFrame) -> pd.DataFrame:
     """One row per claim of ``claims`` (:func:`~rsutils.book.papers.published.qualitative_claims`):
     the claim quoted with its paper (a citation) and its place there, the verdict of the
-    replicate models and of the first model alone (:func:`claim_verdicts`), the scale it
-    was judged at and links to where its runs are measured and where it is judged, from
-    the values ``audit`` (the audit chapter's) glued. A claim :data:`CLAIM_RUNS` does not
-    place raises :class:`KeyError`."""
+    replicate models and of the first model alone (:func:`claim_verdicts`), the verdict on
+    the authors' released logs (:func:`released_verdict`), the scales it was judged at
+    and links to where its runs are measured and where it is judged, from the values
+    ``audit`` (the audit chapter's) glued. A claim :data:`CLAIM_RUNS` does not place
+    raises :class:`KeyError`."""
     said, alone = claim_verdicts(audit, claims), claim_verdicts(audit, claims, "one_model")
     rows = []
     for claim in claims.itertuples():
         label, scale = CLAIM_RUNS[claim.id]
+        judged_at = SCALES[scale].format(**audit) if scale else "exact"
+        if claim.id in RELEASED_CLAIMS:
+            judged_at += f"; the paper's models: {audit['released_scale']}"
         rows.append(
             {
                 "claim": f"“{claim.quote}” ({{cite:t}}`{PAPERS[claim.paper]}`, {claim.place})",
                 "verdict": said[claim.id],
                 "one model says": alone[claim.id],
-                "judged at": SCALES[scale].format(**audit) if scale else "exact",
+                "the paper's models say": released_verdict(audit, claim.id),
+                "judged at": judged_at,
                 "shown in": f"{{ref}}`{label}`",
             }
         )
@@ -177,13 +201,16 @@ def claims_table(audit: Mapping[str, object], claims: pd.DataFrame) -> pd.DataFr
 
 def claim_evidence(audit: Mapping[str, object], claims: pd.DataFrame) -> pd.DataFrame:
     """What each claim's verdict rests on, from the values ``audit`` glued: the number of
-    comparisons (one family) and what was measured (each comparison's mean difference,
-    95% interval and per-model differences, or the count of each verdict)."""
+    comparisons (one family), what was measured (each comparison's mean difference,
+    95% interval and per-model differences, or the count of each verdict) and, for the
+    claims of :data:`RELEASED_CLAIMS`, what the released logs showed."""
+    released = [audit.get(claim_key(c, "released_evidence"), NO_RELEASE) for c in claims.id]
     return pd.DataFrame(
         {
             "claim": claims.id,
             "comparisons": [audit[claim_key(c, "comparisons")] for c in claims.id],
             "what was measured": [audit[claim_key(c, "evidence")] for c in claims.id],
+            "on the paper's models": released,
         }
     )
 

@@ -14,7 +14,9 @@ from rsutils.book.audit.verdicts import ClaimVerdict
 from rsutils.book.findings import (
     CLAIM_RUNS,
     FINDING_PAGES,
+    NO_RELEASE,
     PAPERS,
+    RELEASED_CLAIMS,
     ChapterNotRunError,
     ProfileMismatchError,
     beyond_findings,
@@ -89,7 +91,8 @@ def audit_values() -> dict[str, object]:
     from rsutils.book.papers.published import qualitative_claims
 
     values: dict[str, object] = {"n_models": 5, "n_rep_images": 40, "rep_n": "10,000"}
-    values |= {"n_small_images": 30, "small_n": "1,000"}
+    values |= {"n_small_images": 30, "small_n": "1,000", "released_scale": "the release"}
+    values |= {claim_key(c, "released"): "not resolved at this scale" for c in RELEASED_CLAIMS}
     for claim in qualitative_claims().id:
         for field in ("comparisons", "evidence"):
             values[claim_key(claim, field)] = f"{claim} {field}"
@@ -111,7 +114,10 @@ def test_every_qualitative_claim_has_a_row_with_its_scale_and_links() -> None:
     assert row["shown in"] == "{ref}`chapter-sigma-ascent`"
     assert row["claim"].endswith("({cite:t}`alfarra2022data`, results)")
     exact = table.set_index(claims.id).loc["cohen-samples", "judged at"]
-    assert exact == "exact"
+    assert exact == "exact; the paper's models: the release"
+    released = table.set_index(claims.id)["the paper's models say"]
+    assert released["cohen-tradeoff"] is ClaimVerdict.NOT_RESOLVED
+    assert released["ddrs-cohen-ds"] == NO_RELEASE
     evidence = claim_evidence(audit_values(), claims)
     assert list(evidence["comparisons"]) == [f"{c} comparisons" for c in claims.id]
 
@@ -168,6 +174,34 @@ def test_every_finding_reads_values_its_page_glues_and_links_to_a_label() -> Non
         unglued = [k for k in keys if not re.search(rf"\b{k}\b", source)]
         assert unglued == [], f"{FINDING_PAGES[row.page]} glues none of {unglued}"
         assert row.label in labels, row.label
+
+
+def conclusion(source: str) -> str:
+    """The "What holds up" section of a chapter's jupytext source: from its heading to
+    the next heading of the same level or the end."""
+    start = source.index("# ## What holds up")
+    end = source.find("\n# ## ", start + 1)
+    return source[start : end if end > 0 else len(source)]
+
+
+def test_every_finding_says_no_more_than_its_pages_conclusion() -> None:
+    """A finding quotes only values its page states in its own "What holds up" (as
+    ``{glue:text}`` keys), so the findings page carries the page's conditions (one
+    radius or the whole curve, pooled over models, the model and device a cost was
+    measured on) and cannot pick another number than the page concluded with."""
+    notebooks = REPO / "notebooks"
+    for row in beyond_findings().itertuples():
+        page = FINDING_PAGES[row.page]
+        said = conclusion((notebooks / f"{page}.py").read_text())
+        stated = set(re.findall(r"\{glue:text\}`(\w+)", said))
+        keys = {field for _, field, _, _ in string.Formatter().parse(row.sentence) if field}
+        assert keys - stated == set(), f"{page}'s conclusion states none of {keys - stated}"
+
+
+def test_the_conclusion_is_the_section_up_to_the_next_heading() -> None:
+    source = "# ## (a) run\n# {glue:text}`a`\n# ## What holds up\n# {glue:text}`b`\n# ## More\n"
+    assert "`b`" in conclusion(source) and "`a`" not in conclusion(source)
+    assert "More" not in conclusion(source)
 
 
 def test_every_paper_is_cited_by_a_key_of_the_bibliography() -> None:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import pandas as pd
 import pytest
 import torch
+from scipy.stats import binom
 from torch import nn
 
 from rsutils.anisotropic.generators import FixedNoise
@@ -89,3 +90,23 @@ def test_the_audit_runs_on_every_replicates_deployed_classifier(monkeypatch, fak
     assert calls == [(s, "certification", "settings", limit) for s in seeds]
     assert table.index.tolist() == [f"model {k + 1}" for k in range(len(seeds))]
     assert table["with a contradiction"].tolist() == [s % 3 for s in seeds]
+
+
+def test_the_pooled_audit_sums_the_models_and_gives_the_exact_interval() -> None:
+    table = pd.DataFrame(
+        {"images": [10, 10, 10, 10, 10], "with a contradiction": [5, 9, 4, 6, 5]},
+        index=[f"model {k}" for k in range(1, 6)],
+    )
+    pooled = offset_probes.pooled_audit(table)
+    assert (pooled["images"], pooled["with a contradiction"]) == (50, 29)
+    assert pooled["rate"] == pytest.approx(0.58)
+    # Clopper–Pearson by its definition: the ends where the binomial tails reach 2.5%.
+    assert binom.sf(28, 50, pooled["low"]) == pytest.approx(0.025, rel=1e-6)
+    assert binom.cdf(29, 50, pooled["high"]) == pytest.approx(0.025, rel=1e-6)
+    assert (round(pooled["low"], 2), round(pooled["high"], 2)) == (0.43, 0.72)
+
+
+def test_the_pooled_audit_refuses_an_empty_table() -> None:
+    empty = pd.DataFrame({"images": [0], "with a contradiction": [0]})
+    with pytest.raises(ValueError, match="at least one audited image"):
+        offset_probes.pooled_audit(empty)

@@ -15,12 +15,13 @@ Soundness audit. :func:`audit_by_replicate` runs chapter 06's audit of the deplo
 classifier's certificates (searches for a point of the certified region where the
 deployed classifier answers otherwise) on every replicate, so that the rate of
 contradicted certificates is reported with its spread over the retraining, not for one
-model.
+model; :func:`pooled_audit` adds the count over every model with its exact interval.
 """
 
 from __future__ import annotations
 
 import pandas as pd
+from scipy.stats import binomtest
 
 from rsutils.analysis.metrics import average_certified_radius, certified_accuracy
 from rsutils.anisotropic.soundness import leakage
@@ -29,7 +30,13 @@ from rsutils.book.chapter import Chapter
 from rsutils.book.profiles import ANISOTROPIC_LAMBDA, NPG_GROUPS
 from rsutils.book.trained import trained_npg
 
-__all__ = ["PROBE_COLUMNS", "audit_by_replicate", "offset_probes_by_replicate", "with_spread"]
+__all__ = [
+    "PROBE_COLUMNS",
+    "audit_by_replicate",
+    "offset_probes_by_replicate",
+    "pooled_audit",
+    "with_spread",
+]
 
 #: The columns of :func:`offset_probes_by_replicate`, each a rate over the images.
 PROBE_COLUMNS = (
@@ -115,3 +122,25 @@ def audit_by_replicate(chapter: Chapter, settings: AuditSettings) -> pd.DataFram
     table = pd.DataFrame.from_dict(rows, orient="index")
     table.index.name = "replicate"
     return table
+
+
+def pooled_audit(table: pd.DataFrame, confidence: float = 0.95) -> pd.Series:
+    """The audits of every replicate (``table`` as :func:`audit_by_replicate`) taken
+    together: the images audited and those with a contradiction summed over the models,
+    the pooled rate and its exact (Clopper–Pearson) interval at ``confidence``
+    (``scipy.stats.binomtest(...).proportion_ci(method="exact")``).
+
+    The interval treats the audited images as one sample; images of one model share
+    its training run, so where the models' rates differ the interval is narrower than
+    one over retraining as well, and the per-model rows beside it show that spread.
+    """
+    images = int(table["images"].sum())
+    if images == 0:
+        raise ValueError("pooled_audit needs at least one audited image")
+    found = int(table["with a contradiction"].sum())
+    interval = binomtest(found, images).proportion_ci(confidence, method="exact")
+    return pd.Series(
+        {"images": images, "with a contradiction": found, "rate": found / images,
+         "low": interval.low, "high": interval.high},
+        name="pooled",
+    )  # fmt: skip
