@@ -7,6 +7,7 @@ differences, recertification at another level), :mod:`~rsutils.analysis.ceilings
 largest radius ``n`` draws can certify, and which inputs sit at it),
 :mod:`~rsutils.analysis.printed` (tables as the papers print them),
 :mod:`~rsutils.analysis.differences` (differences over images and retrained models),
+:mod:`~rsutils.analysis.power` (which effects a design of models × images can detect),
 :mod:`~rsutils.analysis.verdicts` (the verdict rule, verdicts as values),
 :mod:`~rsutils.analysis.margins` (the margin of each kind of measure),
 :mod:`~rsutils.analysis.multiplicity` (Holm's correction within a family),

@@ -1,0 +1,154 @@
+"""The power of a replicated comparison, checked against closed forms and the test itself."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import nct, norm
+from scipy.stats import t as student
+
+from rsutils.analysis.differences import replicated_difference
+from rsutils.analysis.power import (
+    VarianceComponents,
+    images_for_power,
+    power_approx,
+    power_simulated,
+)
+
+IMAGES_DOMINATE = VarianceComponents(models=0.0004, images=0.09, residual=0.01)
+MODELS_DOMINATE = VarianceComponents(models=0.01, images=0.0, residual=0.0)
+
+
+def test_the_variance_of_the_mean_is_equation_one() -> None:
+    parts = VarianceComponents(models=0.5, images=2.0, residual=4.0)
+    assert parts.variance_of_mean(5, 200) == pytest.approx(0.5 / 5 + 2.0 / 200 + 4.0 / 1000)
+
+
+def test_the_components_come_back_from_a_large_table() -> None:
+    """k = 400 models × N = 400 images: each estimate within four of its standard
+    errors (MSA's is σ²_e + Nσ²_a times sqrt(2/(k − 1)), divided by N; the others so)."""
+    truth = VarianceComponents(models=0.3, images=0.2, residual=1.0)
+    k = n = 400
+    rng = np.random.default_rng(1)
+    d = (
+        math.sqrt(truth.models) * rng.standard_normal((k, 1))
+        + math.sqrt(truth.images) * rng.standard_normal((1, n))
+        + math.sqrt(truth.residual) * rng.standard_normal((k, n))
+    )
+    found = VarianceComponents.from_differences(d)
+    se_models = (truth.residual + n * truth.models) * math.sqrt(2 / (k - 1)) / n
+    se_images = (truth.residual + k * truth.images) * math.sqrt(2 / (n - 1)) / k
+    se_residual = truth.residual * math.sqrt(2 / ((k - 1) * (n - 1)))
+    assert abs(found.models - truth.models) < 4 * se_models
+    assert abs(found.images - truth.images) < 4 * se_images
+    assert abs(found.residual - truth.residual) < 4 * se_residual
+
+
+def test_one_model_gives_all_the_variance_to_the_images() -> None:
+    d = np.array([[0.0, 1.0, 0.0, 1.0]])
+    assert VarianceComponents.from_differences(d) == VarianceComponents(0.0, d.var(ddof=1), 0.0)
+
+
+def test_at_no_effect_the_power_is_the_level() -> None:
+    for tests in (1, 4):
+        found = power_approx(0.0, IMAGES_DOMINATE, models=5, images=200, tests=tests)
+        assert found == pytest.approx(0.05 / tests, rel=1e-9)
+
+
+def test_with_one_model_and_images_alone_it_is_the_one_sample_t_power() -> None:
+    parts = VarianceComponents(models=0.0, images=0.25, residual=0.0)
+    n, effect = 40, 0.1
+    shift, critical = effect / math.sqrt(0.25 / n), student.ppf(0.975, n - 1)
+    exact = nct.sf(critical, n - 1, shift) + nct.cdf(-critical, n - 1, shift)
+    assert power_approx(effect, parts, models=1, images=n) == pytest.approx(exact, rel=1e-12)
+
+
+def test_with_many_images_it_is_the_normal_power() -> None:
+    parts = VarianceComponents(models=0.0, images=0.25, residual=0.0)
+    n, effect = 100_000, 0.004
+    shift, z = effect / math.sqrt(0.25 / n), norm.ppf(0.975)
+    normal = norm.cdf(shift - z) + norm.cdf(-shift - z)
+    assert power_approx(effect, parts, models=1, images=n) == pytest.approx(normal, abs=1e-3)
+
+
+def test_images_cannot_lower_the_models_floor() -> None:
+    """With the variance all in the models, 5 models detect δ = 0.05 with the power of a
+    t test on 4 degrees of freedom whatever the images, and more images never reach 0.8."""
+    few, many = (power_approx(0.05, MODELS_DOMINATE, models=5, images=n) for n in (50, 50_000))
+    assert few == pytest.approx(many, rel=1e-9)
+    assert images_for_power(0.05, MODELS_DOMINATE, models=5) is None
+
+
+def test_the_fewest_images_for_a_power_is_the_first_that_reaches_it() -> None:
+    n = images_for_power(0.05, IMAGES_DOMINATE, models=5, tests=2)
+    assert n is not None
+    at = power_approx(0.05, IMAGES_DOMINATE, models=5, images=n, tests=2)
+    before = power_approx(0.05, IMAGES_DOMINATE, models=5, images=n - 1, tests=2)
+    assert before < 0.8 <= at
+
+
+def test_a_family_can_put_an_effect_beyond_any_number_of_images() -> None:
+    """Holm's strictest level in a family of 10 asks t_(4; 0.9975) ≈ 5.6 standard
+    errors of five models, and the models' floor sqrt(σ²_models / 5) ≈ 0.009 leaves
+    δ = 0.03 at 3.4 of them: no number of images reaches 0.8."""
+    assert images_for_power(0.03, IMAGES_DOMINATE, models=5, tests=10) is None
+
+
+def test_the_simulated_power_is_the_rejection_rate_of_the_books_test() -> None:
+    """A few of the simulated tables judged one by one by replicated_difference (the
+    function every verdict calls): its p-value is below the level exactly where the
+    simulation counted a rejection."""
+    effect, k, n, draws = 0.08, 3, 30, 12
+    share, _ = power_simulated(effect, IMAGES_DOMINATE, models=k, images=n, draws=draws, seed=5)
+    rng = np.random.default_rng(5)  # the same draws, in the same order
+    table = (
+        effect
+        + math.sqrt(IMAGES_DOMINATE.models) * rng.standard_normal((draws, k, 1))
+        + math.sqrt(IMAGES_DOMINATE.images) * rng.standard_normal((draws, 1, n))
+        + math.sqrt(IMAGES_DOMINATE.residual) * rng.standard_normal((draws, k, n))
+    )
+    rejected = 0
+    for d in table:
+        logs = [(_log(np.zeros(n)), _log(row)) for row in d]
+        rejected += replicated_difference(logs, column="radius").p_difference < 0.05
+    assert 0 < rejected < draws  # both outcomes met, so the match is not by default
+    assert share == rejected / draws
+
+
+def _log(radius: np.ndarray) -> pd.DataFrame:
+    """A log whose ACR difference to a log of zeros is ``radius``'s mean."""
+    return pd.DataFrame({"idx": np.arange(len(radius)), "correct": 1, "radius": radius})
+
+
+def test_simulation_and_closed_form_agree_where_the_test_is_exact() -> None:
+    """Where the models' part dominates, Banerjee's interval is the t interval on k − 1
+    degrees of freedom, as is the closed form: they agree within four Monte Carlo
+    standard errors."""
+    args = {"models": 5, "images": 100}
+    share, se = power_simulated(0.08, MODELS_DOMINATE, **args, draws=4000, seed=2)
+    assert abs(share - power_approx(0.08, MODELS_DOMINATE, **args)) < 4 * se
+
+
+def test_the_books_test_is_conservative_where_the_models_do_not_vary() -> None:
+    """With no model variance Banerjee's interval still pays the t quantile of k − 1
+    degrees of freedom on the models' part MSA/(kN), which then carries the residual:
+    where the residual dominates, its power is well below the closed form's (by more
+    than four Monte Carlo standard errors)."""
+    parts = VarianceComponents(models=0.0, images=0.01, residual=0.09)
+    args = {"models": 5, "images": 200}
+    share, se = power_simulated(0.03, parts, **args, draws=4000, seed=3)
+    assert share < power_approx(0.03, parts, **args) - 4 * se
+
+
+def test_bad_designs_and_levels_are_refused() -> None:
+    with pytest.raises(ValueError, match="≥ 1 model and ≥ 2 images"):
+        power_approx(0.1, IMAGES_DOMINATE, models=0, images=10)
+    with pytest.raises(ValueError, match="0 < alpha < 1"):
+        power_approx(0.1, IMAGES_DOMINATE, models=2, images=10, alpha=1.5)
+    with pytest.raises(ValueError, match="finite number ≥ 0"):
+        VarianceComponents(models=-1.0, images=0.0, residual=0.0)
+    with pytest.raises(ValueError, match="power must lie"):
+        images_for_power(0.1, IMAGES_DOMINATE, models=2, power=1.0)
