@@ -572,11 +572,6 @@ columns = ["margin", "comparisons", "one model says", "replicates say"]
 columns.append("we measured")
 verdicts = qualitative_claims().set_index("id")[["paper", "quote"]]
 verdicts[columns] = pd.DataFrame(measured, index=columns).T
-verdicts["the paper's models say"] = (
-    pd.Series({c: said for c, (said, _) in released_says.items()})
-    .reindex(verdicts.index)
-    .fillna("no released logs")
-)
 verdicts.drop(columns=["we measured", "margin"])  # margins: above
 
 # %% tags=["remove-cell"]

@@ -137,7 +137,7 @@ def power_approx(
     tests: int = 1,
 ) -> float:
     """The chance that the two-sided t test at level ``alpha / tests`` rejects δ = 0 when
-    the true mean difference is ``effect``: P(|T| > t_(1−a/2)) for T noncentral t with
+    the true mean difference is ``effect``: ``P(|T| > t(1 − a/2))`` for T noncentral t with
     noncentrality ``effect / sqrt(Var)`` (equation (1)) on Satterthwaite's degrees of
     freedom (:meth:`VarianceComponents.degrees_of_freedom`). At ``effect`` 0 it is the
     level ``alpha / tests`` itself."""
