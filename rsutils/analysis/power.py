@@ -52,6 +52,7 @@ __all__ = [
     "images_for_power",
     "power_approx",
     "power_simulated",
+    "simulated_differences",
 ]
 
 
@@ -151,6 +152,26 @@ def power_approx(
     return float(nct.sf(critical, df, shift) + nct.cdf(-critical, df, shift))
 
 
+def simulated_differences(
+    effect: float, components: VarianceComponents, shape: tuple[int, int, int], *, seed: int = 0
+) -> np.ndarray:
+    """``draws × models × images`` (``shape``) tables of differences drawn from the
+    module's model: ``effect`` plus a normal part per model (shared by its images), per
+    image (shared by the models) and per cell, of the variances of ``components``.
+    Deterministic for a given ``seed``."""
+    draws, models, images = shape
+    _check_design(models, images)
+    if draws < 1:
+        raise ValueError(f"draws must be ≥ 1, got {draws}")
+    rng = np.random.default_rng(seed)
+    return (
+        effect
+        + math.sqrt(components.models) * rng.standard_normal((draws, models, 1))
+        + math.sqrt(components.images) * rng.standard_normal((draws, 1, images))
+        + math.sqrt(components.residual) * rng.standard_normal(shape)
+    )
+
+
 def power_simulated(
     effect: float,
     components: VarianceComponents,
@@ -168,17 +189,7 @@ def power_simulated(
     (:func:`~rsutils.analysis.differences.crossed_interval`, the interval every verdict
     reads) excludes 0. Deterministic for a given ``seed``."""
     level = _check_test(alpha, tests)
-    _check_design(models, images)
-    if draws < 1:
-        raise ValueError(f"draws must be ≥ 1, got {draws}")
-    rng = np.random.default_rng(seed)
-    shape = (draws, models, images)
-    table = (
-        effect
-        + math.sqrt(components.models) * rng.standard_normal((draws, models, 1))
-        + math.sqrt(components.images) * rng.standard_normal((draws, 1, images))
-        + math.sqrt(components.residual) * rng.standard_normal(shape)
-    )
+    table = simulated_differences(effect, components, (draws, models, images), seed=seed)
     found = crossed_interval(table, confidence=1 - level)
     rejects = (found.low > 0) | (found.high < 0)
     share = float(rejects.mean())

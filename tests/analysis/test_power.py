@@ -16,6 +16,7 @@ from rsutils.analysis.power import (
     images_for_power,
     power_approx,
     power_simulated,
+    simulated_differences,
 )
 
 IMAGES_DOMINATE = VarianceComponents(models=0.0004, images=0.09, residual=0.01)
@@ -32,12 +33,7 @@ def test_the_components_come_back_from_a_large_table() -> None:
     errors (MSA's is σ²_e + Nσ²_a times sqrt(2/(k − 1)), divided by N; the others so)."""
     truth = VarianceComponents(models=0.3, images=0.2, residual=1.0)
     k = n = 400
-    rng = np.random.default_rng(1)
-    d = (
-        math.sqrt(truth.models) * rng.standard_normal((k, 1))
-        + math.sqrt(truth.images) * rng.standard_normal((1, n))
-        + math.sqrt(truth.residual) * rng.standard_normal((k, n))
-    )
+    d = simulated_differences(0.0, truth, (1, k, n), seed=1)[0]
     found = VarianceComponents.from_differences(d)
     se_models = (truth.residual + n * truth.models) * math.sqrt(2 / (k - 1)) / n
     se_images = (truth.residual + k * truth.images) * math.sqrt(2 / (n - 1)) / k
@@ -100,16 +96,10 @@ def test_a_family_can_put_an_effect_beyond_any_number_of_images() -> None:
 def test_the_simulated_power_is_the_rejection_rate_of_the_books_test() -> None:
     """A few of the simulated tables judged one by one by replicated_difference (the
     function every verdict calls): its p-value is below the level exactly where the
-    simulation counted a rejection."""
+    simulation counted a rejection (the same tables: same shape, effect and seed)."""
     effect, k, n, draws = 0.08, 3, 30, 12
     share, _ = power_simulated(effect, IMAGES_DOMINATE, models=k, images=n, draws=draws, seed=5)
-    rng = np.random.default_rng(5)  # the same draws, in the same order
-    table = (
-        effect
-        + math.sqrt(IMAGES_DOMINATE.models) * rng.standard_normal((draws, k, 1))
-        + math.sqrt(IMAGES_DOMINATE.images) * rng.standard_normal((draws, 1, n))
-        + math.sqrt(IMAGES_DOMINATE.residual) * rng.standard_normal((draws, k, n))
-    )
+    table = simulated_differences(effect, IMAGES_DOMINATE, (draws, k, n), seed=5)
     rejected = 0
     for d in table:
         logs = [(_log(np.zeros(n)), _log(row)) for row in d]
@@ -152,3 +142,16 @@ def test_bad_designs_and_levels_are_refused() -> None:
         VarianceComponents(models=-1.0, images=0.0, residual=0.0)
     with pytest.raises(ValueError, match="power must lie"):
         images_for_power(0.1, IMAGES_DOMINATE, models=2, power=1.0)
+
+
+def test_simulated_tables_share_each_models_and_each_images_part() -> None:
+    """With one part at a time: a model's part is the same across its images, an image's
+    across the models, and the residual differs cell by cell."""
+    shape = (2, 3, 4)
+    models = simulated_differences(1.0, VarianceComponents(1.0, 0.0, 0.0), shape, seed=0)
+    images = simulated_differences(1.0, VarianceComponents(0.0, 1.0, 0.0), shape, seed=0)
+    cells = simulated_differences(1.0, VarianceComponents(0.0, 0.0, 1.0), shape, seed=0)
+    assert (models == models[:, :, :1]).all() and not (models == models[:, :1, :]).all()
+    assert (images == images[:, :1, :]).all() and not (images == images[:, :, :1]).all()
+    assert len(np.unique(cells)) == cells.size
+    assert (simulated_differences(0.3, VarianceComponents(0, 0, 0), shape) == 0.3).all()
