@@ -46,6 +46,7 @@ from scipy.stats import nct
 from scipy.stats import t as student
 
 from rsutils.analysis.differences import crossed_interval
+from rsutils.core.streams import derived_seed
 
 __all__ = [
     "VarianceComponents",
@@ -158,12 +159,13 @@ def simulated_differences(
     """``draws × models × images`` (``shape``) tables of differences drawn from the
     module's model: ``effect`` plus a normal part per model (shared by its images), per
     image (shared by the models) and per cell, of the variances of ``components``.
-    Deterministic for a given ``seed``."""
+    Deterministic for a given ``seed`` (its ``"power"`` stream of
+    :data:`~rsutils.core.streams.STREAMS`)."""
     draws, models, images = shape
     _check_design(models, images)
     if draws < 1:
         raise ValueError(f"draws must be ≥ 1, got {draws}")
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(derived_seed(seed, 0, "power"))
     return (
         effect
         + math.sqrt(components.models) * rng.standard_normal((draws, models, 1))

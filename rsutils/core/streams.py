@@ -170,6 +170,7 @@ STREAMS: Mapping[str, StreamKey] = MappingProxyType(
         "lipschitz": StreamKey(3014),
         "bernoulli": StreamKey(3020),
         "coverage": StreamKey(3021, ("phase",)),
+        "power": StreamKey(3022),
         "example": StreamKey(4000, ("chapter",)),
     }
 )

@@ -96,6 +96,7 @@ def test_the_streams_seeds_are_pinned() -> None:
         "lipschitz": 416557988671395411,
         "bernoulli": 1803427997766927084,
         "coverage": 1421988956242891880,
+        "power": 2520487724556684257,
         "example": 7297904078908359013,
     }
     assert set(seeds) == set(STREAMS)
