@@ -783,8 +783,9 @@ run_chose(
 # On the deployed classifier of the {glue:text}`n_audit_models` replicate models
 # the audit contradicts {glue:text}`rate_pooled` of the audited certificates (95%
 # interval {glue:text}`ci_pooled`; between {glue:text}`audit_rate_low:.0%` and
-# {glue:text}`audit_rate_high:.0%` on each model) while, on the first model, the controls inside their own certificates show
-# {glue:text}`rate_frozen` and {glue:text}`rate_iso`. The radius one can prove for
+# {glue:text}`audit_rate_high:.0%` on each model) while, on the first model, the
+# controls inside their own certificates show {glue:text}`rate_frozen` and
+# {glue:text}`rate_iso`. The radius one can prove for
 # a deployable version, the same offset with $\sigma \equiv$ {glue:text}`sound_c`,
 # leaves an ACR of {glue:text}`acr_c_sound:.2g` against {glue:text}`acr_c:.3f` by
 # Theorem 7, and a certified accuracy at radius 0.25 of
@@ -801,7 +802,8 @@ run_chose(
 # answers it has already given. Two limits: the audit's search has the power its
 # positive control measured, {glue:text}`power`, so a certificate it did not
 # contradict is not thereby shown sound; and the sound radius uses one global
-# Lipschitz bound. A local bound over each input's certified region could improve it
-# by far: the global constant bounds every local one, not the other way round, so
-# the largest ratio found caps only what a single global constant can give, and
-# each input's local bound is limited only by the ratios found in its own region.
+# Lipschitz bound. A local bound over each input's certified region could improve
+# it: the global constant bounds every local one, not the other way round, so the
+# largest ratio found caps only what a single global constant can give, and an
+# input's local constant is bounded below only by the ratios found in its own
+# region. How much a local bound would recover is not measured here.
