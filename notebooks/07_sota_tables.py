@@ -466,7 +466,7 @@ released_logs = {
 released_steps = released.released_tradeoff_comparisons(
     released_logs, margin=MARGINS, seed=seed
 )
-released_verdict = released.released_tradeoff_verdict(released_steps)
+released_verdict = ours.tradeoff_verdict(released_steps)
 step_table = released.tradeoff_steps(released_steps)
 step_table.round(3)
 

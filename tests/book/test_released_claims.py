@@ -9,15 +9,14 @@ import pandas as pd
 import pytest
 
 from rsutils.analysis.margins import Margins
-from rsutils.book.audit.measured import ACCURACY_AT_0, REACH
+from rsutils.book.audit.measured import ACCURACY_AT_0, REACH, tradeoff_verdict
+from rsutils.book.audit.released_alpha import STATED_ALPHA
 from rsutils.book.audit.released_claims import (
     RELEASED_N,
-    STATED_ALPHA,
     largest_certificate,
     released_fixed_sigma_logs,
     released_name,
     released_tradeoff_comparisons,
-    released_tradeoff_verdict,
     steps_evidence,
     tradeoff_steps,
 )
@@ -88,7 +87,7 @@ def test_cost_and_reach_at_every_step_hold(release) -> None:
     table = released_tradeoff_comparisons(logs, margin=MARGINS)
     measured = table.index.get_level_values("measured by")
     assert all(v.falls for v in table[measured == ACCURACY_AT_0]["verdict"])
-    assert released_tradeoff_verdict(table) is ClaimVerdict.HOLDS
+    assert tradeoff_verdict(table) is ClaimVerdict.HOLDS
 
 
 def test_a_step_that_gains_only_beyond_the_ceiling_does_not_hold_up(release) -> None:
@@ -97,7 +96,7 @@ def test_a_step_that_gains_only_beyond_the_ceiling_does_not_hold_up(release) -> 
     release.certify("imagenet", "1.00", "1.00", sigma_log(1.0, 2, reach=1.5))
     logs = {d: released_fixed_sigma_logs(d, root=release.root) for d in SIGMAS}
     table = released_tradeoff_comparisons(logs, margin=MARGINS)
-    assert released_tradeoff_verdict(table) is not ClaimVerdict.HOLDS
+    assert tradeoff_verdict(table) is not ClaimVerdict.HOLDS
 
 
 def test_what_the_released_logs_say(reference: Path) -> None:
@@ -115,7 +114,7 @@ def test_what_the_released_logs_say(reference: Path) -> None:
     )
     assert rises.sum() == 4
     assert not rises[(released_name("imagenet", 1.0), released_name("imagenet", 0.5))]
-    assert released_tradeoff_verdict(table) is ClaimVerdict.NOT_RESOLVED
+    assert tradeoff_verdict(table) is ClaimVerdict.NOT_RESOLVED
 
 
 def test_the_steps_say_where_each_step_costs_and_gains(release) -> None:

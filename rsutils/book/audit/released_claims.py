@@ -15,8 +15,8 @@ the same verdict rule can be applied to them without a GPU:
   dataset, the same comparisons as on the book's models (accuracy at radius 0, and at
   every radius of the smaller σ's grid below its ceiling), all steps of both datasets
   one family (Holm);
-- :func:`released_tradeoff_verdict`: the claim's verdict from them, by the same rule
-  (:func:`~rsutils.book.audit.measured.tradeoff_verdict`);
+- the claim's verdict from them is the book's own rule,
+  :func:`~rsutils.book.audit.measured.tradeoff_verdict`, applied to that table;
 - :func:`tradeoff_steps` and :func:`steps_evidence`: one row per step up in σ (the cost
   at radius 0, whether it gains below the smaller σ's ceiling), and that in words;
 - :func:`largest_certificate`: the largest released certificate in units of its σ.
@@ -39,25 +39,24 @@ import pandas as pd
 
 from rsutils.analysis.margins import Margins
 from rsutils.analysis.verdicts import holm_family
-from rsutils.book.audit.measured import ACCURACY_AT_0, tradeoff_comparisons, tradeoff_verdict
-from rsutils.book.audit.verdicts import ClaimVerdict
+from rsutils.book.audit.measured import ACCURACY_AT_0, tradeoff_comparisons
+from rsutils.book.audit.released_alpha import STATED_ALPHA
 from rsutils.book.papers.released import COHEN2019_CERTIFY_LOGS, cohen2019_certify_log
 from rsutils.logs.read import read_log
 
 __all__ = [
     "RELEASED_N",
-    "STATED_ALPHA",
     "largest_certificate",
     "released_fixed_sigma_logs",
     "released_name",
     "released_tradeoff_comparisons",
-    "released_tradeoff_verdict",
     "steps_evidence",
     "tradeoff_steps",
 ]
 
-#: The draws and the level Cohen et al. state for every CERTIFY log they released.
-RELEASED_N, STATED_ALPHA = 100_000, 0.001
+#: The draws Cohen et al. state for every CERTIFY log they released (the level is
+#: :data:`~rsutils.book.audit.released_alpha.STATED_ALPHA`).
+RELEASED_N = 100_000
 
 
 def released_name(dataset: str, sigma: float) -> str:
@@ -73,7 +72,7 @@ def released_fixed_sigma_logs(
     at the σ their model was trained at, by :func:`released_name`, in the order of growing
     σ, each restricted to the images (``idx``) that all of them certified and given the
     columns ``scale`` (σ), ``n`` and ``alpha`` (:data:`RELEASED_N`,
-    :data:`STATED_ALPHA`) that the book's comparisons read."""
+    :data:`~rsutils.book.audit.released_alpha.STATED_ALPHA`) that the book's comparisons read."""
     chosen = sorted(
         (float(trained), trained)
         for name, trained, split, certified in COHEN2019_CERTIFY_LOGS
@@ -113,14 +112,6 @@ def released_tradeoff_comparisons(
     if not tables:
         raise ValueError("logs holds no dataset: pass {dataset: released_fixed_sigma_logs(...)}")
     return holm_family(pd.concat(tables))
-
-
-def released_tradeoff_verdict(table: pd.DataFrame) -> ClaimVerdict:
-    """The trade-off's verdict on the released models, by the rule the book applies to its
-    own (:func:`~rsutils.book.audit.measured.tradeoff_verdict`): at every step up in σ on
-    every dataset, accuracy at radius 0 falls, and the larger σ rises above the smaller
-    at some radius both can certify."""
-    return tradeoff_verdict(table)
 
 
 def tradeoff_steps(table: pd.DataFrame) -> pd.DataFrame:
