@@ -116,6 +116,11 @@ def _parts(d: np.ndarray, method: str) -> _Parts:
         # on the N − 1 of MSB (Satterthwaite's for the difference falls towards 0 with
         # the part, and its t quantile would then blow a negligible part up).
         images = np.maximum(msb - mse, 0.0) / (k * n)
+        # Both estimates 0 (every model the same mean, MSB ≤ MSE) from data that vary
+        # would make the interval a point: then the images' own spread, MSB/(kN), the
+        # variance of the mean of the per-image means, on the same N − 1.
+        degenerate = (images + msa == 0) & (msb > 0)
+        images = np.where(degenerate, msb / (k * n), images)
         df_models, df_images = np.full_like(mean, k - 1.0), np.full_like(mean, n - 1.0)
         return _Parts(mean, (msa / (k * n), images), (df_models, df_images))
     # satterthwaite: σ²_models and σ²_images by the method of moments, truncated at 0, so
@@ -153,7 +158,9 @@ def crossed_interval(
       about 0.98 when the models do not vary at all (three models cannot tell a small
       model variance from none). With N ≥ k the half-width is at most t_{k−1} times the
       standard error sqrt(S₁ + S₂); ``df`` is Satterthwaite's for S₁ + S₂, for
-      information.
+      information. When both estimates are 0 from differences that vary (every model
+      the same mean, MSB ≤ MSE: a few discordant images), S₂ becomes MSB/(kN), the
+      images' own spread, rather than a zero-width interval.
     - ``"satterthwaite"``: the variance components by the method of moments, truncated
       at 0, Var = σ²_models/k + σ²_images/N + σ²_residual/(kN) through the mean squares,
       one Student-t quantile at Satterthwaite's degrees of freedom. The textbook choice,
@@ -308,6 +315,11 @@ def replicated_difference(
     share of resampled means beyond ±m, which agrees with the percentile interval up to
     ties).
 
+    A certified accuracy on which method and control agree on every image of every
+    model gives no spread to estimate a variance from; its interval is then the exact
+    bound on the share of images where they could disagree (Clopper–Pearson at 0 of
+    N), not the point 0.
+
     With one replicate the interval is over the images only (``images_only``): the
     one-sample t interval, or for ``"bootstrap"`` the same paired BCa bootstrap as
     :func:`~rsutils.analysis.metrics.acr_difference`.
@@ -320,7 +332,9 @@ def replicated_difference(
     d = _paired_scores(pairs, column, radius)
     k, n = d.shape
     per_model = tuple(float(v) for v in d.mean(axis=1))
-    if method == "bootstrap":
+    if radius is not None and not d.any():
+        found = _all_agree(n, alpha, margin)
+    elif method == "bootstrap":
         found = _bootstrap(d, alpha, margin, seed)
     else:
         parts = _parts(d, method)
@@ -336,6 +350,21 @@ def replicated_difference(
         mean, low, high, float(confidence), equivalence, margin, p, p_difference,
         standard_error, df, k, n, per_model, method, k == 1,
     )  # fmt: skip
+
+
+def _all_agree(images: int, alpha: float, margin: float | None) -> tuple:
+    """Certified accuracy on which method and control agree on every image of every
+    model: each paired difference 0, so any interval from their spread is the point 0
+    (and its equivalence test passes at any margin, a degenerate test). The difference
+    is bounded by the share q of images on which the two would disagree, of which none
+    of ``images`` was seen: |δ| ≤ q ≤ 1 − (α/2)^(1/N) (Clopper–Pearson at 0 of N,
+    the images being the units the models share), the (1 − 2α) interval at
+    1 − α^(1/N), and the two one-sided tests' p-value of |δ| ≥ m is the chance of no
+    disagreement when q = m, (1 − m)^N: below α exactly when that interval lies
+    inside ±m."""
+    half, eq = 1.0 - (alpha / 2) ** (1 / images), 1.0 - alpha ** (1 / images)
+    p = None if margin is None else float((1.0 - margin) ** images)
+    return 0.0, -half, half, (-eq, eq), p, 1.0, math.nan, math.nan
 
 
 def _bootstrap(d: np.ndarray, alpha: float, margin: float | None, seed: int) -> tuple:

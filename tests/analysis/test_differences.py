@@ -421,3 +421,46 @@ def test_a_stated_magnitude_is_tested_as_that_magnitude(low, high, equivalence, 
     assert str(found) == verdict
     assert found.as_stated == verdict.startswith("as stated")
     assert found.decided == (verdict != "undecided")
+
+
+@pytest.mark.parametrize("method", ["banerjee", "satterthwaite", "bootstrap"])
+def test_an_accuracy_on_which_every_image_agrees_is_bounded_not_a_point(method) -> None:
+    """Method and control certify the same images on every model: the spread is 0, and
+    an interval from it would be the point 0, "equivalent" at any margin. The bound is
+    the Clopper–Pearson one on the share of images where they disagree, 0 seen of N:
+    1 − (α/2)^(1/N) (0.088 for N = 40); equivalence within ±m needs (1 − m)^N < α."""
+    rng = np.random.default_rng(0)
+    images = 40
+    log = pd.DataFrame({"idx": np.arange(images), "correct": rng.integers(0, 2, images)})
+    log["radius"] = rng.uniform(0.1, 1.0, images)
+    pairs = [(log, log.assign(radius=log.radius + 0.01))] * 3  # the same images at r = 0.05
+    found = replicated_difference(pairs, radius=0.05, margin=0.01, method=method, seed=1)
+    half, eq = 1 - 0.025 ** (1 / images), 1 - 0.05 ** (1 / images)
+    assert (found.difference, found.low, found.high) == pytest.approx((0.0, -half, half))
+    assert found.equivalence == pytest.approx((-eq, eq))
+    assert found.p_equivalent == pytest.approx(0.99**images) and found.p_difference == 1.0
+    assert not found.verdict.decided  # 40 images cannot show a difference below 1 point
+    wide = replicated_difference(pairs, radius=0.05, margin=0.1, method=method, seed=1)
+    assert wide.verdict.equivalent and wide.p_equivalent == pytest.approx(0.9**images)
+    table = holm_family(
+        pd.DataFrame({"gain": [0.0], "p": [found.p_difference], "margin": [0.01],
+                      "p equivalent": [found.p_equivalent]})
+    )  # fmt: skip
+    assert not table["verdict"].iloc[0].decided  # the family sees the same p-values
+    # the ACR of the same pairs has spread (0.01 on correct images): not this bound
+    acr = replicated_difference(pairs, margin=0.02, method=method, seed=1)
+    assert acr.high - acr.low < 0.01
+
+
+def test_a_truncated_variance_of_zero_falls_back_to_the_images_spread() -> None:
+    """Two models, ten images: each model certifies one image the control does not, not
+    the same one. Every model has the same mean (MSA = 0) and MSB < MSE, so both of
+    Banerjee's estimates are 0 and the interval would be the point 0.1, a certain rise
+    from two discordant images. The fallback is the t interval of the per-image means."""
+    d = np.zeros((2, 10))
+    d[0, 3] = d[1, 5] = 1.0
+    found = crossed_interval(d)
+    per_image = d.mean(axis=0)
+    t_interval = ttest_1samp(per_image, 0.0).confidence_interval(0.95)
+    assert (found.low, found.high) == pytest.approx((t_interval.low, t_interval.high))
+    assert found.low < 0 < found.high
