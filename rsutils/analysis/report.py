@@ -64,9 +64,10 @@ __all__ = [
 ]
 
 #: The equivalence margins comparisons are judged with unless told otherwise, the
-#: book's (``rsutils.book.margins.MARGINS``, 0.05 of ACR and 0.05 of certified accuracy,
-#: the smallest differences that matter to its chapters; the tests keep the two equal).
-DEFAULT_MARGINS = Margins(acr=0.05, accuracy=0.05)
+#: book's (``rsutils.book.margins.MARGINS``: 0.02 of ACR and 0.01, one point, of
+#: certified accuracy, the smallest differences the papers present as results; the
+#: tests keep the two equal).
+DEFAULT_MARGINS = Margins(acr=0.02, accuracy=0.01)
 
 #: The output formats of :func:`render`: a plain terminal table, Markdown, LaTeX.
 FORMATS = ("plain", "markdown", "latex")
