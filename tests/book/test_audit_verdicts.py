@@ -16,7 +16,7 @@ from rsutils.book.glue import plain
 #: Each vocabulary with its texts, in its order: what CSV files, glue and tables show.
 TEXTS = {
     ClaimVerdict: [
-        "holds", "holds, by less than the margin", "does not hold", "not resolved at this scale",
+        "holds", "does not hold", "not resolved at this scale", "not testable here",
     ],
     LedgerVerdict: ["holds", "does not hold", "not printed", "not checkable"],
     AlphaVerdict: ["α = 0.001", "α = 0.01", "neither", "undecidable", "conflicting"],
@@ -69,7 +69,7 @@ def test_a_table_of_members_reads_and_writes_as_before() -> None:
 @pytest.mark.parametrize(
     ("value", "glued"),
     [
-        (ClaimVerdict.HOLDS_BY_LESS, "holds, by less than the margin"),
+        (ClaimVerdict.NOT_TESTABLE, "not testable here"),
         (LedgerVerdict.NOT_CHECKABLE, "not checkable"),
         (AlphaVerdict.ALPHA_0_01, "α = 0.01"),
         (Verdict(Direction.FALLS, margin=0.05, within_margin=True), "falls, within ±0.05"),

@@ -106,7 +106,7 @@ EQUIVALENT = Verdict(margin=0.05, within_margin=True)
 RISES_SMALL = Verdict(Direction.RISES, margin=0.05, within_margin=True)
 FALLS_SMALL = Verdict(Direction.FALLS, margin=0.05, within_margin=True)
 HOLDS, FAILS = ClaimVerdict.HOLDS, ClaimVerdict.DOES_NOT_HOLD
-OPEN, SMALL = ClaimVerdict.NOT_RESOLVED, ClaimVerdict.HOLDS_BY_LESS
+OPEN, UNTESTABLE = ClaimVerdict.NOT_RESOLVED, ClaimVerdict.NOT_TESTABLE
 UP, DOWN = Direction.RISES, Direction.FALLS
 
 
@@ -122,11 +122,12 @@ UP, DOWN = Direction.RISES, Direction.FALLS
         # a change that cannot be told from 0 and is shown smaller than the margin
         ([RISES, EQUIVALENT], UP, FAILS),
         ([EQUIVALENT, UNDECIDED], DOWN, FAILS),
-        # a real change, in the claimed direction, smaller than the margin
-        ([RISES, RISES_SMALL], UP, SMALL),
-        ([FALLS_SMALL], DOWN, SMALL),
+        # a real change, in the claimed direction, shown smaller than the margin: the
+        # claimed effect (one of the margin's size) is excluded
+        ([RISES, RISES_SMALL], UP, FAILS),
+        ([FALLS_SMALL], DOWN, FAILS),
         ([FALLS_SMALL], UP, FAILS),
-        ([RISES_SMALL, UNDECIDED], UP, OPEN),
+        ([RISES_SMALL, UNDECIDED], UP, FAILS),
         # a margin judged but not reached says only the sign
         ([Verdict(Direction.RISES, margin=0.05)], UP, HOLDS),
     ],
@@ -159,8 +160,9 @@ def test_a_claim_in_parts_holds_when_every_part_holds() -> None:
     assert all_of(HOLDS, HOLDS) is HOLDS
     assert all_of(HOLDS, OPEN) is OPEN
     assert all_of(OPEN, FAILS, HOLDS) is FAILS
-    assert all_of(HOLDS, SMALL) is SMALL
-    assert all_of(SMALL, OPEN) is OPEN
+    assert all_of(HOLDS, UNTESTABLE) is UNTESTABLE
+    assert all_of(UNTESTABLE, OPEN) is UNTESTABLE
+    assert all_of(UNTESTABLE, FAILS) is FAILS
     with pytest.raises(ValueError, match="no parts"):
         all_of()
     with pytest.raises(ValueError, match="claim verdicts"):
@@ -235,7 +237,8 @@ def test_the_tradeoff_holds_when_more_noise_costs_accuracy_and_buys_reach() -> N
 
 def test_a_crossing_needs_one_rise_and_fails_only_when_every_radius_is_against() -> None:
     assert crossing_verdict([UNDECIDED, RISES]) is HOLDS
-    assert crossing_verdict([FALLS, RISES_SMALL]) is HOLDS
+    assert crossing_verdict([UNDECIDED, RISES_SMALL]) is OPEN  # too small to count
+    assert crossing_verdict([FALLS, RISES_SMALL]) is FAILS
     assert crossing_verdict([FALLS, EQUIVALENT]) is FAILS
     assert crossing_verdict([FALLS, UNDECIDED]) is OPEN
 

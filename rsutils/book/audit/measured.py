@@ -9,8 +9,9 @@ models and images, each judged by :func:`rsutils.analysis.verdicts.judge`: a
 :class:`~rsutils.analysis.verdicts.Verdict` that rises, falls, is equivalent within ±m or
 is undecided) into a verdict on one qualitative claim each
 (:func:`rsutils.book.papers.published.qualitative_claims`), a
-:class:`~rsutils.book.audit.verdicts.ClaimVerdict`: "holds", "holds, by less than the
-margin", "does not hold" or "not resolved at this scale". The comparisons behind one
+:class:`~rsutils.book.audit.verdicts.ClaimVerdict`: "holds", "does not hold", "not
+resolved at this scale" or "not testable here" (:mod:`rsutils.book.audit.decided`: a
+comparison decided by construction, whatever the classifier does). The comparisons behind one
 claim are one family (Holm's correction, :func:`~rsutils.analysis.verdicts.holm_family`).
 
 - :func:`overall_verdict` and :func:`claim_verdict`: a claim that a method beats others
@@ -164,9 +165,17 @@ def _verdicts(rows: Rows) -> list[Verdict]:
 
 
 def _against(verdict: Verdict, expected: Direction) -> bool:
-    """Whether ``verdict`` tells against a change in the ``expected`` direction: it
-    goes the other way, or it is equivalent within its margin."""
-    return verdict.equivalent or verdict.direction not in (None, expected)
+    """Whether ``verdict`` excludes a change of the margin's size in the ``expected``
+    direction: it goes the other way, it is equivalent within its margin, or it goes
+    the ``expected`` way by less than the margin (a real change, shown smaller than
+    the smallest one that matters)."""
+    return verdict.within_margin or verdict.direction not in (None, expected)
+
+
+def _supports(verdict: Verdict, expected: Direction) -> bool:
+    """Whether ``verdict`` shows a change in the ``expected`` direction that may be as
+    large as the margin (its interval excludes 0, and does not exclude m)."""
+    return verdict.direction is expected and not verdict.within_margin
 
 
 def claim_verdict(rows: Rows, expected: Direction = Direction.RISES) -> ClaimVerdict:
@@ -175,12 +184,13 @@ def claim_verdict(rows: Rows, expected: Direction = Direction.RISES) -> ClaimVer
     ``rows`` are verdicts of :func:`~rsutils.analysis.verdicts.judge` (a table of
     :func:`~rsutils.analysis.differences.replicated_comparisons`, or its
     :class:`~rsutils.analysis.verdicts.Verdict` values), ``expected`` a
-    :class:`~rsutils.analysis.verdicts.Direction`. Holds when every comparison goes the
-    expected way ("holds, by less than the margin" when at least one of them is
-    "rises, within ±m": a real change, smaller than the margin); does not hold when any
-    goes the other way or is "equivalent within ±m" (no change that can be told from 0,
-    and none that matters); otherwise (some undecided, none against) not resolved at
-    this scale.
+    :class:`~rsutils.analysis.verdicts.Direction`; the claimed effect is a change of at
+    least the comparison's margin m (the smallest that matters). Holds when every
+    comparison goes the expected way and none is shown smaller than m; does not hold
+    when the data exclude the claimed effect for any comparison: it goes the other way,
+    is "equivalent within ±m" (no change that can be told from 0, and none that
+    matters) or goes the expected way "within ±m" (a real change, smaller than the one
+    that matters); otherwise (some undecided, none against) not resolved at this scale.
     """
     if expected not in tuple(Direction):
         raise ValueError(f"expected must be Direction.RISES or FALLS, got {expected!r}")
@@ -188,11 +198,9 @@ def claim_verdict(rows: Rows, expected: Direction = Direction.RISES) -> ClaimVer
     verdicts = _verdicts(rows)
     if any(_against(v, expected) for v in verdicts):
         return ClaimVerdict.DOES_NOT_HOLD
-    if not all(v.direction is expected for v in verdicts):
-        return ClaimVerdict.NOT_RESOLVED
-    if any(v.within_margin for v in verdicts):
-        return ClaimVerdict.HOLDS_BY_LESS
-    return ClaimVerdict.HOLDS
+    if all(_supports(v, expected) for v in verdicts):
+        return ClaimVerdict.HOLDS
+    return ClaimVerdict.NOT_RESOLVED
 
 
 def overall_verdict(rows: Rows) -> ClaimVerdict:
@@ -202,19 +210,21 @@ def overall_verdict(rows: Rows) -> ClaimVerdict:
     return claim_verdict(rows, Direction.RISES)
 
 
-#: The claim verdicts :func:`all_of` combines, the one that prevails first.
+#: The claim verdicts :func:`all_of` combines, the one that prevails first: a part that
+#: does not hold sinks the claim; a part that cannot be tested here leaves the whole
+#: untestable, however the others come out.
 PREVAILING = (
     ClaimVerdict.DOES_NOT_HOLD,
+    ClaimVerdict.NOT_TESTABLE,
     ClaimVerdict.NOT_RESOLVED,
-    ClaimVerdict.HOLDS_BY_LESS,
     ClaimVerdict.HOLDS,
 )
 
 
 def all_of(*verdicts: ClaimVerdict) -> ClaimVerdict:
     """The verdict on a claim made of parts: does not hold when any part does not, not
-    resolved when any part is not, otherwise holds (by less than the margin when any
-    part does). A verdict that :data:`PREVAILING` does not rank is refused."""
+    testable here when any part is not (and none fails), not resolved when any part is
+    not, otherwise holds. A verdict that :data:`PREVAILING` does not rank is refused."""
     if not verdicts:
         raise ValueError("no parts to judge the claim by")
     unknown = [v for v in verdicts if not isinstance(v, ClaimVerdict) or v not in PREVAILING]
@@ -283,10 +293,11 @@ def _ceiling(log: pd.DataFrame) -> float:
 
 def crossing_verdict(rows: Rows) -> ClaimVerdict:
     """A claim that a method is above its control *somewhere* on a grid of radii:
-    holds when any comparison rises, does not hold when every one falls or is
-    equivalent within its margin, otherwise not resolved at this scale."""
+    holds when any comparison rises by an interval that does not exclude the margin,
+    does not hold when every one falls, is equivalent within its margin or rises by
+    less than it, otherwise not resolved at this scale."""
     verdicts = _verdicts(rows)
-    if any(v.rises for v in verdicts):
+    if any(_supports(v, Direction.RISES) for v in verdicts):
         return ClaimVerdict.HOLDS
     if all(_against(v, Direction.RISES) for v in verdicts):
         return ClaimVerdict.DOES_NOT_HOLD
@@ -339,16 +350,17 @@ def curve_comparisons(
 
 def curve_verdict(table: pd.DataFrame, share: float = ALMOST_ALL) -> ClaimVerdict:
     """ "Superior across almost all radii, for every control", from
-    :func:`curve_comparisons`: holds when, for every pair, the method rises at no
-    fewer than ``share`` of the radii; does not hold when, for some pair, more than
-    ``1 − share`` of them fall or are equivalent within the margin (then fewer than
+    :func:`curve_comparisons`: holds when, for every pair, the method rises (by an
+    interval that does not exclude the margin) at no fewer than ``share`` of the
+    radii; does not hold when, for some pair, more than ``1 − share`` of them fall,
+    are equivalent within the margin or rise by less than it (then fewer than
     ``share`` can rise); otherwise not resolved at this scale."""
     if not 0.0 < share <= 1.0:
         raise ValueError(f"share must lie in (0, 1], got {share!r}")
     verdicts = []
     for _, rows in table.groupby(level=["method", "against"], sort=False):
         said = _verdicts(rows)
-        rising = np.mean([v.rises for v in said])
+        rising = np.mean([_supports(v, Direction.RISES) for v in said])
         against = np.mean([_against(v, Direction.RISES) for v in said])
         tie = 1e-12  # shares are ratios of small counts: compare them up to rounding
         if 1.0 - against < share - tie:
@@ -398,8 +410,7 @@ def alm_claim_verdict(radius_gain: Rows, alm_beyond: pd.DataFrame) -> ClaimVerdi
         )
     if any(v.falls for v in _verdicts(radius_gain)):
         return ClaimVerdict.DOES_NOT_HOLD
-    verdict = claim_verdict(alm_beyond, Direction.RISES)
-    return ClaimVerdict.DOES_NOT_HOLD if verdict is ClaimVerdict.HOLDS_BY_LESS else verdict
+    return claim_verdict(alm_beyond, Direction.RISES)
 
 
 def about(stated: float, actual: float) -> ClaimVerdict:

@@ -17,8 +17,7 @@ files and glued values read as before; code names the members, never the words.
 become text where the table leaves Python (pandas prints a cell by ``str()``; the book
 glues a member as its text, :func:`rsutils.book.glue.plain`). A verdict read back from
 text (a value glued by another page, a CSV file) is parsed once with ``parse``, which
-refuses a word that is no member. A new member (a fourth claim verdict, "not testable
-here") is one line; the functions that combine verdicts
+refuses a word that is no member. A new member is one line; the functions that combine verdicts
 (:func:`~rsutils.book.audit.measured.all_of`) refuse a member they do not rank.
 """
 
@@ -68,10 +67,34 @@ class ClaimVerdict(_Vocabulary):
     judged by :func:`~rsutils.analysis.verdicts.judge` with its margin m), or from an
     exact computation (:func:`~rsutils.book.audit.measured.about`)."""
 
-    HOLDS = "holds", "every comparison goes the claimed way (an exact claim: its number fits)"
-    HOLDS_BY_LESS = "holds, by less than the margin", "all go the claimed way, some by less than m"
-    DOES_NOT_HOLD = "does not hold", "a comparison goes against it or is equivalent within m"
-    NOT_RESOLVED = "not resolved at this scale", "none goes against the claim, some are undecided"
+    HOLDS = (
+        "holds",
+        (
+            "every comparison goes the claimed way, none by an interval that excludes a "
+            "difference as large as the margin m (an exact claim: its number fits)"
+        ),
+    )
+    DOES_NOT_HOLD = (
+        "does not hold",
+        (
+            "the data exclude the claimed effect: a comparison goes against it, is "
+            "equivalent within ±m, or goes its way by less than m"
+        ),
+    )
+    NOT_RESOLVED = (
+        "not resolved at this scale",
+        (
+            "none goes against the claim, and some interval holds both no change and the "
+            "claimed effect"
+        ),
+    )
+    NOT_TESTABLE = (
+        "not testable here",
+        (
+            "the comparison is decided by construction or by a condition unrelated to the "
+            "claim (a ceiling, a saturated σ), whose reason is printed beside it"
+        ),
+    )
 
 
 @_listed
