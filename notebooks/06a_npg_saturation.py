@@ -32,7 +32,7 @@ import matplotlib.pyplot as plt
 
 import rsutils as rs
 import rsutils.book.chapters.npg_recipe as npg_recipe
-from rsutils.anisotropic.saturation import ce_sigma_gradient
+from rsutils.anisotropic.saturation import SHAPE_RATIO, ce_sigma_gradient
 from rsutils.anisotropic.training import make_generator
 from rsutils.book import glue_all, run_chose
 from rsutils.book.chapters.pages import open_page
@@ -298,7 +298,7 @@ heads[noise_used].round(3)
 
 # %% tags=["remove-cell"]
 glue_all(
-    shape_ratio=npg_recipe.SHAPE_RATIO,
+    shape_ratio=SHAPE_RATIO,
     head_saturating=npg_recipe.head_names(heads, "saturates", True),
     head_diverged=npg_recipe.head_names(heads, "diverged", True),
     head_shaped=npg_recipe.head_names(heads, "has a shape", True),

@@ -30,7 +30,13 @@ from rsutils.anisotropic.generators import NoiseGenerator, head_slope
 from rsutils.core.settings import check_count
 from rsutils.core.streams import stream_generator
 
-__all__ = ["SigmaGradient", "absorbed_share", "ce_sigma_gradient"]
+__all__ = ["SHAPE_RATIO", "SigmaGradient", "absorbed_share", "ce_sigma_gradient"]
+
+#: A learned ``sigma`` has a shape when its largest scale exceeds its smallest by more
+#: than this factor on an input (averaged over the inputs); below, it is one level, and
+#: its ALM (a geometric mean of ``sigma``) equals its radius (its smallest ``sigma``)
+#: to within that factor, whatever the classifier does.
+SHAPE_RATIO = 1.01
 
 
 @dataclass(frozen=True)

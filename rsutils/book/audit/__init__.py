@@ -3,6 +3,9 @@ every number-bearing statement and the rule that checks it
 (:mod:`~rsutils.book.audit.ledger`), the rules a printed table must satisfy
 (:mod:`~rsutils.book.audit.table_audit`, :mod:`~rsutils.book.audit.table_bounds`), the
 book's measured rows beside the papers' (:mod:`~rsutils.book.audit.measured`,
-:mod:`~rsutils.book.audit.one_model`, :mod:`~rsutils.book.audit.cross_paper`) and the
+:mod:`~rsutils.book.audit.one_model`, :mod:`~rsutils.book.audit.cross_paper`), the
+comparisons decided by construction that a verdict must not rest on
+(:mod:`~rsutils.book.audit.decided`), Cohen et al.'s claims on their released logs
+(:mod:`~rsutils.book.audit.released_claims`) and the
 level Cohen et al.'s released logs imply (:mod:`~rsutils.book.audit.released_alpha`), with
 the vocabularies of their verdicts as values (:mod:`~rsutils.book.audit.verdicts`)."""

@@ -28,14 +28,13 @@ import torch
 from matplotlib.figure import Figure
 
 from rsutils.anisotropic.generators import NoiseGenerator, sigma_bound, sigma_from_raw
-from rsutils.anisotropic.saturation import SigmaGradient, absorbed_share
+from rsutils.anisotropic.saturation import SHAPE_RATIO, SigmaGradient, absorbed_share
 from rsutils.anisotropic.training import NPGConfig
 from rsutils.book.recipe_grid import KIND_NAMES, HeadRun, RecipeRun, effective_gamma
 
 __all__ = [
     "PULL_Z",
     "SATURATED_SHARE",
-    "SHAPE_RATIO",
     "bounded_heads_on_flat_part",
     "head_names",
     "head_table",
@@ -49,10 +48,6 @@ __all__ = [
 #: A run saturates when at least this share of ``sigma`` lies within 1% of its bound
 #: ``floor + gamma`` at the end of training ("most pixels").
 SATURATED_SHARE = 0.5
-
-#: A learned ``sigma`` has a shape when its largest scale exceeds its smallest by more
-#: than this factor on an input (averaged over the inputs); below, it is one level.
-SHAPE_RATIO = 1.01
 
 #: The cross-entropy pushes ``sigma`` one way when the mean level derivative lies more
 #: than this many standard errors from 0 (:func:`pull_table`).
@@ -176,7 +171,7 @@ def head_table(
     averaged), then ``diverged`` (some ``sigma`` not finite, as an unbounded head
     whose steps overshoot can end), ``saturates`` (the share at the upper bound at
     least :data:`SATURATED_SHARE`) and ``has a shape`` (``max/min`` above
-    :data:`SHAPE_RATIO`, and finite)."""
+    :data:`~rsutils.anisotropic.saturation.SHAPE_RATIO`, and finite)."""
     rows = []
     for run in runs:
         generator = generators[run.config]
