@@ -106,16 +106,22 @@ glue_all(
     n_claims_hold=int(counted.get(ClaimVerdict.HOLDS, 0)),
     n_claims_fail=int(counted.get(ClaimVerdict.DOES_NOT_HOLD, 0)),
     n_claims_open=int(counted.get(ClaimVerdict.NOT_RESOLVED, 0)),
+    n_claims_untestable=int(counted.get(ClaimVerdict.NOT_TESTABLE, 0)),
     n_margin_sensitive=audit["n_margin_sensitive"],
 )
 
 # %% [markdown]
 # The replicate models' verdicts over the {glue:text}`n_claims` claims: "holds" for
-# {glue:text}`n_claims_hold`, "does not hold" for {glue:text}`n_claims_fail`, and
-# "not resolved at this scale" for {glue:text}`n_claims_open`, where our models and
-# images cannot tell the effect from none. {glue:text}`n_margin_sensitive` of the
-# verdicts change when the margins, fixed before the runs, are halved or doubled
-# ({ref}`chapter-sota-tables` shows which).
+# {glue:text}`n_claims_hold`, "does not hold" (the data exclude the claimed effect)
+# for {glue:text}`n_claims_fail`, "not resolved at this scale" for
+# {glue:text}`n_claims_open`, where our models and images cannot tell the effect from
+# none, and "not testable here" for {glue:text}`n_claims_untestable`, where a
+# comparison the claim needs is decided by construction (a certificate's ceiling, a
+# σ with no shape; the reason leads its evidence). The claimed effect is a
+# difference of at least the margin of its measure, the smallest difference the
+# papers themselves present as a result ({data}`~rsutils.book.margins.MARGINS`).
+# {glue:text}`n_margin_sensitive` of the verdicts change when the margins are
+# halved or doubled ({ref}`chapter-sota-tables` shows which).
 #
 # ## The papers' numbers, checked exactly
 #

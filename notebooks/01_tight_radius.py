@@ -463,8 +463,9 @@ plt.close(ax.figure)
 #   than the smallest that matters;
 # - "undecided" otherwise.
 #
-# The margin $m$ depends on the measure and was fixed before any comparison was run
-# ({data}`~rsutils.book.margins.MARGINS`):
+# The margin $m$ depends on the measure: the smallest difference the papers
+# themselves present as a result, where they do so ({data}`~rsutils.book.margins.MARGINS`;
+# none of the three papers defines one):
 
 # %%
 margins_table()

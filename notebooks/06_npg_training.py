@@ -69,10 +69,10 @@ import rsutils as rs
 from rsutils.analysis.differences import replicated_comparisons
 from rsutils.analysis.verdicts import holm_family
 from rsutils.anisotropic.generators import parameter_summary
+from rsutils.anisotropic.saturation import SHAPE_RATIO
 from rsutils.book import glue_all, glue_fields, run_chose
 from rsutils.book import replicate_levels as spread
 from rsutils.book import replicate_logs as rep
-from rsutils.book.chapters.npg_recipe import SHAPE_RATIO
 from rsutils.book.chapters.pages import open_page
 from rsutils.book.margins import MARGINS
 from rsutils.book.plots import plot_curves
@@ -340,8 +340,8 @@ glue_all(
 # {glue:text}`n_models` models the first is {glue:text}`t_models:.2f` rather than
 # {glue:text}`z_quantile:.2f`, the width one trained model per method would have
 # hidden. The verdicts follow the book's one rule, with Holm's correction within the
-# table ({ref}`the verdict rule <chapter-tight-radius-verdict-rule>`; the ACR's margin is a tenth of
-# $\lambda$). By group:
+# table ({ref}`the verdict rule <chapter-tight-radius-verdict-rule>`; the ACR's margin is
+# {glue:text}`margin_acr:.2f`). By group:
 #
 # - **pattern-wise**, by the radius: "{glue:text}`pattern_radius`" (a pattern of
 #   mean 1 has $\min_i\sigma_i < 1$, which shrinks the radius by construction); by
@@ -429,6 +429,7 @@ glue_all(
     ds_vs_iso2=verdicts_of(NPG_GROUPS.dataset_wise, control_at_bound),
     cw_vs_iso=verdicts_of(NPG_GROUPS.certification_wise, control),
     cw_deployed_vs_iso=verdicts_of((DEPLOYED_CW,), control),
+    margin_acr=MARGINS.acr,
 )
 
 # %% [markdown]

@@ -53,6 +53,7 @@ from rsutils.analysis.differences import replicated_comparisons
 from rsutils.analysis.verdicts import holm_family
 from rsutils.book import glue_all, glue_fields
 from rsutils.book import replicate_logs as rep
+from rsutils.book.audit import decided
 from rsutils.book.audit import ledger as lg
 from rsutils.book.audit import measured as ours
 from rsutils.book.audit import released_claims as released
@@ -278,8 +279,8 @@ assert "ALM" in v_top.row and f"{v_top.printed:g}" == headline[2]
 # images and the retraining
 # ({func}`~rsutils.analysis.differences.replicated_comparisons`), and
 # {ref}`the book's verdict rule <chapter-tight-radius-verdict-rule>` turns it into "rises", "falls",
-# "equivalent within $\pm m$" or "undecided", with margins fixed before any
-# comparison was run ({data}`~rsutils.book.margins.MARGINS`: ACR
+# "equivalent within $\pm m$" or "undecided", with the margins the papers' own
+# smallest reported differences give ({data}`~rsutils.book.margins.MARGINS`: ACR
 # ±{glue:text}`margin_acr:.2f`, certified accuracy ±{glue:text}`margin_accuracy:.2f`).
 # The comparisons of one claim are one family, with Holm-adjusted p-values
 # ({func}`~rsutils.analysis.verdicts.holm_family`). The interval assumes normal
@@ -355,11 +356,17 @@ def certification_wise(npg, margins):
     others = [m for m in npg[0] if m not in (cw_name, rep.DEPLOYED_CW)]
     deployed = [(rep.DEPLOYED_CW, m) for m in others]
     found = judged(npg, deployed, measures=both, margin=margins)
-    verdict = ours.overall_verdict(found)
+    why = decided.ceiling_reason(
+        npg, rep.DEPLOYED_CW, others, columns=tuple(both.values()),
+        margin=margins.acr,
+    )
+    verdict = decided.unless_decided(why, ours.overall_verdict(found))
     beside = [(cw_name, m) for m in others]
     g_x = judged(npg, beside, measures=both, margin=margins)
     found["certifies"], g_x["certifies"] = DEPLOYED, G_X
-    return pd.concat([found, g_x]), verdict
+    found = pd.concat([found, g_x])
+    found.attrs["not testable"] = why
+    return found, verdict
 
 
 # %% [markdown]
@@ -377,7 +384,10 @@ def dataset_wise(npg, margins):
         npg, dw_name, margin=margins, seed=seed
     )
     found = holm_family(pd.concat([radius, beyond]))
-    return found, ours.alm_claim_verdict(found.iloc[:1], found.iloc[1:])
+    verdict = ours.alm_claim_verdict(found.iloc[:1], found.iloc[1:])
+    found.attrs["not testable"] = decided.shape_reason(npg, dw_name)
+    why = found.attrs["not testable"]
+    return found, decided.unless_decided(why, verdict)
 
 
 def pattern_wise(npg, fig4, margins):
@@ -407,10 +417,19 @@ def pattern_wise(npg, fig4, margins):
 # for isotropic noise.
 #
 # A claim that one method beats another holds when every one of its comparisons
-# rises ("holds, by less than the margin" when at least one rises by less than its
-# margin: true in direction, not in a size that matters), does not hold when any
-# falls or is equivalent within the margin, and is "not resolved at this scale"
-# otherwise ({func}`~rsutils.book.audit.measured.claim_verdict`). Each claim is
+# rises by an interval that leaves room for a difference of the margin's size; it
+# does not hold when the data exclude that effect for any of them (it falls, is
+# equivalent within the margin, or rises by less than the margin: true in
+# direction, not in a size that matters), and is "not resolved at this scale"
+# otherwise ({func}`~rsutils.book.audit.measured.claim_verdict`). A fourth label,
+# "not testable here", replaces the verdict when a comparison it needs is decided
+# by construction ({mod}`~rsutils.book.audit.decided`, its reason printed with the
+# evidence): when even the ceiling of the deployed classifier's certificate,
+# $c\,\Phi^{-1}(\alpha^{1/n})/(1 + L)$ reached on every image, stays more than the
+# margin below a control's ACR, "falls" is forced by the Lipschitz bound whatever
+# the classifier learned; and when the dataset-wise generator's $\sigma$ has no
+# shape (its ALM within 1% of its radius on every certified image: one level, as a
+# saturated $\sigma$ is), its ALM's gain over the radius is 0 by construction. Each claim is
 # judged twice: on the replicate models, and on the first model alone, which is what
 # a book with one model per method would have said. In the cell below,
 # `judgements` maps each claim to its comparisons and its verdict, and `one_model`
@@ -471,24 +490,27 @@ step_table = released.tradeoff_steps(released_steps)
 step_table.round(3)
 
 # %% [markdown]
-# The verdicts on the paper's models: the trade-off's by the rule above, the draws
-# claim's exact one, which the release agrees with while no released certificate
-# reaches $4\sigma$ at $n = 10^5$:
+# The verdicts on the paper's models: the trade-off's by the rule above. The draws
+# claim is not testable on the release: it says how many draws $4\sigma$ needs, and
+# every released log was certified with the same $n$, so the release shows one
+# point of the curve the claim is about; it can only agree with it (no released
+# certificate reaching $4\sigma$ with fewer draws than the claim's):
 
 # %%
 largest_released = released.largest_certificate(released_logs)
-samples_released = (
-    exact_samples if largest_released < 4 else ClaimVerdict.DOES_NOT_HOLD
+agrees = largest_released < 4 or released.RELEASED_N >= needed
+samples_says = (
+    f"every released log has n = {released.RELEASED_N:,}: one n shows "
+    "not how many draws 4σ needs; the release "
+    f"{'agrees' if agrees else 'disagrees'} (largest certificate "
+    f"{largest_released:.2f}σ)"
 )
 released_says = {
     "cohen-tradeoff": (
         released_verdict,
         released.steps_evidence(step_table, len(released_steps)),
     ),
-    "cohen-samples": (
-        samples_released,
-        f"largest released certificate {largest_released:.2f}σ at n = 10⁵",
-    ),
+    "cohen-samples": (ClaimVerdict.NOT_TESTABLE, samples_says),
 }
 pd.DataFrame(released_says, index=["verdict", "what it rests on"]).T
 
@@ -536,6 +558,10 @@ glue_all(
 evidence = {
     c: ours.evidence_text(found) for c, (found, _) in judgements.items()
 }
+untestable = {
+    c: found.attrs.get("not testable", "")
+    for c, (found, _) in judgements.items()
+}
 ddrs_rows = judgements["ddrs-cohen-ds"][0].groupby(
     level=["method", "against"], sort=False
 )
@@ -548,6 +574,9 @@ evidence["ucan-certification-wise"] = "; ".join(
     f"{kind}: {ours.verdict_counts(cw_rows[cw_rows.certifies == kind])}"
     for kind in (DEPLOYED, G_X)
 )
+for c, why in untestable.items():
+    if why:
+        evidence[c] = f"not testable here: {why}. Measured: {evidence[c]}"
 
 # %% [markdown]
 # The verdicts: each claim quoted beside the number of comparisons its verdict rests
@@ -610,7 +639,7 @@ run_chose(
 )
 
 # %% [markdown]
-# The margins were fixed before any comparison was run, but a verdict that turns on
+# The margins come from the papers' words, not from our numbers, but a verdict that turns on
 # them deserves to be seen doing so. Each claim judged again with both margins halved
 # and doubled:
 
@@ -659,7 +688,7 @@ by_verdict = verdicts.groupby("replicates say").groups
 claim_lists = {"hold": ClaimVerdict.HOLDS}
 claim_lists["fail"] = ClaimVerdict.DOES_NOT_HOLD
 claim_lists["open"] = ClaimVerdict.NOT_RESOLVED
-claim_lists["small"] = ClaimVerdict.HOLDS_BY_LESS
+claim_lists["untestable"] = ClaimVerdict.NOT_TESTABLE
 
 
 def listed(ids):
@@ -731,9 +760,10 @@ assert set(predict_rows.verdict) == {LedgerVerdict.DOES_NOT_HOLD}
 #   not run at the stated level: {glue:text}`cohen_alpha`
 #   ({ref}`chapter-released-logs`).
 # - **At our scale** ({glue:text}`n_qualitative` claims), these hold:
-#   {glue:text}`claims_hold`; these hold in direction, by less than the margin:
-#   {glue:text}`claims_small`; these do not: {glue:text}`claims_fail`; and our
-#   models and images cannot tell for: {glue:text}`claims_open`.
+#   {glue:text}`claims_hold`; these do not: {glue:text}`claims_fail`; our
+#   models and images cannot tell for: {glue:text}`claims_open`; and these
+#   cannot be tested here, their comparison decided by construction:
+#   {glue:text}`claims_untestable`.
 #
 # None of the findings about the printed numbers needed a model: a transcription,
 # a few rules that follow from the definitions, and the released logs were enough.
