@@ -50,6 +50,8 @@ __all__ = [
     "METHODS",
     "CrossedInterval",
     "ReplicatedDifference",
+    "VarianceComponents",
+    "check_design",
     "crossed_interval",
     "replicated_comparisons",
     "replicated_difference",
@@ -59,6 +61,74 @@ __all__ = [
 METHODS = ("banerjee", "satterthwaite", "bootstrap")
 
 _RESAMPLES = 9_999
+
+
+def check_design(models: int, images: int) -> None:
+    """Refuse a design of fewer than one model or two images, naming both counts."""
+    if models < 1 or images < 2:
+        raise ValueError(f"a design needs ≥ 1 model and ≥ 2 images, got {models} × {images}")
+
+
+@dataclass(frozen=True)
+class VarianceComponents:
+    """The variances of the three parts of a difference d[m, i] = δ + a_m + b_i + e_mi
+    over k models × N images: σ²_models (retraining), σ²_images (which images were
+    drawn) and σ²_residual (their interaction, the certificates' Monte Carlo noise
+    included); :mod:`rsutils.analysis.power` asks which effects a design detects from
+    them.
+
+    Guarantee: every component is finite and ≥ 0 (a negative one is refused).
+    """
+
+    models: float
+    images: float
+    residual: float
+
+    def __post_init__(self) -> None:
+        for name in ("models", "images", "residual"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value >= 0):
+                raise ValueError(f"the {name} variance must be a finite number ≥ 0, got {value}")
+
+    @classmethod
+    def from_differences(cls, differences: np.ndarray) -> VarianceComponents:
+        """The components of a table of differences (``models × images``) by the method of
+        moments: E[MSA] = σ²_e + N σ²_a, E[MSB] = σ²_e + k σ²_b, E[MSE] = σ²_e, each
+        estimate truncated at 0. With one model the model and residual parts cannot be
+        told apart from the images': all the variance is given to the images."""
+        d = np.asarray(differences, dtype=float)
+        if d.ndim != 2 or d.shape[1] < 2:
+            raise ValueError(
+                f"differences must be a models × images table with ≥ 2 images, got {d.shape}"
+            )
+        k, n = d.shape
+        if k == 1:
+            return cls(models=0.0, images=float(d[0].var(ddof=1)), residual=0.0)
+        _, msa, msb, mse = (float(v) for v in _mean_squares(d))
+        return cls(models=max((msa - mse) / n, 0.0), images=max((msb - mse) / k, 0.0), residual=mse)
+
+    def variance_of_mean(self, models: int, images: int) -> float:
+        """The variance of the mean over ``models`` × ``images``:
+        σ²_models / k + σ²_images / N + σ²_residual / (kN)."""
+        check_design(models, images)
+        k, n = models, images
+        return self.models / k + self.images / n + self.residual / (k * n)
+
+    def degrees_of_freedom(self, models: int, images: int) -> float:
+        """Satterthwaite's degrees of freedom of the variance estimate of (1) through the
+        mean squares (MSA on k − 1, MSB on N − 1, MSE on (k − 1)(N − 1)); N − 1 with one
+        model."""
+        check_design(models, images)
+        k, n = models, images
+        if k == 1:
+            return float(n - 1)
+        e = self.residual
+        msa, msb = e + n * self.models, e + k * self.images  # expected mean squares
+        terms = ((msa, k - 1), (msb, n - 1), (-e, (k - 1) * (n - 1)))
+        total = sum(value for value, _ in terms)
+        if total <= 0:
+            return float(k - 1)
+        return total**2 / sum(value**2 / df for value, df in terms)
 
 
 class CrossedInterval(NamedTuple):
@@ -251,7 +321,9 @@ class ReplicatedDifference:
     ``per_model`` holds each replicate's own difference, ``df`` the degrees of freedom
     behind ``standard_error`` (nan for the bootstrap). ``images_only`` is True when there
     was one replicate: the interval then covers the choice of images only, not a
-    retraining.
+    retraining. ``components`` are the table's :class:`VarianceComponents`, from which
+    :mod:`rsutils.analysis.power` computes which effects the design detects (all 0 when
+    no spread was seen: the power is then unknown).
     """
 
     difference: float
@@ -269,6 +341,7 @@ class ReplicatedDifference:
     per_model: tuple[float, ...]
     method: str
     images_only: bool
+    components: VarianceComponents
 
     @property
     def verdict(self) -> Verdict:
@@ -349,6 +422,7 @@ def replicated_difference(
     return ReplicatedDifference(
         mean, low, high, float(confidence), equivalence, margin, p, p_difference,
         standard_error, df, k, n, per_model, method, k == 1,
+        VarianceComponents.from_differences(d),
     )  # fmt: skip
 
 
@@ -474,8 +548,9 @@ def replicated_comparisons(
     :func:`~rsutils.analysis.metrics.acr_comparisons`: columns ``gain``, ``low``,
     ``high`` (the ``confidence`` interval), ``per model`` (each replicate's own
     difference), ``models``, ``images``, ``p`` (two-sided, of no difference), with a
-    margin ``margin`` and ``p equivalent`` (the TOST's), then ``tests`` and
-    ``verdict``.
+    margin ``margin`` and ``p equivalent`` (the TOST's), ``components`` (the
+    :class:`VarianceComponents` that :func:`rsutils.analysis.power.comparison_power`
+    reads), then ``tests`` and ``verdict``.
 
     With ``family`` (the default) the rows are one family: the verdicts come from
     Holm-adjusted p-values over all the table's tests
@@ -512,4 +587,5 @@ def _row(found: ReplicatedDifference) -> dict[str, object]:
         "per model": " ".join(f"{v:+.3f}" for v in found.per_model),
         "models": found.models, "images": found.images, "p": found.p_difference,
         "margin": found.margin, "p equivalent": found.p_equivalent,
+        "components": found.components,
     }  # fmt: skip

@@ -12,14 +12,16 @@ included), so that the mean over the table has variance
 
     Var(d̄) = σ²_models / k + σ²_images / N + σ²_residual / (kN)        (1)
 
-(:meth:`VarianceComponents.variance_of_mean`). Equation (1) says where a design's power
-is: images divide σ²_images, only models divide σ²_models, so adding images cannot beat
-the floor σ²_models / k, and where σ²_models is small images are the cheap way to power.
+(:meth:`~rsutils.analysis.differences.VarianceComponents.variance_of_mean`). Equation
+(1) says where a design's power is: images divide σ²_images, only models divide
+σ²_models, so adding images cannot beat the floor σ²_models / k, and where σ²_models is
+small images are the cheap way to power.
 
-Three questions, each answered by one function:
+Four questions, each answered by one function:
 
-- :meth:`VarianceComponents.from_differences`: the components measured on a table of
-  differences (the method of moments on its mean squares, truncated at 0);
+- :meth:`~rsutils.analysis.differences.VarianceComponents.from_differences`: the
+  components measured on a table of differences (the method of moments on its mean
+  squares, truncated at 0);
 - :func:`power_approx`: the chance that the two-sided test at level α/``tests`` (the
   strictest level Holm's correction asks of one comparison in a family of ``tests``)
   finds an effect δ, from (1) and a noncentral Student t at Satterthwaite's degrees of
@@ -30,7 +32,9 @@ Three questions, each answered by one function:
   closed form ignores that Banerjee's interval is conservative when the models do not
   vary, and overstates its power most where the residual dominates (0.62 against 0.53
   at 5 × 200 in a test), so a design planned with :func:`images_for_power` is checked
-  with this one.
+  with this one;
+- :func:`comparison_power`: both for every row of a table of comparisons, each at its
+  own margin, design and family: what the verdicts beside them could have detected.
 
 Both assume normal parts; a certified-accuracy difference takes the values −1, 0 and 1,
 so they are planning figures, not guarantees.
@@ -39,17 +43,18 @@ so they are planning figures, not guarantees.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import nct
+import pandas as pd
+from scipy.stats import nct, norm
 from scipy.stats import t as student
 
-from rsutils.analysis.differences import crossed_interval
+from rsutils.analysis.differences import VarianceComponents, check_design, crossed_interval
 from rsutils.core.streams import derived_seed
 
 __all__ = [
-    "VarianceComponents",
+    "NORMAL_DF",
+    "comparison_power",
     "images_for_power",
     "power_approx",
     "power_simulated",
@@ -57,70 +62,12 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class VarianceComponents:
-    """The variances of the three parts of a difference (model, image, residual).
-
-    Guarantee: every component is finite and ≥ 0 (a negative one is refused).
-    """
-
-    models: float
-    images: float
-    residual: float
-
-    def __post_init__(self) -> None:
-        for name in ("models", "images", "residual"):
-            value = getattr(self, name)
-            if not (math.isfinite(value) and value >= 0):
-                raise ValueError(f"the {name} variance must be a finite number ≥ 0, got {value}")
-
-    @classmethod
-    def from_differences(cls, differences: np.ndarray) -> VarianceComponents:
-        """The components of a table of differences (``models × images``) by the method of
-        moments: E[MSA] = σ²_e + N σ²_a, E[MSB] = σ²_e + k σ²_b, E[MSE] = σ²_e, each
-        estimate truncated at 0. With one model the model and residual parts cannot be
-        told apart from the images': all the variance is given to the images."""
-        d = np.asarray(differences, dtype=float)
-        if d.ndim != 2 or d.shape[1] < 2:
-            raise ValueError(
-                f"differences must be a models × images table with ≥ 2 images, got {d.shape}"
-            )
-        k, n = d.shape
-        if k == 1:
-            return cls(models=0.0, images=float(d[0].var(ddof=1)), residual=0.0)
-        mean, per_model, per_image = d.mean(), d.mean(axis=1), d.mean(axis=0)
-        msa = n * ((per_model - mean) ** 2).sum() / (k - 1)
-        msb = k * ((per_image - mean) ** 2).sum() / (n - 1)
-        residual = d - per_model[:, None] - per_image[None, :] + mean
-        mse = (residual**2).sum() / ((k - 1) * (n - 1))
-        return cls(models=max((msa - mse) / n, 0.0), images=max((msb - mse) / k, 0.0), residual=mse)
-
-    def variance_of_mean(self, models: int, images: int) -> float:
-        """Equation (1) of the module: the variance of the mean over ``models`` × ``images``."""
-        _check_design(models, images)
-        k, n = models, images
-        return self.models / k + self.images / n + self.residual / (k * n)
-
-    def degrees_of_freedom(self, models: int, images: int) -> float:
-        """Satterthwaite's degrees of freedom of the variance estimate of (1) through the
-        mean squares (MSA on k − 1, MSB on N − 1, MSE on (k − 1)(N − 1)); N − 1 with one
-        model."""
-        _check_design(models, images)
-        k, n = models, images
-        if k == 1:
-            return float(n - 1)
-        e = self.residual
-        msa, msb = e + n * self.models, e + k * self.images  # expected mean squares
-        terms = ((msa, k - 1), (msb, n - 1), (-e, (k - 1) * (n - 1)))
-        total = sum(value for value, _ in terms)
-        if total <= 0:
-            return float(k - 1)
-        return total**2 / sum(value**2 / df for value, df in terms)
+#: The degrees of freedom beyond which :func:`power_approx` reads the normal for the t.
+NORMAL_DF = 10_000
 
 
 def _check_design(models: int, images: int) -> None:
-    if models < 1 or images < 2:
-        raise ValueError(f"a design needs ≥ 1 model and ≥ 2 images, got {models} × {images}")
+    check_design(models, images)
 
 
 def _check_test(alpha: float, tests: int) -> float:
@@ -141,15 +88,20 @@ def power_approx(
     """The chance that the two-sided t test at level ``alpha / tests`` rejects δ = 0 when
     the true mean difference is ``effect``: ``P(|T| > t(1 − a/2))`` for T noncentral t with
     noncentrality ``effect / sqrt(Var)`` (equation (1)) on Satterthwaite's degrees of
-    freedom (:meth:`VarianceComponents.degrees_of_freedom`). At ``effect`` 0 it is the
-    level ``alpha / tests`` itself."""
+    freedom (:meth:`~rsutils.analysis.differences.VarianceComponents.degrees_of_freedom`).
+    At ``effect`` 0 it is the level ``alpha / tests`` itself. Beyond
+    :data:`NORMAL_DF` degrees of freedom the t is the normal (scipy's noncentral t
+    returns nan there for large noncentralities; the two differ by less than 10⁻³)."""
     level = _check_test(alpha, tests)
     variance = components.variance_of_mean(models, images)
     if variance == 0:
         return 1.0 if effect != 0 else level
     df = components.degrees_of_freedom(models, images)
-    critical = student.ppf(1 - level / 2, df)
     shift = effect / math.sqrt(variance)
+    if df > NORMAL_DF:
+        critical = norm.ppf(1 - level / 2)
+        return float(norm.sf(critical - shift) + norm.cdf(-critical - shift))
+    critical = student.ppf(1 - level / 2, df)
     return float(nct.sf(critical, df, shift) + nct.cdf(-critical, df, shift))
 
 
@@ -225,3 +177,52 @@ def images_for_power(
         middle = (low + high) // 2
         low, high = (low, middle) if enough(middle) else (middle + 1, high)
     return low
+
+
+def comparison_power(
+    table: pd.DataFrame,
+    *,
+    effects: pd.Series | float | None = None,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    draws: int = 2000,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """The power of each comparison of ``table`` (rows of
+    :func:`~rsutils.analysis.differences.replicated_comparisons`, with their
+    ``components``, ``models``, ``images`` and ``tests``) against an effect of each
+    row's ``margin`` (or ``effects``): :func:`power_simulated` of the row's own design
+    at Holm's strictest level ``alpha / tests``, so the chance that this design finds a
+    difference of the smallest size that matters, in this family. Columns ``effect``,
+    ``power``, ``power se`` (Monte Carlo) and ``images for power`` (:func:`images_for_power`
+    at ``power`` with the row's models; ``None`` where no number of images suffices).
+    A row whose components are all 0 (no spread seen: every image agreed) has power
+    ``nan``: its variance, and so its power, is unknown.
+    """
+    missing = {"components", "models", "images", "tests", "margin"} - set(table.columns)
+    if missing:
+        raise ValueError(
+            f"the table lacks {sorted(missing)}: pass rows of replicated_comparisons "
+            "judged with a margin"
+        )
+    wanted = table["margin"] if effects is None else effects
+    wanted = pd.Series(wanted, index=table.index, dtype=float)
+    rows = [
+        _row_power(row, effect, alpha=alpha, power=power, draws=draws, seed=seed)
+        for (_, row), effect in zip(table.iterrows(), wanted, strict=True)
+    ]
+    return pd.DataFrame(rows, index=table.index)
+
+
+def _row_power(
+    row: pd.Series, effect: float, *, alpha: float, power: float, draws: int, seed: int
+) -> dict[str, object]:
+    parts, models, images = row["components"], int(row["models"]), int(row["images"])
+    if parts.variance_of_mean(models, images) == 0:
+        return {"effect": effect, "power": math.nan, "power se": math.nan, "images for power": None}
+    test = {"alpha": alpha, "tests": int(row["tests"])}
+    found, se = power_simulated(
+        effect, parts, models=models, images=images, draws=draws, seed=seed, **test
+    )
+    needed = images_for_power(effect, parts, models=models, power=power, **test)
+    return {"effect": effect, "power": found, "power se": se, "images for power": needed}

@@ -176,7 +176,10 @@ def claims_table(audit: Mapping[str, object], claims: pd.DataFrame) -> pd.DataFr
     the claim quoted with its paper (a citation) and its place there, the verdict of the
     replicate models and of the first model alone (:func:`claim_verdicts`), the verdict on
     the authors' released logs (:func:`released_verdict`), the scales it was judged at
-    and links to where its runs are measured and where it is judged, from the values
+    with the power of its comparisons against a difference of their margin
+    (:func:`~rsutils.book.audit.claim_power.claim_power`; "exact" for a claim that
+    needs no sampling), and links to where its runs are measured and where it is
+    judged, from the values
     ``audit`` (the audit chapter's) glued. A claim :data:`CLAIM_RUNS` does not place
     raises :class:`KeyError`."""
     said, alone = claim_verdicts(audit, claims), claim_verdicts(audit, claims, "one_model")
@@ -184,8 +187,11 @@ def claims_table(audit: Mapping[str, object], claims: pd.DataFrame) -> pd.DataFr
     for claim in claims.itertuples():
         label, scale = CLAIM_RUNS[claim.id]
         judged_at = SCALES[scale].format(**audit) if scale else "exact"
+        judged_at += f"; power at the margin {audit[claim_key(claim.id, 'power')]}"
         if claim.id in RELEASED_CLAIMS:
             judged_at += f"; the paper's models: {audit['released_scale']}"
+            released_power = audit.get(claim_key(claim.id, "released_power"))
+            judged_at += f", power {released_power}" if released_power else ""
         rows.append(
             {
                 "claim": f"“{claim.quote}” ({{cite:t}}`{PAPERS[claim.paper]}`, {claim.place})",

@@ -40,9 +40,9 @@ MARGIN_REASONS = {
     ),
 }
 
-#: Where each margin's reason stands: ledger rows (:mod:`rsutils.book.audit.ledger`)
+#: The places each margin's reason quotes, ledger rows (:mod:`rsutils.book.audit.ledger`)
 #: and published tables (:func:`~rsutils.book.papers.published.published_table`) that
-#: hold the numbers it quotes, checked by the book's tests.
+#: hold its numbers, checked by the book's tests.
 MARGIN_SOURCES = {
     "acr": ("ledger ddrs-cohen-ds2-acr-drop", "ledger ddrs-cohen-ds2-acr-cifar"),
     "accuracy": (

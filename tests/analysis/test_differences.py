@@ -282,7 +282,7 @@ def test_replicated_comparisons_tabulate_each_pair_and_measure() -> None:
     assert table.index.tolist() == [("ours", "control", name) for name in measures]
     assert list(table.columns) == [
         "gain", "low", "high", "per model", "models", "images", "p", "margin",
-        "p equivalent", "tests", "verdict",
+        "p equivalent", "components", "tests", "verdict",
     ]  # fmt: skip
     row = table.loc[("ours", "control", "radius")]
     found = replicated_difference([(r["control"], r["ours"]) for r in replicates], margin=0.05)

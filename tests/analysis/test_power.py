@@ -10,9 +10,15 @@ import pytest
 from scipy.stats import nct, norm
 from scipy.stats import t as student
 
-from rsutils.analysis.differences import replicated_difference
-from rsutils.analysis.power import (
+from rsutils.analysis.differences import (
     VarianceComponents,
+    replicated_comparisons,
+    replicated_difference,
+)
+from rsutils.analysis.margins import Margins
+from rsutils.analysis.power import (
+    NORMAL_DF,
+    comparison_power,
     images_for_power,
     power_approx,
     power_simulated,
@@ -155,3 +161,54 @@ def test_simulated_tables_share_each_models_and_each_images_part() -> None:
     assert (images == images[:, :1, :]).all() and not (images == images[:, :, :1]).all()
     assert len(np.unique(cells)) == cells.size
     assert (simulated_differences(0.3, VarianceComponents(0, 0, 0), shape) == 0.3).all()
+
+
+def test_each_comparison_gets_the_power_of_its_own_design_and_family() -> None:
+    """A table of two comparisons, 5 models × 40 images: each row's power is
+    power_simulated at its margin and its family's level α/tests; a row on which every
+    image agreed has no spread, so its power is unknown (nan), not 1."""
+    rng = np.random.default_rng(3)
+    images = 40
+    base = pd.DataFrame({"idx": np.arange(images), "correct": 1})
+    replicates = []
+    for _ in range(5):
+        control = base.assign(radius=rng.uniform(0.2, 1.0, images))
+        method = control.assign(radius=control.radius + rng.normal(0.05, 0.1, images))
+        replicates.append({"method": method, "control": control})
+    table = replicated_comparisons(
+        replicates,
+        [("method", "control")],
+        measures={"ACR": "radius", "at 0.1": ("radius", 0.1)},
+        margin=Margins(acr=0.02, accuracy=0.01),
+    )
+    found = comparison_power(table, draws=500, seed=2)
+    acr = table.loc[("method", "control", "ACR")]
+    expected, se = power_simulated(
+        0.02, acr["components"], models=5, images=images, tests=int(acr["tests"]),
+        draws=500, seed=2,
+    )  # fmt: skip
+    row = found.loc[("method", "control", "ACR")]
+    assert (row["effect"], row["power"], row["power se"]) == (0.02, expected, se)
+    needed = images_for_power(0.02, acr["components"], models=5, tests=int(acr["tests"]))
+    assert row["images for power"] == needed
+    agreed = found.loc[("method", "control", "at 0.1")]  # all certified by both at 0.1?
+    at_01 = table.loc[("method", "control", "at 0.1"), "components"]
+    assert math.isnan(agreed["power"]) == (at_01.variance_of_mean(5, images) == 0)
+    larger = comparison_power(table, effects=0.2, draws=500, seed=2)
+    assert larger.loc[("method", "control", "ACR"), "power"] > row["power"]
+    with pytest.raises(ValueError, match="judged with a margin"):
+        comparison_power(table.drop(columns="components"))
+
+
+def test_the_power_reads_the_normal_where_the_t_is_the_normal() -> None:
+    """At many images the noncentral t of scipy returns nan for a large shift; past
+    NORMAL_DF degrees of freedom the power is the normal one, continuous with the t's."""
+    parts = VarianceComponents(models=0.0, images=0.15, residual=0.0)
+    at_edge = power_approx(0.01, parts, models=1, images=NORMAL_DF, tests=80)
+    past = power_approx(0.01, parts, models=1, images=NORMAL_DF + 2, tests=80)
+    assert abs(at_edge - past) < 1e-3
+    many = power_approx(0.01, parts, models=1, images=100_000, tests=80)
+    critical = norm.ppf(1 - 0.05 / 160)
+    shift = 0.01 / math.sqrt(0.15 / 100_000)
+    assert many == pytest.approx(norm.sf(critical - shift) + norm.cdf(-critical - shift))
+    assert images_for_power(0.01, parts, models=1, tests=80) is not None

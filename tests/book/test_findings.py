@@ -93,8 +93,9 @@ def audit_values() -> dict[str, object]:
     values: dict[str, object] = {"n_models": 5, "n_rep_images": 40, "rep_n": "10,000"}
     values |= {"n_small_images": 30, "small_n": "1,000", "released_scale": "the release"}
     values |= {claim_key(c, "released"): "not resolved at this scale" for c in RELEASED_CLAIMS}
+    values[claim_key("cohen-tradeoff", "released_power")] = "0.9 (median of 40)"
     for claim in qualitative_claims().id:
-        for field in ("comparisons", "evidence"):
+        for field in ("comparisons", "evidence", "power"):
             values[claim_key(claim, field)] = f"{claim} {field}"
         values[claim_key(claim, "verdict")] = "does not hold"  # glued as text
         values[claim_key(claim, "one_model")] = "not testable here"
@@ -110,11 +111,17 @@ def test_every_qualitative_claim_has_a_row_with_its_scale_and_links() -> None:
     row = table.set_index(claims.id).loc["ddrs-cohen-ds"]
     assert row["verdict"] is ClaimVerdict.DOES_NOT_HOLD
     assert row["one model says"] is ClaimVerdict.NOT_TESTABLE
-    assert row["judged at"] == "5 models × 40 images, n = 10,000"
+    assert row["judged at"] == (
+        "5 models × 40 images, n = 10,000; power at the margin ddrs-cohen-ds power"
+    )
     assert row["shown in"] == "{ref}`chapter-sigma-ascent`"
     assert row["claim"].endswith("({cite:t}`alfarra2022data`, results)")
     exact = table.set_index(claims.id).loc["cohen-samples", "judged at"]
-    assert exact == "exact; the paper's models: the release"
+    assert exact == (
+        "exact; power at the margin cohen-samples power; the paper's models: the release"
+    )
+    tradeoff = table.set_index(claims.id).loc["cohen-tradeoff", "judged at"]
+    assert tradeoff.endswith("the paper's models: the release, power 0.9 (median of 40)")
     released = table.set_index(claims.id)["the paper's models say"]
     assert released["cohen-tradeoff"] is ClaimVerdict.NOT_RESOLVED
     assert released["ddrs-cohen-ds"] == NO_RELEASE
