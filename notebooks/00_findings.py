@@ -77,8 +77,12 @@ chapter.run_at({"read from": ", ".join(FINDING_PAGES.values())})
 # quoted with its paper and where the paper states it (a section, or the part of the
 # paper), with the verdict of {ref}`the book's verdict rule <chapter-tight-radius-verdict-rule>` on
 # replicate models (each trained anew from its own seed) and on the first model
-# alone, the number of comparisons the verdict rests on (one family, Holm-adjusted),
-# and what was measured: each comparison's mean difference with its 95% interval
+# alone, the number of comparisons the verdict rests on (one family; Holm's
+# correction where one comparison suffices for the verdict),
+# the scale it was judged at with the power of its comparisons against a difference
+# of their margin (the chance the design could find the smallest difference that
+# matters; {ref}`chapter-sota-tables-claims` shows how it is computed), and what was
+# measured: each comparison's mean difference with its 95% interval
 # over images and retraining, and each model's own difference. Our scale is far
 # below the papers' (Fashion-MNIST, a small CNN, short training): a claim that does
 # not hold here does not hold at every scale, which is not a refutation at theirs.

@@ -283,8 +283,13 @@ assert "ALM" in v_top.row and f"{v_top.printed:g}" == headline[2]
 # "equivalent within $\pm m$" or "undecided", with the margins the papers' own
 # smallest reported differences give ({data}`~rsutils.book.margins.MARGINS`: ACR
 # ±{glue:text}`margin_acr:.2f`, certified accuracy ±{glue:text}`margin_accuracy:.2f`).
-# The comparisons of one claim are one family, with Holm-adjusted p-values
-# ({func}`~rsutils.analysis.verdicts.holm_family`). The interval assumes normal
+# The comparisons of one claim are one family, and the correction follows the
+# error each conclusion can make: a conclusion that one comparison suffices for
+# ("does not hold" for a claim that every comparison must go its way; "holds" for
+# one that a single radius suffices for) reads p-values adjusted by
+# {cite:t}`holm1979simple` ({func}`~rsutils.analysis.verdicts.holm_family`), and one
+# that needs every comparison reads each at its own level, an intersection–union
+# test whose error stays at $\alpha$ {cite:p}`berger1982multiparameter`. The interval assumes normal
 # model effects, which {glue:text}`n_models` models cannot check; each comparison's
 # per-model differences are printed beside it, so that a verdict carried by one odd
 # model shows.
@@ -427,13 +432,13 @@ def pattern_wise(npg, fig4, margins):
 # direction, not in a size that matters), and is "not resolved at this scale"
 # otherwise ({func}`~rsutils.book.audit.measured.claim_verdict`). A fourth label,
 # "not testable here", replaces the verdict when a comparison it needs is decided
-# by construction ({mod}`~rsutils.book.audit.decided`, its reason printed with the
-# evidence): when even the ceiling of the deployed classifier's certificate,
-# $c\,\Phi^{-1}(\alpha^{1/n})/(1 + L)$ reached on every image, stays more than the
-# margin below a control's ACR, "falls" is forced by the Lipschitz bound whatever
-# the classifier learned; and when the dataset-wise generator's $\sigma$ has no
-# shape (its ALM within 1% of its radius on every certified image: one level, as a
-# saturated $\sigma$ is), its ALM's gain over the radius is 0 by construction. Each claim is
+# by construction ({mod}`~rsutils.book.audit.decided`; the reason leads the
+# evidence): when the deployed classifier's ceiling
+# $c\,\Phi^{-1}(\alpha^{1/n})/(1 + L)$, reached on every image, stays more than the
+# margin below a control's ACR, the Lipschitz bound forces "falls"; and when the
+# dataset-wise $\sigma$ has no shape (ALM within 1% of the radius on every
+# certified image, as a saturated $\sigma$ gives), its ALM's gain over the radius is
+# 0 by construction. Each claim is
 # judged twice: on the replicate models, and on the first model alone, which is what
 # a book with one model per method would have said. In the cell below,
 # `judgements` maps each claim to its comparisons and its verdict, and `one_model`
@@ -615,10 +620,9 @@ glue_table(verdicts, "claim_{row}_{column}", rows=claims, columns=keys)
 
 # %% [markdown]
 # A verdict says as much as the chance that its comparisons could have come out
-# otherwise. For each claim judged by comparisons, the power of those comparisons
-# against a difference of their margin, the smallest that matters: each at its own
-# design (models × images) and variance components, at the strictest level Holm's
-# correction asks in its family
+# otherwise. For each claim judged by comparisons, their power against a
+# difference of their margin: each at its own design (models × images) and
+# variance components, at the strictest level Holm's correction asks in its family
 # ({func}`~rsutils.book.audit.claim_power.claim_power`); the median over the claim's
 # comparisons with their range, and the images the median one would need for
 # {glue:text}`target_power:.0%` at the same number of models. The released logs'

@@ -10,7 +10,7 @@ from scipy.stats import norm
 from rsutils.analysis.differences import replicated_comparisons
 from rsutils.analysis.grouped_differences import TOO_FEW_IMAGES
 from rsutils.analysis.metrics import certified_accuracy
-from rsutils.analysis.verdicts import Direction, Verdict
+from rsutils.analysis.verdicts import Direction, Verdict, holm_family
 from rsutils.book.audit.measured import (
     about,
     all_of,
@@ -289,7 +289,8 @@ def test_modest_by_radius_significant_by_alm_needs_alm_beyond_radius() -> None:
     assert rounding["verdict"].iloc[0] == RISES_SMALL  # real, and too small
     assert alm_claim_verdict(radius_gain, rounding) is FAILS
     assert alm_claim_verdict([FALLS], boost) is FAILS
-    assert alm_claim_verdict([UNDECIDED], boost.assign(verdict=UNDECIDED)) is OPEN
+    undecided = boost.assign(verdict=UNDECIDED, p=0.5, **{"p equivalent": 0.5})
+    assert alm_claim_verdict([UNDECIDED], undecided) is OPEN
     assert alm_claim_verdict([RISES], boost.assign(verdict=FALLS)) is FAILS
     unjudged = alm_beyond_radius(alm_replicates(1 + 1e-15), "method")
     assert unjudged["verdict"].iloc[0] == RISES  # why the margin is required
@@ -365,3 +366,35 @@ def test_curve_comparisons_stay_below_the_controls_ceiling() -> None:
     grid = radii_below_ceiling(replicates[0]["σ = 0.25"])
     assert found.index.get_level_values("measured by").tolist() == [f"r = {r:.2f}" for r in grid]
     assert (found["tests"] == 2 * len(grid)).all()
+
+
+def family(gains, p, p_equivalent) -> pd.DataFrame:
+    """A family of comparisons judged by Holm (as replicated_comparisons leaves it)."""
+    table = pd.DataFrame(
+        {"gain": gains, "p": p, "margin": 0.01, "p equivalent": p_equivalent},
+        index=pd.Index([f"r{i}" for i in range(len(gains))]),
+    )
+    return holm_family(table)
+
+
+def test_holds_needs_every_comparison_each_at_alpha_and_fails_by_holm() -> None:
+    """Every comparison rises at p = 0.03: Holm's adjusted p (0.06 for two tests, the
+    equivalences too) leaves each undecided, yet "holds" is an intersection–union test
+    whose error is α when each is tested at α. One equivalence at p = 0.03 is not
+    enough for "does not hold" (any one: Holm's adjusted verdicts decide)."""
+    rising = family([0.2, 0.3], [0.03, 0.03], [0.9, 0.9])
+    assert not any(v.rises for v in rising["verdict"])  # Holm: undecided
+    assert claim_verdict(rising) is HOLDS
+    flat = family([0.2, 0.0], [0.001, 0.9], [0.9, 0.03])
+    assert claim_verdict(flat) is OPEN  # the equivalence does not survive Holm
+    assert claim_verdict(family([0.2, 0.0], [0.001, 0.9], [0.9, 0.001])) is FAILS
+
+
+def test_reach_somewhere_needs_holm_and_none_needs_every_comparison() -> None:
+    """crossing_verdict the other way round: one rise at p = 0.03 in a family of four
+    tests is not a rise after Holm; every comparison against at p = 0.03 is."""
+    one = family([0.2, -0.1], [0.03, 0.9], [0.9, 0.9])
+    assert crossing_verdict(one) is OPEN
+    against = family([-0.2, -0.1], [0.03, 0.03], [0.9, 0.9])
+    assert not any(v.falls for v in against["verdict"])
+    assert crossing_verdict(against) is FAILS

@@ -8,7 +8,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rsutils.analysis.margins import Margins
 from rsutils.book.audit.measured import ACCURACY_AT_0, REACH, tradeoff_verdict
 from rsutils.book.audit.released_alpha import STATED_ALPHA
 from rsutils.book.audit.released_claims import (
@@ -21,9 +20,9 @@ from rsutils.book.audit.released_claims import (
     tradeoff_steps,
 )
 from rsutils.book.audit.verdicts import ClaimVerdict
+from rsutils.book.margins import MARGINS
 
 SIGMAS = {"cifar10": ("0.12", "0.25", "0.50", "1.00"), "imagenet": ("0.25", "0.50", "1.00")}
-MARGINS = Margins(acr=0.05, accuracy=0.05)
 
 
 def sigma_log(sigma: float, step: int, images: int = 500, reach: float = 3.0) -> pd.DataFrame:

@@ -26,8 +26,8 @@ from rsutils.analysis.power import comparison_power
 
 __all__ = ["TARGET_POWER", "ClaimPower", "claim_power"]
 
-#: The power a design should have against the smallest difference that matters: the
-#: usual planning figure, 80%.
+#: The power a design should have against the smallest difference that matters, the
+#: usual planning figure of 80%.
 TARGET_POWER = 0.8
 
 

@@ -164,6 +164,16 @@ def _verdicts(rows: Rows) -> list[Verdict]:
     return verdicts
 
 
+def _each_alone(rows: Rows) -> list[Verdict]:
+    """The verdicts of ``rows`` each judged on its own p-values (no correction), for a
+    conclusion that needs every comparison (an intersection–union test: each at level
+    α keeps the whole at α); verdict values that carry no p-values are taken as they
+    are."""
+    if isinstance(rows, pd.DataFrame) and "p" in rows.columns:
+        return _verdicts(holm_family(rows, adjust=False))
+    return _verdicts(rows)
+
+
 def _against(verdict: Verdict, expected: Direction) -> bool:
     """Whether ``verdict`` excludes a change of the margin's size in the ``expected``
     direction: it goes the other way, it is equivalent within its margin, or it goes
@@ -191,14 +201,19 @@ def claim_verdict(rows: Rows, expected: Direction = Direction.RISES) -> ClaimVer
     is "equivalent within ±m" (no change that can be told from 0, and none that
     matters) or goes the expected way "within ±m" (a real change, smaller than the one
     that matters); otherwise (some undecided, none against) not resolved at this scale.
+
+    The correction follows the error each conclusion can make. "Does not hold" follows
+    from any one comparison, so it reads the family's Holm-adjusted verdicts (the
+    table's ``verdict``); "holds" needs every one, an intersection–union test whose
+    error is at most α when each comparison is tested at α alone (Berger, 1982), so it
+    reads each row judged on its own p-values.
     """
     if expected not in tuple(Direction):
         raise ValueError(f"expected must be Direction.RISES or FALLS, got {expected!r}")
     expected = Direction(expected)
-    verdicts = _verdicts(rows)
-    if any(_against(v, expected) for v in verdicts):
+    if any(_against(v, expected) for v in _verdicts(rows)):
         return ClaimVerdict.DOES_NOT_HOLD
-    if all(_supports(v, expected) for v in verdicts):
+    if all(_supports(v, expected) for v in _each_alone(rows)):
         return ClaimVerdict.HOLDS
     return ClaimVerdict.NOT_RESOLVED
 
@@ -295,11 +310,13 @@ def crossing_verdict(rows: Rows) -> ClaimVerdict:
     """A claim that a method is above its control *somewhere* on a grid of radii:
     holds when any comparison rises by an interval that does not exclude the margin,
     does not hold when every one falls, is equivalent within its margin or rises by
-    less than it, otherwise not resolved at this scale."""
-    verdicts = _verdicts(rows)
-    if any(_supports(v, Direction.RISES) for v in verdicts):
+    less than it, otherwise not resolved at this scale. "Holds" follows from any one
+    comparison, so it reads the family's Holm-adjusted verdicts; "does not hold" needs
+    every one (an intersection–union test), so it reads each row on its own p-values
+    (as :func:`claim_verdict`, the other way round)."""
+    if any(_supports(v, Direction.RISES) for v in _verdicts(rows)):
         return ClaimVerdict.HOLDS
-    if all(_against(v, Direction.RISES) for v in verdicts):
+    if all(_against(v, Direction.RISES) for v in _each_alone(rows)):
         return ClaimVerdict.DOES_NOT_HOLD
     return ClaimVerdict.NOT_RESOLVED
 
@@ -354,7 +371,9 @@ def curve_verdict(table: pd.DataFrame, share: float = ALMOST_ALL) -> ClaimVerdic
     interval that does not exclude the margin) at no fewer than ``share`` of the
     radii; does not hold when, for some pair, more than ``1 − share`` of them fall,
     are equivalent within the margin or rise by less than it (then fewer than
-    ``share`` can rise); otherwise not resolved at this scale."""
+    ``share`` can rise); otherwise not resolved at this scale. Both conclusions read
+    the family's Holm-adjusted verdicts: each rests on several comparisons but on
+    neither one of them nor all, so the stricter reading is kept."""
     if not 0.0 < share <= 1.0:
         raise ValueError(f"share must lie in (0, 1], got {share!r}")
     verdicts = []
