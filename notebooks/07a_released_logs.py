@@ -263,6 +263,45 @@ assert AlphaVerdict.CONFLICTING not in set(level_of)
 # the book gives: the ledger's statements of $\alpha$ are checked by the same test
 # ({glue:text}`ledger_alpha`).
 #
+# ### Or more draws at the stated level?
+#
+# A certificate above the 0.001 ceiling of $n = 100{,}000$ fits $\alpha = 0.01$ at
+# the stated $n$, and also $\alpha = 0.001$ with more draws $n'$: the logs do not
+# record $n$. The printed radii test that reading too, on the logs whose ceilings
+# say $\alpha = 0.01$. Their inputs whose draws all agreed print at the 0.001
+# ceiling of $n'$, so only the $n'$ whose ceiling prints as the log's largest
+# certificate can be it
+# ({func}`~rsutils.book.audit.released_alpha.draws_matching_ceiling`); each such
+# $n'$ is tried against every printed radius of the log, and the reading is ruled
+# out when no $n'$ gives every radius a count of its draws
+# ({func}`~rsutils.book.audit.released_alpha.more_draws_evidence`):
+
+# %%
+at_ceilings = levels["ceilings say"] == AlphaVerdict.ALPHA_0_01
+more_draws = implied_alpha.more_draws_table(
+    levels.index[at_ceilings], root=reference_root
+)
+labels = [implied_alpha.log_label(key) for key in more_draws.index]
+more_draws.set_axis(labels).rename_axis("log (trained/certified σ)")
+
+# %% tags=["remove-cell"]
+fit = more_draws["draws that fit"] > 0
+glue_all(
+    n_more_tried=len(more_draws),
+    n_more_ruled_out=int((~fit).sum()),
+    more_open=", ".join(
+        implied_alpha.log_label(key) for key in more_draws.index[fit]
+    )
+    or "none",
+)
+
+# %% [markdown]
+# The printed radii rule out more draws at the stated level for
+# {glue:text}`n_more_ruled_out` of these {glue:text}`n_more_tried` logs: for them
+# $\alpha = 0.01$ at the stated $n$ is the one reading left. For the others
+# ({glue:text}`more_open`) some $n'$ fits every printed radius, and $\alpha = 0.001$
+# with that many draws stays a reading their certificates allow.
+#
 # ## Recertified at the stated level
 #
 # Taking the logs that imply $\alpha = 0.01$ as run at that level with that $n$, the
@@ -350,7 +389,10 @@ glue_all(n_predict=len(predict))
 # certificates of {glue:text}`n_implied_01` of the {glue:text}`n_released` logs imply
 # $\alpha = 0.01$, {glue:text}`alpha_ratio:.0f` times the $\alpha = 0.001$ the paper
 # states, those of {glue:text}`n_implied_001` imply the stated level, and
-# {glue:text}`n_implied_undecidable` cannot tell. The printed rows lie within
+# {glue:text}`n_implied_undecidable` cannot tell. The other reading, the stated
+# level with more draws than stated, is ruled out by the printed radii for
+# {glue:text}`n_more_ruled_out` of the {glue:text}`n_more_tried` logs whose ceilings
+# decide, and left open for {glue:text}`more_open`. The printed rows lie within
 # {glue:text}`largest_gap:.3f` of their logs. Recertified at the stated level, the
 # logs' accuracy loses at most a hundredth at the two decimals the tables print, in
 # {glue:text}`n_moved` cells: the tables' numbers stand, but each certificate behind

@@ -14,11 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.stats import norm
+from scipy.stats import binom, norm
 
-from rsutils.core.confidence import clopper_pearson_lower
-
-__all__ = ["count_range", "first_count", "half_printed_unit"]
+__all__ = ["count_range", "first_count", "fits_some_count", "half_printed_unit"]
 
 
 def half_printed_unit(values: ArrayLike) -> np.ndarray:
@@ -30,24 +28,25 @@ def half_printed_unit(values: ArrayLike) -> np.ndarray:
     return np.where(positive, 0.5 * 10**exponent, 0.0)
 
 
-def first_count(radius: ArrayLike, sigma: float, n: int, alpha: float) -> np.ndarray:
+def first_count(radius: ArrayLike, sigma: float, n: ArrayLike, alpha: float) -> np.ndarray:
     """Per radius, the smallest count ``k`` (of ``n`` draws) whose certificate
     ``sigma·Φ⁻¹(CP(k, n, alpha))`` reaches it; ``n + 1`` where no count does (the
-    radius lies above the ceiling ``sigma·Φ⁻¹(alpha^(1/n))``). Exact: a bisection on
-    ``k`` of the same Clopper–Pearson bound CERTIFY uses."""
-    _check(sigma, n, alpha)
+    radius lies above the ceiling ``sigma·Φ⁻¹(alpha^(1/n))``). ``n`` may be an array
+    that broadcasts with ``radius`` (several numbers of draws at once).
+
+    Exact, with no search: the Clopper–Pearson bound ``CP(k)`` is the ``p`` at which
+    ``P(X ≥ k) = alpha`` for ``X ~ Binomial(n, p)``, and that chance rises with ``p``,
+    so ``CP(k) ≥ p_r = Φ(radius/sigma)`` exactly when ``P(X ≥ k | p_r) ≤ alpha``: the
+    smallest such ``k`` is one more than the binomial's upper ``alpha`` quantile at
+    ``p_r`` (``scipy.stats.binom.isf``). A test checks it against a bisection on the
+    bound itself."""
+    n = np.asarray(n, dtype=np.int64)
+    _check(sigma, int(n.min()) if n.size else 0, alpha)
     radius = np.atleast_1d(np.asarray(radius, dtype=float))
     target = norm.cdf(np.maximum(radius, 0.0) / sigma)
-    low, high = np.zeros(len(radius), dtype=np.int64), np.full(len(radius), n + 1, dtype=np.int64)
-    unsettled = low < high
-    while unsettled.any():
-        mid = (low + high) // 2
-        reaches = clopper_pearson_lower(np.minimum(mid, n), n, alpha) >= target
-        reaches &= mid <= n
-        high = np.where(unsettled & reaches, mid, high)
-        low = np.where(unsettled & ~reaches, mid + 1, low)  # a settled count stays
-        unsettled = low < high
-    return low
+    target, n = np.broadcast_arrays(target, n)
+    quantile = binom.isf(alpha, n, target)
+    return np.minimum(quantile + 1, n + 1).astype(np.int64)
 
 
 def count_range(
@@ -62,6 +61,19 @@ def count_range(
     least = first_count(printed - half, sigma, n, alpha)
     greatest = first_count(printed + half, sigma, n, alpha) - 1
     return least, greatest
+
+
+def fits_some_count(printed: ArrayLike, sigma: float, draws: ArrayLike, alpha: float) -> np.ndarray:
+    """Whether some count of ``draws[j]`` draws gives, at level ``alpha``, a certificate
+    that prints as ``printed[i]``: a boolean array of shape ``(len(draws),
+    len(printed))``. :func:`count_range` for many numbers of draws at once, to ask
+    which ``n`` a whole log of printed radii fits."""
+    printed = np.atleast_1d(np.asarray(printed, dtype=float))[None, :]
+    draws = np.atleast_1d(np.asarray(draws, dtype=np.int64))[:, None]
+    half = half_printed_unit(printed)
+    least = first_count(printed - half, sigma, draws, alpha)
+    greatest = first_count(printed + half, sigma, draws, alpha) - 1
+    return greatest >= least
 
 
 def _check(sigma: float, n: int, alpha: float) -> None:

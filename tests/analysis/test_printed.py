@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy.stats import beta, norm
 
-from rsutils.analysis.printed import count_range, first_count, half_printed_unit
+from rsutils.analysis.printed import count_range, first_count, fits_some_count, half_printed_unit
 
 
 def certificate(k, n: int, alpha: float, sigma: float) -> np.ndarray:
@@ -33,6 +33,38 @@ def test_the_first_count_against_every_count_of_a_small_n() -> None:
     brute = [next((k for k in range(n + 1) if every[k] >= r), n + 1) for r in radii]
     np.testing.assert_array_equal(found, brute)
     assert found[-1] == n + 1  # above the ceiling: no count reaches it
+
+
+def test_the_first_count_is_exact_at_many_draws() -> None:
+    """The binomial-quantile form against a search of every count's bound (scipy's
+    beta), at the draws of the papers' logs and at the 4σ requirement: random radii,
+    and the midpoints between the top counts' certificates, where consecutive counts
+    lie furthest apart (a radius equal to a certificate up to rounding is a tie that
+    no float computation settles, and no printed radius ± half a unit meets one)."""
+    rng = np.random.default_rng(5)
+    for n, alpha in ((100_000, 0.001), (100_000, 0.01), (218_105, 0.001)):
+        every = certificate(np.arange(n + 1), n, alpha, 0.5)
+        between = (every[-6:-1] + every[-5:]) / 2
+        radii = np.concatenate([rng.uniform(0, 2.0, 300), between, [every[-1] + 1e-9]])
+        expected = np.searchsorted(every, radii, side="left")  # first k with bound >= r
+        np.testing.assert_array_equal(first_count(radii, 0.5, n, alpha), expected)
+
+
+def test_several_numbers_of_draws_at_once() -> None:
+    radii, draws = np.array([0.3, 0.9, 0.95]), np.array([1_000, 50_000, 100_000])
+    together = first_count(radii[None, :], 0.25, draws[:, None], 0.001)
+    for row, n in zip(together, draws, strict=True):
+        np.testing.assert_array_equal(row, first_count(radii, 0.25, int(n), 0.001))
+
+
+def test_a_log_fits_the_draws_it_was_certified_with() -> None:
+    """Radii printed from 100,000 draws at 0.01 fit 100,000 draws; the ceiling of 0.01
+    (0.978 at σ = 0.25) fits no count of 100,000 draws at 0.001."""
+    n, sigma = 100_000, 0.25
+    radii = printed(certificate(np.array([60_000, 99_000, 99_999, n]), n, 0.01, sigma))
+    fits = fits_some_count(radii, sigma, [n, 2 * n], 0.01)
+    assert fits.shape == (2, 4) and fits[0].all()
+    assert not fits_some_count([0.978], sigma, [n], 0.001)[0, 0]
 
 
 def test_every_printed_certificate_pins_its_own_count() -> None:

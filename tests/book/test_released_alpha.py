@@ -15,7 +15,9 @@ from rsutils.analysis.printed import count_range
 from rsutils.book.audit.released_alpha import (
     alpha_evidence,
     ceiling_verdict,
+    draws_matching_ceiling,
     log_label,
+    more_draws_evidence,
     radii_verdict,
     released_alpha_evidence,
 )
@@ -23,10 +25,10 @@ from rsutils.book.audit.released_alpha import (
 N = 100_000
 
 
-def printed_certificates(counts, alpha: float, sigma: float) -> list[float]:
-    """CERTIFY's radii for these counts of N draws, printed as the release prints them
-    (scipy's beta quantile: independent of rsutils.core.confidence)."""
-    bound = beta.ppf(alpha, np.asarray(counts), N - np.asarray(counts) + 1)
+def printed_certificates(counts, alpha: float, sigma: float, n: int = N) -> list[float]:
+    """CERTIFY's radii for these counts of ``n`` draws, printed as the release prints
+    them (scipy's beta quantile: independent of rsutils.core.confidence)."""
+    bound = beta.ppf(alpha, np.asarray(counts), n - np.asarray(counts) + 1)
     return [float(f"{r:.3}") for r in sigma * norm.ppf(bound)]
 
 
@@ -158,3 +160,36 @@ def test_what_the_book_reports_of_each_released_log(reference: Path) -> None:
     assert implied[("cifar10", 1.00, "test", 1.00)] == "α = 0.01"
     assert implied[("cifar10", 0.12, "test", 0.50)] == "undecidable"
     assert table.loc[("cifar10", 0.12, "test", 0.12), "no count at 0.01"] == 184
+
+
+def test_the_draws_whose_ceiling_prints_as_the_largest_certificate() -> None:
+    """Every n′ of the range has a 0.001 ceiling that prints as the largest certificate,
+    and the n′ just outside it do not (σ·Φ⁻¹(α^(1/n′)) rises with n′)."""
+    sigma, largest = 0.25, printed_certificates([N], 0.01, 0.25)[0]  # 0.978
+    span = draws_matching_ceiling(largest, sigma, 0.001)
+    assert len(span) > 100
+
+    def prints(n: int) -> float:
+        return float(f"{sigma * norm.ppf(0.001 ** (1 / n)):.3}")
+
+    assert prints(span.start) == prints(span.stop - 1) == largest
+    assert prints(span.start - 1) != largest and prints(span.stop) != largest
+
+
+def test_more_draws_at_the_stated_level_is_ruled_out_or_found() -> None:
+    """A log certified at α = 0.01 with 100,000 draws, its top counts printed: no n′ at
+    0.001 gives every radius a count. A log certified at 0.001 with n′ = 150,000 draws
+    (the positive control): its own n′ is among those that fit."""
+    sigma, counts = 0.25, [N, N, N - 1, N - 2, N - 3, 99_990, 99_950, 90_000]
+    at_01 = log_of(printed_certificates(counts, 0.01, sigma))
+    said = more_draws_evidence(at_01, sigma)
+    assert said["draws that fit"] == 0 and said["more draws at 0.001"] == "ruled out"
+    n_prime = 150_000
+    more = [n_prime, n_prime, n_prime - 1, n_prime - 2, n_prime - 3, 149_000]
+    at_001 = log_of(printed_certificates(more, 0.001, sigma, n=n_prime))
+    said = more_draws_evidence(at_001, sigma)
+    assert said["draws that fit"] >= 1 and said["more draws at 0.001"] == "not ruled out"
+    span = draws_matching_ceiling(
+        max(printed_certificates(more, 0.001, sigma, n_prime)), sigma, 0.001
+    )
+    assert n_prime in span

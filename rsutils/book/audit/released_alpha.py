@@ -40,17 +40,26 @@ one quoted above) says what the log is consistent with at the stated ``n``, not 
 run: a certificate above the 0.001 ceiling also fits more draws at 0.001
 (:func:`~rsutils.book.papers.released.reanalyse_released_certify`'s ``draws it needs``).
 :func:`released_alpha_evidence` applies both tests to every released log.
+
+3. **More draws at the stated level.** For a log whose ceilings say ``"α = 0.01"``, the
+   other reading is ``α = 0.001`` with more draws ``n′``: the inputs whose draws all
+   agreed would then print at the 0.001 ceiling of ``n′``, so only the ``n′`` whose
+   ceiling prints as the log's largest certificate can have put them there
+   (:func:`draws_matching_ceiling`). :func:`more_draws_evidence` tries every such ``n′``
+   against every printed radius (:func:`~rsutils.analysis.printed.fits_some_count`): the
+   reading is ruled out when no ``n′`` gives every printed radius a count.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from rsutils.analysis.printed import count_range, half_printed_unit
+from rsutils.analysis.printed import count_range, fits_some_count, half_printed_unit
 from rsutils.book.audit.verdicts import AlphaVerdict
 from rsutils.book.papers.released import COHEN2019_CERTIFY_LOGS, cohen2019_certify_log
 from rsutils.core.confidence import max_certifiable_pA
@@ -61,9 +70,13 @@ __all__ = [
     "ALTERNATIVE_ALPHA",
     "DATASET_NAMES",
     "STATED_ALPHA",
+    "TOP_RADII",
     "alpha_evidence",
     "ceiling_verdict",
+    "draws_matching_ceiling",
     "log_label",
+    "more_draws_evidence",
+    "more_draws_table",
     "radii_verdict",
     "released_alpha_evidence",
 ]
@@ -169,6 +182,77 @@ def alpha_evidence(
     else:
         row["implied α"] = AlphaVerdict.CONFLICTING
     return row
+
+
+def draws_matching_ceiling(largest: float, sigma: float, alpha: float) -> range:
+    """The numbers of draws ``n′`` whose ceiling ``sigma·Φ⁻¹(alpha^(1/n′))`` at level
+    ``alpha`` prints as ``largest`` (lies within half its printed unit): the ceiling
+    rises with ``n′``, so they are one range, empty when no ``n′`` fits."""
+    half = float(half_printed_unit(np.array([largest]))[0])
+    low, high = (norm.cdf((largest + side * half) / sigma) for side in (-1, 1))
+    first = int(np.ceil(np.log(alpha) / np.log(low))) if low < 1 else 1
+    last = int(np.floor(np.log(alpha) / np.log(high))) if high < 1 else 10**12
+    return range(max(first, 1), last + 1)
+
+
+#: How many of a log's largest printed radii :func:`more_draws_evidence` tries every
+#: candidate ``n′`` against first; the ``n′`` they leave are tried against them all.
+TOP_RADII = 30
+
+
+def more_draws_evidence(
+    log: pd.DataFrame, sigma: float, *, stated: float = STATED_ALPHA
+) -> dict[str, object]:
+    """Rule 3 of the module docstring on one log certified at ``sigma``: ``draws
+    tried`` (the range of :func:`draws_matching_ceiling` for its largest certificate at
+    the ``stated`` level), ``draws that fit`` (how many of them give every printed
+    radius of a certificate some count, :func:`~rsutils.analysis.printed.fits_some_count`)
+    and ``more draws at 0.001`` (``"ruled out"`` when none does, else ``"not ruled
+    out"``). The largest :data:`TOP_RADII` radii, where counts lie furthest apart, are
+    tried first; exact, as every remaining candidate is then tried against every
+    radius."""
+    answered = log["predict"].to_numpy() != ABSTAIN
+    radii = np.unique(log["radius"].to_numpy(dtype=float)[answered])
+    radii = radii[radii > 0]
+    candidates = np.arange(*_bounds(draws_matching_ceiling(radii.max(), sigma, stated)))
+    for tried in (radii[-TOP_RADII:], radii):
+        if len(candidates):
+            candidates = candidates[fits_some_count(tried, sigma, candidates, stated).all(axis=1)]
+    span = draws_matching_ceiling(radii.max(), sigma, stated)
+    return {
+        "draws tried": f"{span.start:,} to {span.stop - 1:,}" if span else "none",
+        "draws that fit": len(candidates),
+        "more draws at 0.001": "not ruled out" if len(candidates) else "ruled out",
+    }
+
+
+def _bounds(span: range) -> tuple[int, int]:
+    return span.start, span.stop
+
+
+def more_draws_table(
+    keys: Iterable[tuple[str, float, str, float]],
+    *,
+    root: str | os.PathLike[str] | None = None,
+    download: bool = False,
+) -> pd.DataFrame:
+    """:func:`more_draws_evidence` for the released logs named by ``keys`` (index
+    entries of :func:`released_alpha_evidence`: dataset, trained σ, split, certified
+    σ), one row each, indexed by them; meant for the logs whose ceilings say α = 0.01,
+    whose largest certificates sit at a ceiling (elsewhere the largest certificate
+    need not be one, and the rule's first step does not apply)."""
+    rows = {}
+    for key in keys:
+        dataset, trained, split, sigma = key
+        path = cohen2019_certify_log(
+            dataset, f"{trained:.2f}", f"{sigma:.2f}", split=split, root=root, download=download
+        )
+        rows[tuple(key)] = more_draws_evidence(read_log(path), float(sigma))
+    table = pd.DataFrame.from_dict(rows, orient="index")
+    table.index = pd.MultiIndex.from_tuples(
+        table.index, names=["dataset", "trained σ", "split", "certified σ"]
+    )
+    return table
 
 
 def released_alpha_evidence(
