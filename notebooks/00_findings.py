@@ -35,6 +35,7 @@ import pandas as pd
 
 from rsutils.book import Chapter, glue_all
 from rsutils.book.audit import ledger as lg
+from rsutils.book.audit.claim_sizes import stated_sizes
 from rsutils.book.audit.verdicts import ClaimVerdict, LedgerVerdict
 from rsutils.book.findings import (
     FINDING_PAGES,
@@ -46,6 +47,7 @@ from rsutils.book.findings import (
     executed_folder,
     finding_rows,
     markdown_table,
+    power_table,
 )
 from rsutils.book.interactive import interactive_table
 from rsutils.book.papers.published import qualitative_claims
@@ -79,10 +81,8 @@ chapter.run_at({"read from": ", ".join(FINDING_PAGES.values())})
 # replicate models (each trained anew from its own seed) and on the first model
 # alone, the number of comparisons the verdict rests on (one family; Holm's
 # correction where one comparison suffices for the verdict),
-# the scale it was judged at with the power of its comparisons against a difference
-# of their margin (the chance the design could find the smallest difference that
-# matters; {ref}`chapter-sota-tables-claims` shows how it is computed), and what was
-# measured: each comparison's mean difference with its 95% interval
+# the scale it was judged at, and what was measured: each comparison's mean
+# difference with its 95% interval
 # over images and retraining, and each model's own difference. Our scale is far
 # below the papers' (Fashion-MNIST, a small CNN, short training): a claim that does
 # not hold here does not hold at every scale, which is not a refutation at theirs.
@@ -95,6 +95,15 @@ audit, claims = found["audit"], qualitative_claims()
 markdown_table(claims_table(audit, claims))
 
 # %% [markdown]
+# What each design could detect: the effect each claim was tested for (its margins),
+# and the power of its comparisons against it, the median over the claim's
+# comparisons with the images that would reach 80% at the same number of models
+# ({func}`~rsutils.book.audit.claim_power.claim_power`):
+
+# %% tags=["hide-input"]
+markdown_table(power_table(audit, claims))
+
+# %% [markdown]
 # What each verdict rests on (folded: open it to read every comparison): the
 # comparisons (method minus control, by measure) with their mean difference, 95%
 # interval and per-model differences, or their count by verdict where a claim makes
@@ -102,6 +111,19 @@ markdown_table(claims_table(audit, claims))
 
 # %% tags=["hide-input", "hide-output"]
 markdown_table(claim_evidence(audit, claims))
+
+# %% [markdown]
+# The verdicts test a direction and a difference of the margin's size. Some claims
+# come with a size of their own, quoted in the ledger; a stated size can be tested
+# only on the models and data it was stated for, as a method's gain depends on the
+# dataset, the architecture and the training as much as on the method
+# ({func}`~rsutils.book.audit.claim_sizes.stated_sizes`). Of the
+# {glue:text}`n_sizes` sizes stated for the judged claims,
+# {glue:text}`n_sizes_testable` can be tested on the book's runs:
+
+# %% tags=["hide-input"]
+sizes = stated_sizes()
+markdown_table(sizes[["claim", "quote", "dataset", "testable here"]])
 
 # %% tags=["remove-cell"]
 counted = claim_verdicts(audit, claims).value_counts()
@@ -112,6 +134,8 @@ glue_all(
     n_claims_open=int(counted.get(ClaimVerdict.NOT_RESOLVED, 0)),
     n_claims_untestable=int(counted.get(ClaimVerdict.NOT_TESTABLE, 0)),
     n_margin_sensitive=audit["n_margin_sensitive"],
+    n_sizes=len(sizes),
+    n_sizes_testable=int((sizes["testable here"] == "yes").sum()),
 )
 
 # %% [markdown]

@@ -638,10 +638,9 @@ pd.Series(power, name="power at the margin").map(str).to_frame()
 # %% tags=["remove-cell"]
 powered = [c for c in judged_on if power[c].median >= TARGET_POWER]
 for claim in judged_on:
-    glue_all(**{claim_key(claim, "power"): str(power[claim])})
-released_power = str(power["cohen-trade-off, the paper's models"])
+    glue_all(**{claim_key(claim, "power"): power[claim].brief()})
+released_power = power["cohen-trade-off, the paper's models"].brief()
 glue_all(
-    **{claim_key("cohen-samples", "power"): "exact: no sampling"},
     **{claim_key("cohen-tradeoff", "released_power"): released_power},
     target_power=TARGET_POWER,
     n_powered=len(powered),

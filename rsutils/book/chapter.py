@@ -33,7 +33,17 @@ from rsutils.core.sound_sampling import DEFAULT_SAMPLER, describe_sampler
 from rsutils.data import Dataset, load_dataset
 from rsutils.training.train import TrainConfig
 
-__all__ = ["STANDARD_ROWS", "Chapter", "environment_rows", "run_at_table", "sampler_rows"]
+__all__ = [
+    "BOOK_DATASET",
+    "STANDARD_ROWS",
+    "Chapter",
+    "environment_rows",
+    "run_at_table",
+    "sampler_rows",
+]
+
+#: The dataset every chapter's models are trained and certified on.
+BOOK_DATASET = "fashion-mnist"
 
 #: The rows of a run-at table that a chapter may ask for by name.
 STANDARD_ROWS = ("n0", "n", "alpha", "images", "epochs", "inference")
@@ -114,8 +124,8 @@ class Chapter:
 
     @cached_property
     def test(self) -> Dataset:
-        """Fashion-MNIST's test split."""
-        return load_dataset("fashion-mnist", "test")
+        """Fashion-MNIST's test split (:data:`BOOK_DATASET`)."""
+        return load_dataset(BOOK_DATASET, "test")
 
     @cached_property
     def main(self) -> Experiments:

@@ -28,6 +28,7 @@ from rsutils.book.glue import glued_values, key_part
 
 __all__ = [
     "CLAIM_RUNS",
+    "EXACT",
     "FINDING_PAGES",
     "NO_RELEASE",
     "PAPERS",
@@ -43,6 +44,7 @@ __all__ = [
     "executed_folder",
     "finding_rows",
     "markdown_table",
+    "power_table",
     "released_verdict",
 ]
 
@@ -176,10 +178,7 @@ def claims_table(audit: Mapping[str, object], claims: pd.DataFrame) -> pd.DataFr
     the claim quoted with its paper (a citation) and its place there, the verdict of the
     replicate models and of the first model alone (:func:`claim_verdicts`), the verdict on
     the authors' released logs (:func:`released_verdict`), the scales it was judged at
-    with the power of its comparisons against a difference of their margin
-    (:func:`~rsutils.book.audit.claim_power.claim_power`; "exact" for a claim that
-    needs no sampling), and links to where its runs are measured and where it is
-    judged, from the values
+    and links to where its runs are measured and where it is judged, from the values
     ``audit`` (the audit chapter's) glued. A claim :data:`CLAIM_RUNS` does not place
     raises :class:`KeyError`."""
     said, alone = claim_verdicts(audit, claims), claim_verdicts(audit, claims, "one_model")
@@ -187,11 +186,8 @@ def claims_table(audit: Mapping[str, object], claims: pd.DataFrame) -> pd.DataFr
     for claim in claims.itertuples():
         label, scale = CLAIM_RUNS[claim.id]
         judged_at = SCALES[scale].format(**audit) if scale else "exact"
-        judged_at += f"; power at the margin {audit[claim_key(claim.id, 'power')]}"
         if claim.id in RELEASED_CLAIMS:
             judged_at += f"; the paper's models: {audit['released_scale']}"
-            released_power = audit.get(claim_key(claim.id, "released_power"))
-            judged_at += f", power {released_power}" if released_power else ""
         rows.append(
             {
                 "claim": f"“{claim.quote}” ({{cite:t}}`{PAPERS[claim.paper]}`, {claim.place})",
@@ -200,6 +196,34 @@ def claims_table(audit: Mapping[str, object], claims: pd.DataFrame) -> pd.DataFr
                 "the paper's models say": released_verdict(audit, claim.id),
                 "judged at": judged_at,
                 "shown in": f"{{ref}}`{label}`",
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+#: What the power table says of a claim that needs no sampling.
+EXACT = "exact: no sampling"
+
+
+def power_table(audit: Mapping[str, object], claims: pd.DataFrame) -> pd.DataFrame:
+    """What each claim's design could detect, from the values ``audit`` glued: the
+    effect tested (the margins its comparisons were judged with), the power of its
+    comparisons against it at our scale and, for the claims of
+    :data:`RELEASED_CLAIMS`, on the authors' released logs
+    (:meth:`~rsutils.book.audit.claim_power.ClaimPower.brief`); :data:`EXACT` for a
+    claim that needs no sampling, and where the released logs give no power their
+    verdict (:func:`released_verdict`: "not testable here", or :data:`NO_RELEASE`)."""
+    rows = []
+    for claim in claims.id:
+        exact = CLAIM_RUNS[claim][1] is None
+        released = audit.get(claim_key(claim, "released_power"))
+        released = released or str(released_verdict(audit, claim))
+        rows.append(
+            {
+                "claim": claim,
+                "effect tested": audit[claim_key(claim, "margin")],
+                "power at our scale": EXACT if exact else audit[claim_key(claim, "power")],
+                "on the paper's models": released,
             }
         )
     return pd.DataFrame(rows)

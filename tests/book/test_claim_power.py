@@ -80,5 +80,8 @@ def test_no_comparisons_is_refused() -> None:
 def test_the_sentence_says_when_images_cannot_reach_the_target() -> None:
     said = ClaimPower(3, 0, 0.1, 0.05, 0.2, 5, None)
     assert str(said) == "0.10 (median of 3, 0.05–0.20); 80% needs more models, not images"
+    assert said.brief() == "0.10; 80% needs more models"
     said = ClaimPower(1, 0, 0.3, 0.3, 0.3, 5, 1234)
     assert str(said) == "0.30 (median of 1); 80% needs 1,234 images at 5 models"
+    assert said.brief() == "0.30; 80% needs 1,234 images"
+    assert ClaimPower(2, 2, *[float("nan")] * 3, 5, None).brief() == "unknown (no spread seen)"

@@ -13,6 +13,7 @@ import pytest
 from rsutils.book.audit.verdicts import ClaimVerdict
 from rsutils.book.findings import (
     CLAIM_RUNS,
+    EXACT,
     FINDING_PAGES,
     NO_RELEASE,
     PAPERS,
@@ -28,6 +29,7 @@ from rsutils.book.findings import (
     executed_folder,
     finding_rows,
     markdown_table,
+    power_table,
 )
 
 REPO = Path(__file__).resolve().parents[2]
@@ -93,9 +95,9 @@ def audit_values() -> dict[str, object]:
     values: dict[str, object] = {"n_models": 5, "n_rep_images": 40, "rep_n": "10,000"}
     values |= {"n_small_images": 30, "small_n": "1,000", "released_scale": "the release"}
     values |= {claim_key(c, "released"): "not resolved at this scale" for c in RELEASED_CLAIMS}
-    values[claim_key("cohen-tradeoff", "released_power")] = "0.9 (median of 40)"
+    values[claim_key("cohen-tradeoff", "released_power")] = "0.90; 80% needs 40 images"
     for claim in qualitative_claims().id:
-        for field in ("comparisons", "evidence", "power"):
+        for field in ("comparisons", "evidence", "power", "margin"):
             values[claim_key(claim, field)] = f"{claim} {field}"
         values[claim_key(claim, "verdict")] = "does not hold"  # glued as text
         values[claim_key(claim, "one_model")] = "not testable here"
@@ -111,22 +113,29 @@ def test_every_qualitative_claim_has_a_row_with_its_scale_and_links() -> None:
     row = table.set_index(claims.id).loc["ddrs-cohen-ds"]
     assert row["verdict"] is ClaimVerdict.DOES_NOT_HOLD
     assert row["one model says"] is ClaimVerdict.NOT_TESTABLE
-    assert row["judged at"] == (
-        "5 models × 40 images, n = 10,000; power at the margin ddrs-cohen-ds power"
-    )
+    assert row["judged at"] == "5 models × 40 images, n = 10,000"
     assert row["shown in"] == "{ref}`chapter-sigma-ascent`"
     assert row["claim"].endswith("({cite:t}`alfarra2022data`, results)")
     exact = table.set_index(claims.id).loc["cohen-samples", "judged at"]
-    assert exact == (
-        "exact; power at the margin cohen-samples power; the paper's models: the release"
-    )
-    tradeoff = table.set_index(claims.id).loc["cohen-tradeoff", "judged at"]
-    assert tradeoff.endswith("the paper's models: the release, power 0.9 (median of 40)")
+    assert exact == "exact; the paper's models: the release"
     released = table.set_index(claims.id)["the paper's models say"]
     assert released["cohen-tradeoff"] is ClaimVerdict.NOT_RESOLVED
     assert released["ddrs-cohen-ds"] == NO_RELEASE
     evidence = claim_evidence(audit_values(), claims)
     assert list(evidence["comparisons"]) == [f"{c} comparisons" for c in claims.id]
+
+
+def test_the_power_table_says_what_each_design_could_detect() -> None:
+    from rsutils.book.papers.published import qualitative_claims
+
+    claims = qualitative_claims()
+    table = power_table(audit_values(), claims).set_index("claim")
+    assert table.loc["ddrs-cohen-ds", "power at our scale"] == "ddrs-cohen-ds power"
+    assert table.loc["ddrs-cohen-ds", "effect tested"] == "ddrs-cohen-ds margin"
+    assert table.loc["ddrs-cohen-ds", "on the paper's models"] == NO_RELEASE
+    assert table.loc["cohen-samples", "power at our scale"] == EXACT
+    assert table.loc["cohen-samples", "on the paper's models"] == "not resolved at this scale"
+    assert table.loc["cohen-tradeoff", "on the paper's models"] == "0.90; 80% needs 40 images"
 
 
 def test_a_glued_verdict_is_parsed_once_and_an_unknown_word_refused() -> None:

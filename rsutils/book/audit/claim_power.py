@@ -62,6 +62,14 @@ class ClaimPower:
             return f"{said}; {target}more models, not images"
         return f"{said}; {target}{self.images_needed:,} images at {self.models} models"
 
+    def brief(self) -> str:
+        """The median power and what would reach :data:`TARGET_POWER`, for a table's
+        cell: ``"0.06; 80% needs 1,900 images"``."""
+        if self.unknown == self.comparisons:
+            return "unknown (no spread seen)"
+        needs = "more models" if self.images_needed is None else f"{self.images_needed:,} images"
+        return f"{self.median:.2f}; {TARGET_POWER:.0%} needs {needs}"
+
 
 def claim_power(table: pd.DataFrame, *, draws: int = 2000, seed: int = 0) -> ClaimPower:
     """:class:`ClaimPower` of the comparisons of ``table`` (rows of
