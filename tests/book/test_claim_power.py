@@ -84,4 +84,5 @@ def test_the_sentence_says_when_images_cannot_reach_the_target() -> None:
     said = ClaimPower(1, 0, 0.3, 0.3, 0.3, 5, 1234)
     assert str(said) == "0.30 (median of 1); 80% needs 1,234 images at 5 models"
     assert said.brief() == "0.30; 80% needs 1,234 images"
+    assert str(ClaimPower(1, 0, 0.3, 0.3, 0.3, 1, 99)).endswith("99 images at 1 model")
     assert ClaimPower(2, 2, *[float("nan")] * 3, 5, None).brief() == "unknown (no spread seen)"

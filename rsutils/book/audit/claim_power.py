@@ -60,7 +60,8 @@ class ClaimPower:
         target = f"{TARGET_POWER:.0%} needs "
         if self.images_needed is None:
             return f"{said}; {target}more models, not images"
-        return f"{said}; {target}{self.images_needed:,} images at {self.models} models"
+        models = f"{self.models} model{'s' if self.models != 1 else ''}"
+        return f"{said}; {target}{self.images_needed:,} images at {models}"
 
     def brief(self) -> str:
         """The median power and what would reach :data:`TARGET_POWER`, for a table's
