@@ -16,21 +16,13 @@
 # (book-findings)=
 # # What the book found
 #
-# This page collects what the chapters found, in three parts:
-#
-# - the papers' claims that the book judges on its own runs, one row each, with the
-#   verdict, what it rests on and the scale it was judged at;
-# - the numbers the papers print or state, each checked exactly against the papers'
-#   own tables, the logs Cohen et al. released, or the paper's other numbers;
-# - what the book found beyond the papers' claims.
-#
-# The page measures nothing of its own: every value of the claims and of the book's own
-# findings is read from the executed page that computed it
-# ({mod}`rsutils.book.findings`), which this build ran at the profile below; the
-# ledger's exact checks are run again here by the same rules (a few seconds, no
-# model). Each row links to the section that shows how it was reached.
+# What the chapters found: the papers' claims judged on the book's own runs, the
+# papers' numbers checked exactly against their tables, released logs and other
+# numbers, and what the book found beyond the claims. Every value is read from the
+# executed page that computed it ({mod}`rsutils.book.findings`; the run is at the
+# end of the page), and each row links to where it was reached.
 
-# %%
+# %% tags=["hide-input"] mystnb={"code_prompt_show": "Show the imports"}
 import pandas as pd
 
 from rsutils.book import Chapter, glue_all
@@ -52,7 +44,7 @@ from rsutils.book.findings import (
 from rsutils.book.interactive import interactive_table
 from rsutils.book.papers.published import qualitative_claims
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"] mystnb={"code_prompt_show": "Show the run's settings (profile, progress bars, data folder, seed)"}
 profile = "cpu"  # smoke | cpu | paper
 progress = True  # progress bars (papermill runs pass False)
 # folder holding cohen2019/ (default: $RSUTILS_REFERENCE)
@@ -60,8 +52,9 @@ reference_root = None
 seed = 0
 
 # %% [markdown]
-# The chapters whose values the page reads, and the profile they ran at (a chapter
-# run at another profile, or not run, is refused with the command that runs it):
+# ## The papers' claims, at our scale
+#
+# Each qualitative claim the book's own runs can test, with its verdict:
 
 # %% tags=["hide-input"]
 chapter = Chapter.open(profile, seed=seed, progress=progress)
@@ -70,29 +63,20 @@ found = {
     name: chapter_values(folder, page, profile)
     for name, page in FINDING_PAGES.items()
 }
-chapter.run_at({"read from": ", ".join(FINDING_PAGES.values())})
-
-# %% [markdown]
-# ## The papers' claims, at our scale
-#
-# Each qualitative claim of the three papers that the book's own runs can test,
-# quoted with its paper and where the paper states it (a section, or the part of the
-# paper), with the verdict of {ref}`the book's verdict rule <chapter-tight-radius-verdict-rule>` on
-# replicate models (each trained anew from its own seed) and on the first model
-# alone, the number of comparisons the verdict rests on (one family; Holm's
-# correction where one comparison suffices for the verdict),
-# the scale it was judged at, and what was measured: each comparison's mean
-# difference with its 95% interval
-# over images and retraining, and each model's own difference. Our scale is far
-# below the papers' (Fashion-MNIST, a small CNN, short training): a claim that does
-# not hold here does not hold at every scale, which is not a refutation at theirs.
-# Cohen et al.'s two claims are also judged at the paper's scale, by the same rule on
-# the CERTIFY logs the authors released for the paper's own models (one model per
-# $\sigma$, so over the images only): the column "the paper's models say".
-
-# %% tags=["hide-input"]
 audit, claims = found["audit"], qualitative_claims()
 markdown_table(claims_table(audit, claims))
+
+# %% [markdown]
+# Each claim is quoted with its paper and where the paper states it (a section, or
+# the part of the paper), with the verdict of
+# {ref}`the book's verdict rule <chapter-tight-radius-verdict-rule>` on replicate
+# models (each trained anew from its own seed) and on the first model alone, the
+# scale it was judged at, and the section that judges it. Our scale is far below
+# the papers' (Fashion-MNIST, a small CNN, short training): a claim that does not
+# hold here does not hold at every scale, which is not a refutation at theirs.
+# Cohen et al.'s two claims are also judged at the paper's scale, by the same rule
+# on the CERTIFY logs the authors released for the paper's own models (one model
+# per $\sigma$, so over the images only): the column "the paper's models say".
 
 # %% [markdown]
 # What each design could detect: the effect each claim was tested for (its margins),
@@ -104,10 +88,11 @@ markdown_table(claims_table(audit, claims))
 markdown_table(power_table(audit, claims))
 
 # %% [markdown]
-# What each verdict rests on (folded: open it to read every comparison): the
-# comparisons (method minus control, by measure) with their mean difference, 95%
-# interval and per-model differences, or their count by verdict where a claim makes
-# many:
+# What each verdict rests on (folded: open it to read every comparison): the number
+# of comparisons (one family; Holm's correction where one comparison suffices for the
+# verdict) and the comparisons themselves (method minus control, by measure) with
+# their mean difference, 95% interval over images and retraining and per-model
+# differences, or their count by verdict where a claim makes many:
 
 # %% tags=["hide-input", "hide-output"]
 markdown_table(claim_evidence(audit, claims))
@@ -210,3 +195,12 @@ markdown_table(finding_rows(beyond_findings(), found))
 # only; "not resolved" is no evidence either way, and more replicate models and
 # images, not another reading of the same ones, would settle it. How each verdict
 # was reached, with every comparison it rests on, is on the page each row links to.
+
+# %% [markdown]
+# ## The run
+#
+# The chapters whose values the page reads, and the profile they ran at (a chapter
+# run at another profile, or not run, is refused with the command that runs it):
+
+# %% tags=["hide-input"]
+chapter.run_at({"read from": ", ".join(FINDING_PAGES.values())})

@@ -48,7 +48,7 @@
 #   $\alpha$, on the same logs;
 # - (g): the authors' released logs against their tables.
 
-# %%
+# %% tags=["hide-input"] mystnb={"code_prompt_show": "Show the imports"}
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -77,7 +77,7 @@ from rsutils.checks.classifiers import LinearClassifier
 from rsutils.core.streams import stream_generator
 from rsutils.training.train import evaluate_accuracy
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"] mystnb={"code_prompt_show": "Show the run's settings (profile, data folder, progress bars, seed)"}
 profile = "cpu"  # smoke | cpu | paper
 # folder holding cohen2019/ (default: $RSUTILS_REFERENCE)
 reference_root = None

@@ -56,7 +56,7 @@
 # {ref}`chapter-sigma-ascent-method`. The same idea for ℓ1, and what the memory did,
 # are on {ref}`chapter-sigma-ascent-l1-memory`.
 
-# %%
+# %% tags=["hide-input"] mystnb={"code_prompt_show": "Show the imports"}
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -83,7 +83,7 @@ from rsutils.book.replicate_logs import ds_name, fixed_name
 from rsutils.core.streams import stream_generator
 from rsutils.training.train import evaluate_accuracy
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"] mystnb={"code_prompt_show": "Show the run's settings (profile, progress bars, seed)"}
 profile = "cpu"  # smoke | cpu | paper
 progress = True  # progress bars (papermill runs pass False)
 seed = 0

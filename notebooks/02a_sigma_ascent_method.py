@@ -30,7 +30,7 @@
 # The logs of the replicate models are those the chapter certified, read from the
 # cache; the independent run and the ascent's paths are computed here.
 
-# %%
+# %% tags=["hide-input"] mystnb={"code_prompt_show": "Show the imports"}
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
@@ -60,7 +60,7 @@ from rsutils.core.streams import stream_generator
 from rsutils.ddrs import step_budget
 from rsutils.ddrs.sigma_ascent import optimize_sigma
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"] mystnb={"code_prompt_show": "Show the run's settings (profile, progress bars, seed)"}
 profile = "cpu"  # smoke | cpu | paper
 progress = True  # progress bars (papermill runs pass False)
 seed = 0

@@ -22,7 +22,7 @@
 # - what the memory that makes data-dependent certificates sound did to the
 #   chapter's answers.
 
-# %%
+# %% tags=["hide-input"] mystnb={"code_prompt_show": "Show the imports"}
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -38,7 +38,7 @@ from rsutils.book import (
 from rsutils.book.chapters.pages import open_page
 from rsutils.book.replicate_logs import ds_name
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"] mystnb={"code_prompt_show": "Show the run's settings (profile, progress bars, seed)"}
 profile = "cpu"  # smoke | cpu | paper
 progress = True  # progress bars (papermill runs pass False)
 seed = 0

@@ -34,7 +34,7 @@
 # - (d), (e): what the data-dependent classifier answers inside certified balls, and
 #   whom the memory protects when an attacker's first query is already perturbed.
 
-# %%
+# %% tags=["hide-input"] mystnb={"code_prompt_show": "Show the imports"}
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -48,7 +48,7 @@ from rsutils.checks.classifiers import Disk
 from rsutils.core.streams import derived_seed
 from rsutils.memory import closest_conflict, conflicting_pairs, replay
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"] mystnb={"code_prompt_show": "Show the run's settings (profile, progress bars, seed)"}
 profile = "cpu"  # smoke | cpu | paper
 progress = True  # progress bars (papermill runs pass False)
 seed = 0

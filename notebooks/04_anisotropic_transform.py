@@ -52,7 +52,7 @@
 #   printed table gets wrong;
 # - (d): the regions in the plane.
 
-# %%
+# %% tags=["hide-input"] mystnb={"code_prompt_show": "Show the imports"}
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -71,7 +71,7 @@ from rsutils.checks.worst_case import verdict, worst_case_on_boundary
 from rsutils.core.radius import rules
 from rsutils.core.streams import derived_seed
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"] mystnb={"code_prompt_show": "Show the run's settings (profile, progress bars, seed)"}
 profile = "cpu"  # smoke | cpu | paper
 progress = True  # progress bars (papermill runs pass False)
 seed = 0

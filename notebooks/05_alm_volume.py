@@ -51,7 +51,7 @@
 # - (c): Fashion-MNIST certificates measured both ways, over retrained models;
 # - (d): a classifier on which ALM promises more than holds.
 
-# %%
+# %% tags=["hide-input"] mystnb={"code_prompt_show": "Show the imports"}
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -73,7 +73,7 @@ from rsutils.geometry.superellipsoid import (
     monte_carlo_volume,
 )
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"] mystnb={"code_prompt_show": "Show the run's settings (profile, progress bars, seed)"}
 profile = "cpu"  # smoke | cpu | paper
 progress = True  # progress bars (papermill runs pass False)
 seed = 0

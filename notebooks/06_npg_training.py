@@ -57,7 +57,7 @@
 # - {ref}`chapter-deployed-soundness`: whether the certification-wise certificates
 #   hold for the classifier a user would deploy.
 
-# %%
+# %% tags=["hide-input"] mystnb={"code_prompt_show": "Show the imports"}
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -80,7 +80,7 @@ from rsutils.book.profiles import NPG_GROUPS
 from rsutils.book.replicate_logs import DEPLOYED_CW, npg_replicates
 from rsutils.book.trained import trained_npg
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"] mystnb={"code_prompt_show": "Show the run's settings (profile, progress bars, seed)"}
 profile = "cpu"  # smoke | cpu | paper
 progress = True  # progress bars (papermill runs pass False)
 seed = 0

@@ -27,7 +27,7 @@
 #   $\sigma$, and the step size;
 # - what holds up.
 
-# %%
+# %% tags=["hide-input"] mystnb={"code_prompt_show": "Show the imports"}
 import matplotlib.pyplot as plt
 
 import rsutils as rs
@@ -38,7 +38,7 @@ from rsutils.book import glue_all, run_chose
 from rsutils.book.chapters.pages import open_page
 from rsutils.book.trained import npg_history, trained_model, trained_npg
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"] mystnb={"code_prompt_show": "Show the run's settings (profile, progress bars, seed)"}
 profile = "cpu"  # smoke | cpu | paper
 progress = True  # progress bars (papermill runs pass False)
 seed = 0

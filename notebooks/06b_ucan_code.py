@@ -27,7 +27,7 @@
 # - what do UCAN's own trained generators, which the release ships, output: do they
 #   learn a shape, or do they saturate as the book's do?
 
-# %%
+# %% tags=["hide-input"] mystnb={"code_prompt_show": "Show the imports"}
 import matplotlib.pyplot as plt
 import pandas as pd
 import torch
@@ -38,7 +38,7 @@ from rsutils.anisotropic.patterns import UCAN_CODE_PATTERN
 from rsutils.book import glue_all, glue_fields
 from rsutils.book.chapters.pages import open_page
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"] mystnb={"code_prompt_show": "Show the run's settings (profile, data folder, progress bars, seed)"}
 profile = "cpu"  # smoke | cpu | paper
 # folder holding ucan2025/ (default: $RSUTILS_REFERENCE)
 reference_root = None

@@ -37,7 +37,7 @@
 # - a radius that provably holds for the deployed classifier;
 # - what holds up.
 
-# %%
+# %% tags=["hide-input"] mystnb={"code_prompt_show": "Show the imports"}
 import numpy as np
 import pandas as pd
 import torch
@@ -58,7 +58,7 @@ from rsutils.book.trained import trained_npg
 from rsutils.core.streams import derived_seed
 from rsutils.memory import anisotropic_conflicting_pairs
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"] mystnb={"code_prompt_show": "Show the run's settings (profile, progress bars, seed)"}
 profile = "cpu"  # smoke | cpu | paper
 progress = True  # progress bars (papermill runs pass False)
 seed = 0

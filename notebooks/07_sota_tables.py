@@ -44,7 +44,7 @@
 # them, it stops and names the chapter to run first). The ledger, the tables and the
 # released logs are fixed files; only section (b) changes with the profile.
 
-# %%
+# %% tags=["hide-input"] mystnb={"code_prompt_show": "Show the imports"}
 from functools import partial
 
 import pandas as pd
@@ -74,7 +74,7 @@ from rsutils.book.papers.published import (
 from rsutils.book.profiles import BOOK_SIGMAS, NPG_GROUPS
 from rsutils.core.confidence import min_samples_for_radius
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"] mystnb={"code_prompt_show": "Show the run's settings (profile, progress bars, data folder, seed)"}
 profile = "cpu"  # smoke | cpu | paper
 progress = True  # progress bars (papermill runs pass False)
 # folder holding cohen2019/ (default: $RSUTILS_REFERENCE)

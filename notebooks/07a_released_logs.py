@@ -27,7 +27,7 @@
 # one this library's command line writes too, so the same analysis applies to logs a
 # reader produces.
 
-# %%
+# %% tags=["hide-input"] mystnb={"code_prompt_show": "Show the imports"}
 import pandas as pd
 from scipy.stats import norm
 
@@ -39,7 +39,7 @@ from rsutils.book.audit.verdicts import AlphaVerdict
 from rsutils.book.chapters.pages import open_page
 from rsutils.book.papers import released as rel
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"] mystnb={"code_prompt_show": "Show the run's settings (profile, progress bars, data folder, seed)"}
 profile = "cpu"  # smoke | cpu | paper
 progress = True  # progress bars (papermill runs pass False)
 # folder holding cohen2019/ (default: $RSUTILS_REFERENCE)

@@ -34,7 +34,7 @@
 # exact, the same at every profile, and none needs a model or a released file: a
 # table that breaks a rule below breaks it whatever produced it.
 
-# %%
+# %% tags=["hide-input"] mystnb={"code_prompt_show": "Show the imports"}
 import re
 
 import matplotlib.pyplot as plt
@@ -50,7 +50,7 @@ from rsutils.book.audit.one_model import one_model_check
 from rsutils.book.chapters.pages import open_page
 from rsutils.book.papers.published import check_schema
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"] mystnb={"code_prompt_show": "Show the run's settings (profile, progress bars, seed)"}
 profile = "cpu"  # smoke | cpu | paper
 progress = True  # progress bars (papermill runs pass False)
 seed = 0

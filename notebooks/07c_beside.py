@@ -27,7 +27,7 @@
 # - our rows in the layouts of Cohen et al.'s Tables 1 and 3 and of UCAN's Table
 #   III, checked by the same rules as the printed ones ({ref}`chapter-printed-tables`).
 
-# %%
+# %% tags=["hide-input"] mystnb={"code_prompt_show": "Show the imports"}
 import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
@@ -43,7 +43,7 @@ from rsutils.book.chapters.pages import open_page
 from rsutils.book.papers.published import check_schema
 from rsutils.book.profiles import ANISOTROPIC_LAMBDA, BOOK_SIGMAS
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"] mystnb={"code_prompt_show": "Show the run's settings (profile, progress bars, data folder, seed)"}
 profile = "cpu"  # smoke | cpu | paper
 progress = True  # progress bars (papermill runs pass False)
 # folder holding cohen2019/ (default: $RSUTILS_REFERENCE)

@@ -50,7 +50,7 @@
 #
 # draws. This floor decides how much any method can save.
 
-# %%
+# %% tags=["hide-input"] mystnb={"code_prompt_show": "Show the imports"}
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -71,7 +71,7 @@ from rsutils.sequential.coverage import (
 from rsutils.sequential.horvath import horvath_stages
 from rsutils.sequential.runs import live_disagreements, replay_log
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"] mystnb={"code_prompt_show": "Show the run's settings (profile, progress bars, seed)"}
 profile = "cpu"  # smoke | cpu | paper
 progress = True  # progress bars (papermill runs pass False)
 seed = 0

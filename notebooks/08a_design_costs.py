@@ -28,7 +28,7 @@
 # {cite:p}`horvath2022boosting,voracek2024treatment`, re-implemented from their
 # papers ({mod}`rsutils.sequential.published`).
 
-# %%
+# %% tags=["hide-input"] mystnb={"code_prompt_show": "Show the imports"}
 from scipy.stats import norm
 
 import rsutils as rs
@@ -39,7 +39,7 @@ from rsutils.core.confidence import min_samples_for_radius
 from rsutils.sequential.procedure import labelled_tests
 from rsutils.sequential.voracek import VoracekBetting
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"] mystnb={"code_prompt_show": "Show the run's settings (profile, progress bars, seed)"}
 profile = "cpu"  # smoke | cpu | paper
 progress = True  # progress bars (papermill runs pass False)
 seed = 0

@@ -26,7 +26,7 @@
 # - the radius itself: planned draws with a smaller radius loss, looks at the
 #   radius, and the floor that bounds any procedure matching CERTIFY's curve.
 
-# %%
+# %% tags=["hide-input"] mystnb={"code_prompt_show": "Show the imports"}
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -44,7 +44,7 @@ from rsutils.sequential import (
 )
 from rsutils.sequential.runs import replay_log
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"] mystnb={"code_prompt_show": "Show the run's settings (profile, progress bars, seed)"}
 profile = "cpu"  # smoke | cpu | paper
 progress = True  # progress bars (papermill runs pass False)
 seed = 0

@@ -25,7 +25,7 @@
 # - certificates for the float32 model from the fast mode's counts, with a few
 #   draws classified by both models.
 
-# %%
+# %% tags=["hide-input"] mystnb={"code_prompt_show": "Show the imports"}
 from dataclasses import replace
 
 import pandas as pd
@@ -37,7 +37,7 @@ from rsutils.book.chapters import fewer_draws as fd
 from rsutils.book.chapters.pages import open_page
 from rsutils.core.reference_precision import FAST_MODES
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"] mystnb={"code_prompt_show": "Show the run's settings (profile, progress bars, seed)"}
 profile = "cpu"  # smoke | cpu | paper
 progress = True  # progress bars (papermill runs pass False)
 seed = 0

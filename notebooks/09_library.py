@@ -35,7 +35,7 @@
 # model's accuracy, the training thread count and the log class), and the book's own
 # helpers from `rsutils.book`, which the library does not need.
 
-# %%
+# %% tags=["hide-input"] mystnb={"code_prompt_show": "Show the imports"}
 import json
 import os
 import tempfile
@@ -53,7 +53,7 @@ from rsutils.book.manual import describe_page_model, page_model
 from rsutils.logs.resumable import ResumableLog
 from rsutils.training.train import TRAINING_THREADS, evaluate_accuracy
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"] mystnb={"code_prompt_show": "Show the run's settings (profile, progress bars, seed)"}
 profile = "cpu"  # smoke | cpu | paper
 progress = True  # progress bars (papermill runs pass False)
 seed = 0

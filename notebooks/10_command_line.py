@@ -29,7 +29,7 @@
 # faster (fewer draws, a faster forward pass, several processes) on
 # {ref}`manual-faster`.
 
-# %%
+# %% tags=["hide-input"] mystnb={"code_prompt_show": "Show the imports"}
 import os
 import tempfile
 from pathlib import Path
@@ -38,7 +38,7 @@ import rsutils as rs
 from rsutils.book import Chapter, glue_all, kill_part_way, run_command
 from rsutils.book.manual import describe_page_model, page_model
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"] mystnb={"code_prompt_show": "Show the run's settings (profile, progress bars, seed, data folder)"}
 profile = "cpu"  # smoke | cpu | paper
 progress = True  # progress bars (papermill runs pass False)
 seed = 0

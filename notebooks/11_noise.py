@@ -26,7 +26,7 @@
 # {ref}`chapter-anisotropic-transform`, {ref}`chapter-npg-training`); this page only shows how to call
 # them, on a small model it trains itself.
 
-# %%
+# %% tags=["hide-input"] mystnb={"code_prompt_show": "Show the imports"}
 import dataclasses
 import os
 import sqlite3
@@ -44,7 +44,7 @@ from rsutils.core.devices import model_device
 from rsutils.core.environment import describe_environment
 from rsutils.core.radius import rules
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"] mystnb={"code_prompt_show": "Show the run's settings (profile, progress bars, seed)"}
 profile = "cpu"  # smoke | cpu | paper
 progress = True  # progress bars (papermill runs pass False)
 seed = 0

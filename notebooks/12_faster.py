@@ -28,7 +28,7 @@
 #
 # {ref}`chapter-fewer-draws` measures the first two on the book's models.
 
-# %%
+# %% tags=["hide-input"] mystnb={"code_prompt_show": "Show the imports"}
 import os
 import tempfile
 import time
@@ -55,7 +55,7 @@ from rsutils.core.inference import fixed_rows
 from rsutils.sequential.runs import read_procedure_log
 from rsutils.training.speed import training_step_seconds
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"] mystnb={"code_prompt_show": "Show the run's settings (profile, progress bars, seed)"}
 profile = "cpu"  # smoke | cpu | paper
 progress = True  # progress bars (papermill runs pass False)
 seed = 0

@@ -75,9 +75,20 @@ def test_every_timing_in_the_readme_names_the_command_that_measures_it() -> None
 
 
 def test_every_notebook_has_a_parameters_cell_with_profile() -> None:
+    """Papermill's parameters cell, starting with the profile, folded in the book with
+    a caption of what it sets, after the imports, folded too: the first code a reader
+    sees unfolded is the first that computes something of the chapter."""
+    import jupytext
+
     for source in sorted((REPO / "notebooks").glob("[0-9][0-9]*_*.py")):
-        text = source.read_text()
-        assert '# %% tags=["parameters"]\nprofile = ' in text, source.name
+        code = [c for c in jupytext.read(source).cells if c.cell_type == "code"]
+        imports, parameters = code[0], code[1]
+        assert parameters.metadata["tags"] == ["parameters", "hide-input"], source.name
+        assert parameters.source.startswith("profile = "), source.name
+        caption = parameters.metadata["mystnb"]["code_prompt_show"]
+        assert caption.startswith("Show the run's settings (profile"), source.name
+        assert imports.metadata["tags"] == ["hide-input"], source.name
+        assert imports.source.startswith(("import ", "from ")), source.name
 
 
 def test_only_declared_parameters_are_injected() -> None:

@@ -159,6 +159,29 @@ def test_nothing_is_wider_than_the_text_column_at_1280_px(browser, server, name)
     assert too_wide == [], f"{name} scrolls sideways at 1280 px:\n" + "\n".join(too_wide)
 
 
+#: A reader's first screen: a laptop's window at the narrowest common desktop width.
+FIRST_SCREEN = {"width": 1280, "height": 800}
+#: The code cells a reader sees unfolded on the first screen whose code imports: the
+#: first line of each. A folded cell (hide-input) draws no box until it is opened.
+IMPORTS_ON_FIRST_SCREEN = """() => [...document.querySelectorAll('.cell_input')]
+  .filter(c => c.getClientRects().length > 0)
+  .filter(c => c.getBoundingClientRect().top < window.innerHeight)
+  .filter(c => /^\\s*(import|from\\s+\\S+\\s+import)\\s/m.test(c.innerText))
+  .map(c => c.innerText.trim().split('\\n')[0])"""
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_the_first_screen_shows_no_import_cell(browser, server, name) -> None:
+    """A page opens on its purpose, not on its imports: no unfolded code cell that
+    imports starts within the first 1280 × 800 screen."""
+    page, _ = open_page(browser, server + name, viewport=FIRST_SCREEN)
+    try:
+        found = page.evaluate(IMPORTS_ON_FIRST_SCREEN)
+    finally:
+        page.close()
+    assert found == [], f"{name} shows import cells on its first screen: {found}"
+
+
 @pytest.mark.parametrize("name", PAGES)
 def test_every_internal_link_resolves(browser, server, name) -> None:
     page = browser.new_page()
