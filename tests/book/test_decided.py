@@ -112,6 +112,10 @@ def test_a_shapeless_sigma_decides_the_alm_gain() -> None:
     assert "0.90%" in shape_reason(barely, "g")
     shaped = [flat[0], {"g": certify_log(0.5, [900, 990], alm_factor=1.5)}]
     assert shape_reason(shaped, "g") == ""  # one replicate with a shape suffices
+    none = [{"g": certify_log(0.5, [100, 200])}]
+    assert (
+        shape_reason(none, "g") == "g certified no image on any model: its σ's shape cannot be read"
+    )
 
 
 def test_a_decided_comparison_makes_the_verdict_not_testable() -> None:

@@ -129,15 +129,18 @@ def shape_reason(replicates: Replicates, name: str, ratio: float = SHAPE_RATIO) 
     σ's shape. When on every replicate no certified image has ``alm / radius`` above
     ``ratio`` (:data:`~rsutils.anisotropic.saturation.SHAPE_RATIO`: σ is one level, as
     it is when it saturates at its bound), the ALM's excess over the radius is decided
-    by construction, not by the classifier.
+    by construction, not by the classifier. A log that certifies no image shows no
+    shape either: its reason says so.
     """
-    largest = 0.0
+    largest = None
     for logs in replicates:
         log = logs[name]
         certified = log[log["radius"] > 0]
         if not certified.empty:
             ratios = certified["alm"].to_numpy(np.float64) / certified["radius"].to_numpy()
-            largest = max(largest, float(ratios.max()))
+            largest = max(largest or 0.0, float(ratios.max()))
+    if largest is None:
+        return f"{name} certified no image on any model: its σ's shape cannot be read"
     if largest > ratio:
         return ""
     return (
