@@ -115,9 +115,9 @@ class VarianceComponents:
         return self.models / k + self.images / n + self.residual / (k * n)
 
     def degrees_of_freedom(self, models: int, images: int) -> float:
-        """Satterthwaite's degrees of freedom of the variance estimate of (1) through the
-        mean squares (MSA on k − 1, MSB on N − 1, MSE on (k − 1)(N − 1)); N − 1 with one
-        model."""
+        """Satterthwaite's degrees of freedom of the estimate of :meth:`variance_of_mean`
+        through the mean squares (MSA on k − 1, MSB on N − 1, MSE on (k − 1)(N − 1));
+        N − 1 with one model."""
         check_design(models, images)
         k, n = models, images
         if k == 1:

@@ -66,10 +66,6 @@ __all__ = [
 NORMAL_DF = 10_000
 
 
-def _check_design(models: int, images: int) -> None:
-    check_design(models, images)
-
-
 def _check_test(alpha: float, tests: int) -> float:
     if not 0 < alpha < 1 or tests < 1:
         raise ValueError(f"need 0 < alpha < 1 and tests ≥ 1, got alpha={alpha}, tests={tests}")
@@ -114,7 +110,7 @@ def simulated_differences(
     Deterministic for a given ``seed`` (its ``"power"`` stream of
     :data:`~rsutils.core.streams.STREAMS`)."""
     draws, models, images = shape
-    _check_design(models, images)
+    check_design(models, images)
     if draws < 1:
         raise ValueError(f"draws must be ≥ 1, got {draws}")
     rng = np.random.default_rng(derived_seed(seed, 0, "power"))

@@ -214,20 +214,16 @@ def more_draws_evidence(
     answered = log["predict"].to_numpy() != ABSTAIN
     radii = np.unique(log["radius"].to_numpy(dtype=float)[answered])
     radii = radii[radii > 0]
-    candidates = np.arange(*_bounds(draws_matching_ceiling(radii.max(), sigma, stated)))
+    span = draws_matching_ceiling(radii.max(), sigma, stated)
+    candidates = np.arange(span.start, span.stop)
     for tried in (radii[-TOP_RADII:], radii):
         if len(candidates):
             candidates = candidates[fits_some_count(tried, sigma, candidates, stated).all(axis=1)]
-    span = draws_matching_ceiling(radii.max(), sigma, stated)
     return {
         "draws tried": f"{span.start:,} to {span.stop - 1:,}" if span else "none",
         "draws that fit": len(candidates),
         "more draws at 0.001": "not ruled out" if len(candidates) else "ruled out",
     }
-
-
-def _bounds(span: range) -> tuple[int, int]:
-    return span.start, span.stop
 
 
 def more_draws_table(
