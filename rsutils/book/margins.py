@@ -35,8 +35,8 @@ MARGIN_REASONS = {
         "certified accuracy at a radius, as a share of the test images: one point, "
         "the smallest difference the papers present as a result (UCAN's MNIST table "
         "marks −1.0% and +1.0% against the best baseline, one image in a hundred; "
-        "Alfarra et al. call gains of 0.7 and 0.9 points improvements, 'indeed "
-        "small'), and the resolution of Cohen et al.'s tables (to 0.01)"
+        "Alfarra et al. report gains of 0.9 and 0.7 points as improvements, the "
+        "latter 'indeed small'), and the resolution of Cohen et al.'s tables (to 0.01)"
     ),
 }
 
