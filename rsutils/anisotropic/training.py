@@ -59,6 +59,7 @@ __all__ = [
     "GENERATOR_OPTIMISERS",
     "HISTORY_COLUMNS",
     "NPG_METHODS",
+    "PATTERN_NORMALISATIONS",
     "SGD_MOMENTUM",
     "SGD_WEIGHT_DECAY",
     "VARIANCE_TERMS",
@@ -74,6 +75,9 @@ __all__ = [
 
 #: The methods, by their noise (the isotropic control and UCAN's three generators).
 NPG_METHODS = ("isotropic", "pattern", "dataset", "certification")
+#: How a fixed pattern is rescaled (:func:`~rsutils.anisotropic.patterns.spatial_pattern`):
+#: to mean 1, as in UCAN's experiments, or to geometric mean 1, which keeps the volume.
+PATTERN_NORMALISATIONS = ("mean", "geometric")
 #: The variance terms ``V``, the minimum, the mean and the mean of the log of ``sigma``.
 VARIANCE_TERMS = ("min", "mean", "logmean")
 #: The generator's optimisers, Adam (UCAN's paper) or SGD with momentum (UCAN's code).
@@ -89,6 +93,7 @@ HISTORY_COLUMNS = ("step", "ce", "variance", "sigma_min", "sigma_median", "sigma
 #: fields existed still name the same models.
 _KEY_DEFAULTS = {
     "isotropic_sigma": 1.0,
+    "pattern_normalise": "mean",
     "budget": None,
     "budget_value": 1.0,
     "generator_optimiser": "adam",
@@ -105,7 +110,10 @@ class NPGConfig:
     is the ``λ`` that ``sigma`` multiplies. ``isotropic_sigma`` is the constant
     ``sigma`` of the isotropic method (1: the base's own noise; 2: twice as much, the
     control for a generator whose ``sigma`` ends at 2 everywhere). ``pattern_norm``,
-    ``kappa``, ``iota`` shape the pattern-wise ``sigma`` (Eq. 12, rescaled to mean 1).
+    ``kappa``, ``iota`` shape the pattern-wise ``sigma`` (Eq. 12), rescaled as
+    ``pattern_normalise`` says: to mean 1 (``"mean"``, UCAN's experiments) or to
+    geometric mean 1 (``"geometric"``: the ALM's factor of ``sigma ≡ 1``, so that an ALM
+    comparison with isotropic noise of the same ``λ`` is not tilted by the rescaling).
     ``gamma`` bounds a generator's ``sigma`` (default 2 for dataset-wise, 1 for
     certification-wise, as in UCAN); ``mu_bound`` bounds its ``mu`` (default ``λ``, as
     UCAN's code scales the certification-wise ``mu``). Training takes ``steps`` Adam
@@ -129,6 +137,7 @@ class NPGConfig:
     method: str = "isotropic"
     isotropic_sigma: float = 1.0
     pattern_norm: str = "l2"
+    pattern_normalise: str = "mean"
     kappa: float = 1.0
     iota: float = 1.0
     variance_term: str = "min"
@@ -166,6 +175,16 @@ class NPGConfig:
             raise ValueError(
                 "a budget keeps a learned sigma's amount: use it with method 'dataset' or "
                 f"'certification', not {self.method!r} (or set budget=None)"
+            )
+        if self.pattern_normalise not in PATTERN_NORMALISATIONS:
+            raise ValueError(
+                f"pattern_normalise must be one of {PATTERN_NORMALISATIONS}, got "
+                f"{self.pattern_normalise!r}"
+            )
+        if self.pattern_normalise != "mean" and self.method != "pattern":
+            raise ValueError(
+                "pattern_normalise rescales a fixed pattern: use it with method 'pattern', "
+                f"not {self.method!r} (or keep pattern_normalise='mean')"
             )
         if self.head not in SIGMA_HEADS:
             raise ValueError(f"head must be one of {SIGMA_HEADS}, got {self.head!r}")
@@ -212,8 +231,9 @@ def make_generator(config: NPGConfig, shape: tuple[int, ...]) -> NoiseGenerator:
         return FixedNoise(torch.full((1, *shape[1:]), float(config.isotropic_sigma)))
     if config.method == "pattern":
         pattern = spatial_pattern(
-            shape[1], shape[2], norm=config.pattern_norm, kappa=config.kappa, iota=config.iota
-        )
+            shape[1], shape[2], norm=config.pattern_norm, kappa=config.kappa,
+            iota=config.iota, normalise=config.pattern_normalise,
+        )  # fmt: skip
         return FixedNoise(pattern.float())
     budget, budget_value, head = config.budget, config.budget_value, config.head
     if config.method == "dataset":
@@ -382,6 +402,8 @@ def describe_npg(config: NPGConfig) -> str:
         "dataset": f"dataset-wise generator, {config.variance_term} variance term",
         "certification": f"certification-wise generator, {config.variance_term} variance term",
     }[config.method]
+    if config.pattern_normalise != "mean":
+        noise += f", {config.pattern_normalise} mean 1"
     if config.head != "abs-tanh":
         noise += f", {config.head} head"
     if config.budget is not None:

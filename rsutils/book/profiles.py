@@ -109,6 +109,19 @@ class NoiseMethodGroups:
     #: The paper's ALM objective, the mean of log σ, without a budget; compared by radius
     #: and by ALM with both controls.
     log_mean: tuple[str, ...] = ("dataset-wise, log-mean", "certification-wise, log-mean")
+    #: UCAN's three patterns rescaled to geometric mean 1 instead of mean 1
+    #: (:meth:`Profile.claim_methods`): the same shapes, each with the ALM factor of
+    #: σ ≡ 1, so that an ALM comparison with :attr:`control` weighs the shape. Rescaled
+    #: to mean 1, a pattern's ALM factor is its geometric mean, below 1 by AM–GM.
+    patterns_at_gmean: tuple[str, ...] = (
+        "pattern ℓ1, gmean 1",
+        "pattern ℓ2, gmean 1",
+        "pattern ℓ∞, gmean 1",
+    )
+    #: The dataset-wise recipe at the generator's smaller step (Adam 1e-3), which the
+    #: saturation chapter's recipe grid finds does not run σ to its bound
+    #: (:meth:`Profile.claim_methods`): a dataset-wise σ with a shape to judge.
+    dataset_wise_unsaturated: tuple[str, ...] = ("dataset-wise, min, Adam 1e-3",)
 
     @property
     def controls(self) -> tuple[str, ...]:
@@ -264,6 +277,21 @@ class Profile:
             "dataset-wise, mean": self.npg(base, "dataset", seed, variance_term="mean"),
             "certification-wise": self.npg(base, "certification", seed, variance_term="min"),
         }
+
+    def claim_methods(self, base: TrainConfig, seed: int = 0) -> dict[str, NPGConfig]:
+        """The runs UCAN's pattern-wise and dataset-wise claims are judged on besides
+        :meth:`npg_methods`, by the names of :data:`NPG_GROUPS`: the three patterns at
+        geometric mean 1, and the dataset-wise recipe at Adam ``1e-3`` (the recipe
+        grid's run of that optimiser, so the first replicate's is trained once)."""
+        groups = NPG_GROUPS
+        norms = ("l1", "l2", "linf")
+        patterns = {
+            name: self.npg(base, "pattern", seed, pattern_norm=norm, pattern_normalise="geometric")
+            for name, norm in zip(groups.patterns_at_gmean, norms, strict=True)
+        }
+        (unsaturated,) = groups.dataset_wise_unsaturated
+        adam = {"variance_term": "min", "generator_optimiser": "adam", "generator_lr": 1e-3}
+        return {**patterns, unsaturated: self.npg(base, "dataset", seed, **adam)}
 
     def shape_only_methods(self, base: TrainConfig, seed: int = 0) -> dict[str, NPGConfig]:
         """The shape-only and log-mean runs of ``generators.shape_only_kinds``, by the

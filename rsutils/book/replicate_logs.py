@@ -19,6 +19,7 @@ from rsutils.anisotropic.generators import NoiseGenerator
 from rsutils.anisotropic.noise import Anisotropic
 from rsutils.anisotropic.patterns import spatial_pattern
 from rsutils.anisotropic.soundness.sound import ConstantScale, deployed_lipschitz, sound_log
+from rsutils.anisotropic.training import NPGConfig
 from rsutils.book.chapter import Chapter
 from rsutils.book.profiles import ANISOTROPIC_LAMBDA, BOOK_SIGMAS, FIG4_PATTERN, NPG_GROUPS
 from rsutils.book.trained import trained_npg
@@ -139,19 +140,23 @@ def fig4_replicates(chapter: Chapter, *, cached: bool = False) -> Replicates:
 
 
 def npg_replicates(chapter: Chapter, *, cached: bool = False) -> Replicates:
-    """Chapter 06's noise methods (:meth:`~rsutils.book.profiles.Profile.npg_methods`),
-    each fine-tuned from the replicate's own base model of λ = 0.5 and certified with
-    its generator on the chapter's secondary images, per replicate: names as
+    """Chapter 06's noise methods (:meth:`~rsutils.book.profiles.Profile.npg_methods`,
+    then the runs UCAN's claims are also judged on,
+    :meth:`~rsutils.book.profiles.Profile.claim_methods`), each fine-tuned from the
+    replicate's own base model of λ = 0.5 and certified with its generator on the
+    chapter's secondary images, per replicate: names as
     :data:`~rsutils.book.profiles.NPG_GROUPS`. Unlike the other replicates, every one is
     certified on the same secondary images (the first replicate's logs are chapter 06's
     own), as the secondary runs are already small."""
     P, lam = chapter.profile, ANISOTROPIC_LAMBDA
     runs = chapter.secondary.cached() if cached else chapter.secondary
+
+    def methods(seed: int) -> dict[str, NPGConfig]:
+        base = P.base_models(seed)[lam]
+        return {**P.npg_methods(base, seed), **P.claim_methods(base, seed)}
+
     return [
-        {
-            name: runs.certify_generated(c)
-            for name, c in P.npg_methods(P.base_models(s)[lam], s).items()
-        }
+        {name: runs.certify_generated(c) for name, c in methods(s).items()}
         for s in P.replicate_seeds(chapter.seed)
     ]
 

@@ -269,3 +269,29 @@ def test_bad_options_are_named() -> None:
         config(accumulate=0)
     with pytest.raises(ValueError, match="variance_term must be one of"):
         config(variance_term="max")
+    with pytest.raises(ValueError, match="pattern_normalise must be one of"):
+        config("pattern", pattern_normalise="median")
+    with pytest.raises(ValueError, match="use it with method 'pattern'"):
+        config("dataset", pattern_normalise="geometric")
+
+
+@pytest.mark.parametrize("norm", ["l1", "l2", "linf"])
+def test_a_pattern_at_geometric_mean_1_is_the_same_shape_with_the_alm_of_sigma_1(norm) -> None:
+    """The geometric-mean pattern is UCAN's mean-1 pattern times one constant, the
+    ratio of its mean to its geometric mean, and its ALM factor (the geometric mean of
+    sigma) is exactly 1; the mean-1 pattern's factor is below 1 (AM–GM)."""
+    base = TrainConfig(scale=0.5)
+    ucan = make_generator(NPGConfig(base=base, method="pattern", pattern_norm=norm), (1, 28, 28))
+    volume = make_generator(
+        NPGConfig(base=base, method="pattern", pattern_norm=norm, pattern_normalise="geometric"),
+        (1, 28, 28),
+    )
+    x = torch.zeros(2, 1, 28, 28)
+    sigma_ucan, sigma_volume = ucan(x)[1].double(), volume(x)[1].double()
+    assert torch.allclose(gmean(sigma_volume), torch.ones(2, dtype=torch.float64), atol=1e-6)
+    ratio = sigma_volume / sigma_ucan
+    assert torch.allclose(ratio, ratio.flatten()[0].expand_as(ratio), rtol=1e-6)
+    assert float(gmean(sigma_ucan)[0]) < 1 < float(ratio.flatten()[0])
+    keyed = NPGConfig(base=base, method="pattern", pattern_normalise="geometric").as_dict()
+    assert keyed["pattern_normalise"] == "geometric"
+    assert "pattern_normalise" not in NPGConfig(base=base, method="pattern").as_dict()

@@ -136,6 +136,22 @@ def test_chapter_06_names_its_methods_by_group_and_control() -> None:
     ]
 
 
+@pytest.mark.parametrize("name", ["smoke", "cpu"])
+def test_the_claims_runs_keep_each_pattern_and_the_recipe_grids_unsaturated_run(name) -> None:
+    """The patterns at geometric mean 1 differ from chapter 06's only in the rescaling;
+    the dataset-wise run at Adam 1e-3 is the recipe grid's run of that optimiser, so
+    the first replicate's model is trained once for both chapters."""
+    profile = PROFILES[name]
+    base = profile.base_models(3)[0.5]
+    claims, methods = profile.claim_methods(base, 3), profile.npg_methods(base, 3)
+    assert list(claims) == [*NPG_GROUPS.patterns_at_gmean, *NPG_GROUPS.dataset_wise_unsaturated]
+    for volume, ucan in zip(NPG_GROUPS.patterns_at_gmean, NPG_GROUPS.patterns, strict=True):
+        assert claims[volume].pattern_normalise == "geometric"
+        assert replace(claims[volume], pattern_normalise="mean") == methods[ucan]
+    recipe = {run.value: run.config for run in profile.recipe_runs(base, 3)}
+    assert claims[NPG_GROUPS.dataset_wise_unsaturated[0]] == recipe["Adam 1e-3"]
+
+
 def test_replicates_are_certified_on_a_subset_of_the_main_images() -> None:
     """The first replicate's logs are rows of the main logs, so the replicate images
     must be among the main images; at cpu and smoke they are fewer."""

@@ -142,7 +142,9 @@ def test_the_npg_replicates_fine_tune_each_replicates_own_base_model() -> None:
     seeds = profile.replicate_seeds(3)
     assert len(logs) == len(seeds) == profile.replicates.models and seeds[0] == 3
     for seed, by_name in zip(seeds, logs, strict=True):
-        assert list(by_name) == list(profile.npg_methods(profile.base_models(seed)[0.5], seed))
+        base = profile.base_models(seed)[0.5]
+        methods = {**profile.npg_methods(base, seed), **profile.claim_methods(base, seed)}
+        assert list(by_name) == list(methods)
         assert {int(log["seed"][0]) for log in by_name.values()} == {seed}
         assert {int(log["base_seed"][0]) for log in by_name.values()} == {seed}
         assert all(bool(log["cached"][0]) for log in by_name.values())
