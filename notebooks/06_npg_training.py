@@ -282,8 +282,9 @@ logs = {name: replicates[0][name] for name in S.methods}
 # deploys computes its noise at the input it is given, and for an input-dependent
 # $\sigma$ no radius is known to hold for it. What can be certified is the same
 # offset with a constant $\sigma \equiv c$, each radius divided by $1 + L$, with $L$
-# a bound on the offset's Lipschitz constant ({ref}`chapter-deployed-soundness`
-# derives it and audits $g_x$'s certificates). That classifier,
+# a bound on the offset's Lipschitz constant, or shrunk less where a local bound
+# on the offset's move allows ({ref}`chapter-deployed-soundness` derives both and
+# audits $g_x$'s certificates). That classifier,
 # {glue:text}`deployed_name`, is certified for every replicate
 # ({func}`~rsutils.book.replicate_logs.deployed_cw_replicates`), and every claim about the
 # certification-wise method below is judged on it first, on $g_x$'s radius beside it.

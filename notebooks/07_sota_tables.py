@@ -445,11 +445,11 @@ alm_factors = "ALM factor " + ", ".join(
 # %% [markdown]
 # The certification-wise claim is judged on the classifier one can deploy
 # ({func}`~rsutils.book.replicate_logs.deployed_cw_replicates`: its offset kept, $\sigma
-# \equiv c$, each radius divided by $1 + L$, {ref}`chapter-deployed-soundness`), against every other
-# method. UCAN's own radius for it, Theorem 7's for $g_x$, certifies a classifier
-# that computes its noise at the point certified rather than at the input it is
-# given; it is not a certificate of the deployed classifier. Its comparisons are
-# shown beside the deployed ones, labelled so, and the verdict does not rest on them.
+# \equiv c$, each radius the larger of $R/(1 + L)$ and a local bound's,
+# {ref}`chapter-deployed-soundness`), against every other method. UCAN's own
+# radius, Theorem 7's for $g_x$, certifies a classifier that computes its noise at
+# the point certified, not at the input given. Its comparisons are shown beside
+# the deployed ones, labelled so, and the verdict does not rest on them.
 # Chapter 05's pattern, beside UCAN's, was not fine-tuned with its classifier: it
 # asks what the pattern alone does to a model trained for isotropic noise.
 #
@@ -461,9 +461,9 @@ alm_factors = "ALM factor " + ", ".join(
 # otherwise ({func}`~rsutils.book.audit.measured.claim_verdict`). A fourth label,
 # "not testable here", replaces the verdict when a comparison it needs is decided
 # by construction ({mod}`~rsutils.book.audit.decided`; the reason leads the
-# evidence): when the deployed classifier's ceiling
-# $c\,\Phi^{-1}(\alpha^{1/n})/(1 + L)$, reached on every image, stays more than the
-# margin below a control's ACR, the Lipschitz bound forces "falls"; and when the
+# evidence): when the deployed classifier's ceiling (its sound radius at
+# $R = c\,\Phi^{-1}(\alpha^{1/n})$), reached on every image, stays more than the
+# margin below a control's ACR, the sound bound forces "falls"; and when the
 # dataset-wise $\sigma$ has no shape (ALM within 1% of the radius on every
 # certified image, as a saturated $\sigma$ gives), its ALM's gain over the radius is
 # 0 by construction. Each claim is

@@ -18,7 +18,8 @@ import torch
 from rsutils.anisotropic.generators import NoiseGenerator
 from rsutils.anisotropic.noise import Anisotropic
 from rsutils.anisotropic.patterns import spatial_pattern
-from rsutils.anisotropic.soundness.sound import ConstantScale, deployed_lipschitz, sound_log
+from rsutils.anisotropic.soundness.local import local_sound_log
+from rsutils.anisotropic.soundness.sound import ConstantScale, deployed_lipschitz
 from rsutils.anisotropic.training import NPGConfig
 from rsutils.book.chapter import Chapter
 from rsutils.book.profiles import ANISOTROPIC_LAMBDA, BOOK_SIGMAS, FIG4_PATTERN, NPG_GROUPS
@@ -162,8 +163,8 @@ def npg_replicates(chapter: Chapter, *, cached: bool = False) -> Replicates:
 
 
 #: The name, in :func:`deployed_cw_replicates`, of the certification-wise classifier as
-#: deployed: σ ≡ c, its offset kept, certified with the radius R/(1 + L) that holds
-#: for the deployed classifier.
+#: deployed: σ ≡ c, its offset kept, certified with a radius that holds for the
+#: deployed classifier (the larger of R/(1 + L) and a local one).
 DEPLOYED_CW = "certification-wise, deployed (σ ≡ c)"
 
 
@@ -183,8 +184,10 @@ def deployed_cw_replicates(chapter: Chapter, *, cached: bool = False) -> Replica
     known to hold for the deployed classifier ``G(z) = g_z(z)``: Theorem 7's radius
     certifies ``g_x``, a classifier nobody deploys. Keeping its offset μ and setting
     ``σ ≡ c`` (:func:`median_scale` on the chapter's secondary images) gives one that
-    can be certified: each replicate's radii divided by ``1 + L``, ``L`` the bound on
-    μ's Lipschitz constant (:func:`~rsutils.anisotropic.soundness.sound.sound_log`).
+    can be certified: each replicate's radius ``R`` of an image becomes the larger of
+    ``R/(1 + L)``, ``L`` the bound on μ's Lipschitz constant, and the local radius an
+    interval bound on μ's move around that image gives
+    (:func:`~rsutils.anisotropic.soundness.local.local_sound_log`).
     One ``{DEPLOYED_CW: log}`` per replicate, on :func:`npg_replicates`' images.
     """
     P, lam = chapter.profile, ANISOTROPIC_LAMBDA
@@ -196,7 +199,9 @@ def deployed_cw_replicates(chapter: Chapter, *, cached: bool = False) -> Replica
         config = P.npg_methods(P.base_models(s)[lam], s)[name]
         generator = trained_npg(config, device=chapter.device, progress=chapter.progress)[1]
         c = median_scale(generator, images)
-        bound = deployed_lipschitz(ConstantScale(generator, c), tuple(images.shape[-2:]))
+        constant = ConstantScale(generator, c)
+        bound = deployed_lipschitz(constant, tuple(images.shape[-2:]))
         log = runs.certify_generated(config, constant_sigma=c)
-        found.append({DEPLOYED_CW: sound_log(log, bound)})
+        certified = chapter.test.images[list(log["idx"])]
+        found.append({DEPLOYED_CW: local_sound_log(log, constant, certified, bound)})
     return found

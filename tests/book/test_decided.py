@@ -7,9 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 from scipy.stats import binom, norm
 
-from rsutils.anisotropic.soundness.sound import sound_log
+from rsutils.anisotropic.generators import CertificationWiseGenerator
+from rsutils.anisotropic.soundness.local import CEILING, local_sound_log
+from rsutils.anisotropic.soundness.sound import ConstantScale, sound_log
 from rsutils.book.audit.decided import (
     attainable_acr,
     ceiling_decides,
@@ -59,6 +62,19 @@ def test_the_deployed_ceiling_is_shrunk_by_one_plus_l() -> None:
     ceiling = 0.5 * norm.ppf(ALPHA ** (1 / N)) / (1 + lipschitz)
     assert attainable_acr(sound) == pytest.approx(ceiling, rel=1e-9)
     assert attainable_acr(sound, "alm") == pytest.approx(ceiling, rel=1e-9)
+
+
+def test_a_local_sound_log_is_bounded_by_its_images_largest_radii() -> None:
+    """A log certified with local radii states each image's largest radius; the
+    attainable ACR is their mean, and it bounds the ACR of the log's certificates."""
+    log = certify_log(0.5, [700, 900, 990, 300])
+    generator = ConstantScale(CertificationWiseGenerator(1, width=4, growth=4), 1.0)
+    images = torch.rand(4, 1, 6, 6, generator=torch.Generator().manual_seed(0))
+    sound = local_sound_log(log, generator, images, 93.5)
+    assert attainable_acr(sound) == pytest.approx(sound[CEILING].mean(), rel=1e-12)
+    assert attainable_acr(sound) >= sound["radius"].mean()
+    # an offset that does not move yet (μ ≡ 0 at the start) keeps the Gaussian ceiling
+    assert attainable_acr(sound) == pytest.approx(attainable_acr(log), rel=2e-3)
 
 
 def test_no_certified_image_has_no_ceiling_to_read() -> None:

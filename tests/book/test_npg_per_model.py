@@ -90,6 +90,15 @@ def test_the_audit_runs_on_every_replicates_deployed_classifier(monkeypatch, fak
     assert calls == [(s, "certification", "settings", limit) for s in seeds]
     assert table.index.tolist() == [f"model {k + 1}" for k in range(len(seeds))]
     assert table["with a contradiction"].tolist() == [s % 3 for s in seeds]
+    assert offset_probes.POSITIVE + "images" not in table.columns
+    calls.clear()
+    table = offset_probes.audit_by_replicate(chapter, "settings", positive_control="shell")
+    searched = [("certification", "settings"), ("isotropic", "shell")]
+    assert calls == [(s, m, how, limit) for s in seeds for m, how in searched]
+    assert table[offset_probes.POSITIVE + "with a contradiction"].tolist() == [s % 3 for s in seeds]
+    pooled = offset_probes.pooled_audit(table, prefix=offset_probes.POSITIVE)
+    assert pooled["images"] == 10 * len(seeds)
+    assert pooled["with a contradiction"] == sum(s % 3 for s in seeds)
 
 
 def test_the_pooled_audit_sums_the_models_and_gives_the_exact_interval() -> None:

@@ -4,10 +4,12 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 
 import pandas as pd
+import pytest
 import torch
 
 from rsutils.anisotropic.generators import FixedNoise
 from rsutils.anisotropic.noise import Anisotropic
+from rsutils.anisotropic.soundness.local import BISECTION_STEPS
 from rsutils.book import replicate_logs
 from rsutils.book.profiles import PROFILES
 from rsutils.core.streams import derived_seed
@@ -167,7 +169,15 @@ class FakeConstantRuns:
     def certify_generated(self, config, *, constant_sigma=None):
         self.calls.append((config.seed, config.method, constant_sigma))
         return pd.DataFrame(
-            {"idx": [0, 1], "correct": [1, 1], "radius": [0.4, 0.8], "alm": [0.4, 0.8]}
+            {
+                "idx": [0, 1],
+                "correct": [1, 1],
+                "radius": [0.4, 0.8],
+                "alm": [0.4, 0.8],
+                "n": 1000,
+                "alpha": 0.001,
+                "scale": 0.5,
+            }  # fmt: skip
         )
 
 
@@ -188,8 +198,10 @@ def test_the_deployed_certification_wise_classifier_of_every_replicate(
     assert chapter.secondary.calls == [(s, "certification", 1.23) for s in seeds]
     for by_name in logs:
         assert list(by_name) == [replicate_logs.DEPLOYED_CW]
-        # radii divided by 1 + L = 2: they hold for the deployed classifier
-        assert by_name[replicate_logs.DEPLOYED_CW]["radius"].tolist() == [0.2, 0.4]
+        # the larger sound radius: R/(1 + L) = R/2, or the local one of an offset that
+        # does not move, R to the bisection's step
+        radius = by_name[replicate_logs.DEPLOYED_CW]["radius"]
+        assert radius.tolist() == pytest.approx([r * (1 - 2**-BISECTION_STEPS) for r in (0.4, 0.8)])
 
 
 def test_the_constant_scale_is_the_median_sigma_rounded_to_two_decimals() -> None:

@@ -3,8 +3,9 @@
 A comparison tests a claim only if its outcome could have gone either way. Two ways
 the book's comparisons can be decided before any classifier is trained:
 
-- a **ceiling**: a certificate cannot exceed σ·Φ⁻¹(α^(1/n)) (divided by 1 + L for the
-  deployed certification-wise classifier, whose radius holds only so shrunk). When
+- a **ceiling**: a certificate cannot exceed σ·Φ⁻¹(α^(1/n)) (for the deployed
+  certification-wise classifier, whose radius holds only shrunk, the sound radius at
+  that R). When
   even that ceiling, reached on every image (:func:`attainable_acr`), stays more than
   the margin below a control's measured ACR, the method "falls" by construction
   (:func:`ceiling_decides`, :func:`ceiling_reason`);
@@ -29,6 +30,7 @@ from scipy.stats import norm
 
 from rsutils.analysis.metrics import average_certified_radius
 from rsutils.anisotropic.saturation import SHAPE_RATIO
+from rsutils.anisotropic.soundness.local import CEILING
 from rsutils.book.audit.verdicts import ClaimVerdict
 from rsutils.core.confidence import max_certifiable_pA
 
@@ -54,8 +56,13 @@ def attainable_acr(log: pd.DataFrame, column: str = "radius") -> float:
     rows as ``column / Φ⁻¹(pA_lower)`` and the largest one taken. Exact for a scale
     that does not depend on the input (a fixed σ, the deployed σ ≡ c); for one that
     does, the bound holds for the scales the log's images show. ``nan`` when no row
-    is certified (no scale to read).
+    is certified (no scale to read). A log that states each image's largest radius
+    (the column :data:`~rsutils.anisotropic.soundness.local.CEILING` of
+    :func:`~rsutils.anisotropic.soundness.local.local_sound_log`, whose radius is
+    not a scale times Φ⁻¹) gives their mean, for the radius and the ALM alike.
     """
+    if CEILING in log.columns:
+        return float(log[CEILING].mean())
     missing = {column, "pA_lower", "n", "alpha"} - set(log.columns)
     if missing:
         raise ValueError(f"the log lacks {sorted(missing)}: pass a CERTIFY log of rsutils")

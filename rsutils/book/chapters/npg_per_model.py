@@ -31,12 +31,16 @@ from rsutils.book.profiles import ANISOTROPIC_LAMBDA, NPG_GROUPS
 from rsutils.book.trained import trained_npg
 
 __all__ = [
+    "POSITIVE",
     "PROBE_COLUMNS",
     "audit_by_replicate",
     "offset_probes_by_replicate",
     "pooled_audit",
     "with_spread",
 ]
+
+#: The prefix of :func:`audit_by_replicate`'s columns for the positive control.
+POSITIVE = "positive control: "
 
 #: The columns of :func:`offset_probes_by_replicate`, each a rate over the images.
 PROBE_COLUMNS = (
@@ -98,7 +102,9 @@ def with_spread(table: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([table.rename(index=str), summary])
 
 
-def audit_by_replicate(chapter: Chapter, settings: AuditSettings) -> pd.DataFrame:
+def audit_by_replicate(
+    chapter: Chapter, settings: AuditSettings, *, positive_control: AuditSettings | None = None
+) -> pd.DataFrame:
     """The soundness audit of the deployed certification-wise classifier, per replicate.
 
     For every replicate seed, chapter 06's audit
@@ -107,26 +113,42 @@ def audit_by_replicate(chapter: Chapter, settings: AuditSettings) -> pd.DataFram
     not frozen: one row with the images audited, those with a contradiction, the rate
     and its exact 95% interval
     (:func:`~rsutils.anisotropic.soundness.audit.records.summarize_audits`).
+
+    With ``positive_control`` (the same search outside the certificates, e.g. settings
+    with a ``region_scale`` of ``(1.5, 2.0)``), the replicate's isotropic model is
+    searched with it too, so that the search's power is measured on every model the
+    rate is: columns :data:`POSITIVE` + ``"images"`` and + ``"with a contradiction"``
+    (:func:`pooled_audit` with ``prefix=POSITIVE`` pools them).
     """
     P, lam, runs = chapter.profile, ANISOTROPIC_LAMBDA, chapter.secondary
     name = NPG_GROUPS.certification_wise[0]
     rows = {}
     for number, seed in enumerate(P.replicate_seeds(chapter.seed), start=1):
-        config = P.npg_methods(P.base_models(seed)[lam], seed)[name]
-        records = runs.audit_generated(config, settings, limit=P.audit.images)
-        found = summarize_audits(records)
-        rows[f"model {number}"] = {
+        methods = P.npg_methods(P.base_models(seed)[lam], seed)
+        found = summarize_audits(
+            runs.audit_generated(methods[name], settings, limit=P.audit.images)
+        )
+        row = {
             "images": found.images, "with a contradiction": found.contradicted,
             "rate": found.rate, "low": found.low, "high": found.high,
         }  # fmt: skip
+        if positive_control is not None:
+            records = runs.audit_generated(
+                methods[NPG_GROUPS.control], positive_control, limit=P.audit.images
+            )
+            positive = summarize_audits(records)
+            row[f"{POSITIVE}images"] = positive.images
+            row[f"{POSITIVE}with a contradiction"] = positive.contradicted
+        rows[f"model {number}"] = row
     table = pd.DataFrame.from_dict(rows, orient="index")
     table.index.name = "replicate"
     return table
 
 
-def pooled_audit(table: pd.DataFrame, confidence: float = 0.95) -> pd.Series:
+def pooled_audit(table: pd.DataFrame, confidence: float = 0.95, *, prefix: str = "") -> pd.Series:
     """The audits of every replicate (``table`` as :func:`audit_by_replicate`) taken
-    together: the images audited and those with a contradiction summed over the models,
+    together: the images audited and those with a contradiction (the columns named
+    ``prefix`` + ``"images"`` and + ``"with a contradiction"``) summed over the models,
     the pooled rate and its exact (Clopper–Pearson) interval at ``confidence``
     (``scipy.stats.binomtest(...).proportion_ci(method="exact")``).
 
@@ -134,10 +156,10 @@ def pooled_audit(table: pd.DataFrame, confidence: float = 0.95) -> pd.Series:
     its training run, so where the models' rates differ the interval is narrower than
     one over retraining as well, and the per-model rows beside it show that spread.
     """
-    images = int(table["images"].sum())
+    images = int(table[f"{prefix}images"].sum())
     if images == 0:
         raise ValueError("pooled_audit needs at least one audited image")
-    found = int(table["with a contradiction"].sum())
+    found = int(table[f"{prefix}with a contradiction"].sum())
     interval = binomtest(found, images).proportion_ci(confidence, method="exact")
     return pd.Series(
         {"images": images, "with a contradiction": found, "rate": found / images,
