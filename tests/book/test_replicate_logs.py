@@ -177,7 +177,7 @@ class FakeConstantRuns:
                 "n": 1000,
                 "alpha": 0.001,
                 "scale": 0.5,
-            }  # fmt: skip
+            }
         )
 
 
