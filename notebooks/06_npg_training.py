@@ -268,9 +268,9 @@ glue_all(
 # three patterns rescaled to geometric mean 1 rather than mean 1: rescaled to mean
 # 1, a pattern's ALM carries the factor of its geometric mean, below 1, by
 # construction. And the dataset-wise recipe at Adam $10^{-3}$, the smaller step of
-# {ref}`chapter-npg-saturation`'s grid, where $\sigma$ can stay off its bound
-# (chapter 07 checks that it kept a shape before judging by it). They appear in
-# the tables below, not in the figures.
+# the recipe grid (see {ref}`chapter-npg-saturation`), where $\sigma$ can stay off
+# its bound (chapter 07 checks that it kept a shape before judging by it). They
+# appear in the table of certified accuracies below, not in the figures.
 
 # %%
 replicates = npg_replicates(chapter)

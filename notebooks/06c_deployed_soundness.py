@@ -758,7 +758,7 @@ glue_all(
 # ({mod}`~rsutils.anisotropic.soundness.local`): an upper bound on $D(r)$ by
 # interval bound propagation through $G_\mu$ {cite:p}`gowal2018effectiveness`
 # (its first convolution exactly over the $\ell_2$ ball), which gives a radius
-# sound for $G$ image by image; and a search for the largest move on each ball,
+# sound for $G$; and a search for the largest move on each ball,
 # whose smallest $r$ with $r + D_{\text{found}}(r) \ge cR$ caps every certificate
 # of this argument, however tight its bound on $D$:
 
@@ -860,7 +860,9 @@ run_chose(
 # the blank; a memory makes the
 # deployed classifier's answers consistent by construction, but only with the
 # answers it has already given. Two limits: the audit's search has the power its
-# positive control measured, {glue:text}`power`, so a certificate it did not
+# positive controls measured ({glue:text}`power` on the first model; a
+# contradiction on {glue:text}`positive_pooled` images over every model), so a
+# certificate it did not
 # contradict is not thereby shown sound; and the sound radius uses one global
 # Lipschitz bound. A local bound over each input's ball is sound too: interval
 # bounds give {glue:text}`acr_interval:.2g`, and no bound on the offset's move can

@@ -380,11 +380,7 @@ def certification_wise(npg, margins):
 # The dataset-wise claim compares the generator with isotropic noise by radius, and
 # asks how much more it gains by ALM than by radius on the same certificates. It is
 # judged on the run at the smaller step, Adam $10^{-3}$; chapter 06's run at UCAN's
-# step, whose $\sigma$ can sit at its bound, is judged beside it as a control. The
-# pattern-wise claim
-# compares each fixed pattern with isotropic noise by ALM, judged on the patterns at
-# geometric mean 1, since at UCAN's mean 1 a pattern's ALM carries the factor
-# $(\prod_i\sigma_i)^{1/d} < 1$ by construction; UCAN's scaling is judged beside.
+# step, whose $\sigma$ can sit at its bound, is judged beside it as a control.
 # Each claim's comparisons, not those beside it, are one family.
 
 
@@ -413,6 +409,20 @@ def dataset_wise(npg, margins):
     return found, verdict
 
 
+# %% [markdown]
+# The pattern-wise claim compares each fixed pattern with isotropic noise by ALM,
+# judged on the patterns at geometric mean 1, since at UCAN's mean 1 a pattern's
+# ALM carries the factor $(\prod_i\sigma_i)^{1/d} < 1$ by construction; UCAN's
+# scaling is judged beside.
+
+
+# %%
+alm_factors = "ALM factor " + ", ".join(
+    f"{spatial_pattern(28, 28, norm=p).log().mean().exp():.3f}"
+    for p in ("l1", "l2", "linf")
+)
+
+
 def pattern_wise(npg, fig4, margins):
     control = NPG_GROUPS.control
     volume = [(m, control) for m in NPG_GROUPS.patterns_at_gmean]
@@ -434,12 +444,6 @@ def pattern_wise(npg, fig4, margins):
     said = ours.overall_verdict(holm_family(beside))
     found.attrs["beside"] = f"at UCAN's mean 1 ({alm_factors}): {said}"
     return found, ours.overall_verdict(found)
-
-
-alm_factors = "ALM factor " + ", ".join(
-    f"{spatial_pattern(28, 28, norm=p).log().mean().exp():.3f}"
-    for p in ("l1", "l2", "linf")
-)
 
 
 # %% [markdown]
