@@ -130,6 +130,8 @@ class StreamKey:
 #:   :func:`~rsutils.anisotropic.released.uniform_images`;
 #: - ``lipschitz`` (3014, index 0): the random pairs and starting points of
 #:   :func:`~rsutils.anisotropic.soundness.lipschitz.empirical_mu_ratios`;
+#: - ``offset-move`` (3015, index 0): the starting points of
+#:   :func:`~rsutils.anisotropic.soundness.local.offset_move_found`;
 #: - ``bernoulli`` (3020, index the case): the Bernoulli draws (and the randomisation
 #:   ``u``) of the coverage checks of :mod:`rsutils.sequential.confidence_sequence` and
 #:   :mod:`rsutils.sequential.published` (cases from 300);
@@ -168,6 +170,7 @@ STREAMS: Mapping[str, StreamKey] = MappingProxyType(
         "vote-bootstrap": StreamKey(3012),
         "uniform-images": StreamKey(3013),
         "lipschitz": StreamKey(3014),
+        "offset-move": StreamKey(3015),
         "bernoulli": StreamKey(3020),
         "coverage": StreamKey(3021, ("phase",)),
         "power": StreamKey(3022),

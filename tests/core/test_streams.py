@@ -94,6 +94,7 @@ def test_the_streams_seeds_are_pinned() -> None:
         "vote-bootstrap": 6008534405337709521,
         "uniform-images": 8233039697272207551,
         "lipschitz": 416557988671395411,
+        "offset-move": 1547903960821398845,
         "bernoulli": 1803427997766927084,
         "coverage": 1421988956242891880,
         "power": 2520487724556684257,

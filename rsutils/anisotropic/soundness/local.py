@@ -48,6 +48,7 @@ from rsutils.anisotropic.soundness.lipschitz import mu_map
 from rsutils.anisotropic.soundness.sound import ConstantScale, sound_log
 from rsutils.core.confidence import max_certifiable_pA
 from rsutils.core.settings import check_count
+from rsutils.core.streams import stream_generator
 
 __all__ = [
     "BISECTION_STEPS",
@@ -60,7 +61,7 @@ __all__ = [
 ]
 
 #: The column of :func:`local_sound_log` with each image's largest attainable radius.
-CEILING = "ceiling"
+CEILING = "attainable_radius"
 
 #: Bisection steps of :func:`local_radius` and :func:`local_ceiling`: the radius is found
 #: to ``R / 2**BISECTION_STEPS``.
@@ -98,13 +99,13 @@ def offset_move_found(
 ) -> torch.Tensor:
     """The largest ``‖mu(x') − mu(x)‖₂`` found over ``‖x' − x‖₂ ≤ r`` by ``steps`` steps
     of projected gradient ascent (normalised ℓ2 steps of ``r/4``, from a random point of
-    the sphere drawn from ``seed``), evaluated in float64: a lower bound on the largest
-    move, per image."""
+    the sphere drawn from ``seed``'s stream ``offset-move``), evaluated in float64: a
+    lower bound on the largest move, per image."""
     check_count("steps", steps)
     mu = mu_map(_frozen(generator))
     x = x.to("cpu", torch.float64)
     radius = r.to("cpu", torch.float64).view(-1, *([1] * (x.dim() - 1)))
-    rng = torch.Generator().manual_seed(seed)
+    rng = stream_generator(seed, 0, "offset-move")
     delta = _onto_ball(torch.randn(x.shape, generator=rng, dtype=torch.float64), radius, 1.0)
     with torch.no_grad():
         centre = mu(x)
