@@ -410,12 +410,19 @@ run_chose(
 )
 
 # %% [markdown]
-# The book's smoke and cpu profiles train their base models in bf16
-# ({class}`~rsutils.book.scales.TrainingScale`); the paper profile, which states the
-# papers' recipe, trains in fp32.
+# The book's smoke and cpu profiles declare bf16 for their base models
+# ({class}`~rsutils.book.scales.TrainingScale`) and use it where the device computes
+# bfloat16 in hardware ({func}`~rsutils.core.inference.native_bf16`); elsewhere they
+# train and certify in float32 ({meth}`~rsutils.book.profiles.Profile.on`), because
+# emulated bfloat16 is slower than float32 (the two timings above compare them on this
+# build's machine). This build trained in {glue:text}`build_precision` and ran the forward pass in
+# {glue:text}`build_inference` mode. The paper profile, which states the papers' recipe,
+# trains in fp32.
 
 # %% tags=["remove-cell"]
 glue_all(
+    build_precision=chapter.profile.training.precision,
+    build_inference=chapter.profile.certify.inference,
     bf16_seeds=int(trained["seed"].nunique()),
     bf16_images=int(replicates[0][pairs[0][0]]["idx"].nunique()),
     bf16_n=int(PROFILES["cpu"].certify.n),

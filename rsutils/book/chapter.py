@@ -74,7 +74,10 @@ def _standard_rows(profile: Profile) -> dict[str, dict[str, object]]:
         "n": {"n (estimation draws)": f"{main.n:,}"},
         "alpha": {"alpha": main.alpha},
         "images": {"test images certified": f"{main.images} (every {main.skip}th)"},
-        "epochs": {"training epochs": profile.training.epochs},
+        "epochs": {
+            "training epochs": profile.training.epochs,
+            "training precision": profile.training.precision,
+        },
         "inference": {"base model's forward pass": main.inference},
     }
 

@@ -39,7 +39,8 @@ class TrainingScale:
     #: The numerical precision of training, the ``precision`` of
     #: :class:`~rsutils.training.train.TrainConfig`; bf16 trains two to three times as
     #: fast on CPUs with AMX or AVX-512 BF16, with models of the same accuracy (measured
-    #: against fp32 on the same seeds, chapter 12).
+    #: against fp32 on the same seeds, chapter 12); fp32 where bf16 would be emulated
+    #: (:meth:`~rsutils.book.profiles.Profile.on`).
     precision: str = "fp32"
 
 
@@ -64,7 +65,9 @@ class CertifyScale:
     #: The base model's numerical mode when certifying, predicting and auditing
     #: (:mod:`rsutils.core.inference`); a mode other than fp32 is a different base
     #: classifier with its own cached logs. Sigma ascent (chapters 02, 03) runs its model
-    #: in fp32 whatever this says; the CERTIFY that follows it runs in this mode.
+    #: in fp32 whatever this says; the CERTIFY that follows it runs in this mode. A
+    #: bfloat16 mode runs in float32 where the device would emulate bfloat16
+    #: (:meth:`~rsutils.book.profiles.Profile.on`).
     inference: str = "fp32"
 
 

@@ -44,7 +44,9 @@ __all__ = [
     "check_inference_mode",
     "device_identity",
     "fixed_rows",
+    "float32_equivalent",
     "inference_model",
+    "native_bf16",
 ]
 
 #: The modes of the base model's forward pass, from plain float32 to bfloat16 + NHWC.
@@ -78,6 +80,31 @@ def device_identity(device: torch.device | str) -> dict[str, object]:
     """
     device = torch.device(device)
     return {"device": device.type, "rows": fixed_rows(device)}
+
+
+def native_bf16(device: torch.device | str) -> bool:
+    """Whether ``device`` computes bfloat16 in hardware: a CUDA GPU that supports it, or
+    a CPU with AMX-BF16 or AVX-512 BF16 instructions (as torch reads them).
+
+    Elsewhere bfloat16 is emulated, and slower than float32: on a 2-core AVX2-only
+    EPYC, ``python -m rsutils bench`` ran the book's small CNN at 2,195 inputs/s in
+    ``bf16_channels_last`` against 25,022 in ``channels_last``.
+    """
+    device = torch.device(device)
+    if device.type == "cuda":
+        return torch.cuda.is_available() and torch.cuda.is_bf16_supported()
+    if device.type != "cpu":
+        return False
+    capabilities = torch.cpu.get_capabilities() if hasattr(torch.cpu, "get_capabilities") else {}
+    return bool(capabilities.get("amx_bf16") or capabilities.get("avx512_bf16"))
+
+
+def float32_equivalent(mode: str) -> str:
+    """``mode`` without bfloat16: the float32 mode of the same memory layout
+    (``"bf16"`` → ``"fp32"``, ``"bf16_channels_last"`` → ``"channels_last"``)."""
+    return {"bf16": "fp32", "bf16_channels_last": "channels_last"}.get(
+        check_inference_mode(mode), mode
+    )
 
 
 def check_inference_mode(mode: str) -> str:

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from rsutils.book.chapter import Chapter, run_at_table
-from rsutils.book.profiles import PROFILES
+from rsutils.book.profiles import PROFILES, get_profile
 
 ENVIRONMENT_ROWS = ["device", "CPU threads (torch)", "torch"]
 
@@ -53,7 +53,8 @@ def test_every_run_at_table_states_the_sampler_the_book_uses() -> None:
 def test_a_chapter_shares_the_profiles_images_settings_and_models(fake_fashion_mnist, monkeypatch):
     monkeypatch.setenv("RSUTILS_DATA", str(fake_fashion_mnist))
     chapter = Chapter.open("smoke", seed=3, progress=False)
-    smoke = PROFILES["smoke"]
+    smoke = get_profile("smoke")  # the profile as it runs on this machine
+    assert chapter.profile == smoke
     assert chapter.main.indices == smoke.indices(40) == [0]  # the fake test split has 40
     assert chapter.main.settings == smoke.certify_settings(3)
     assert chapter.secondary.settings == smoke.certify_settings(3, secondary=True)

@@ -3,6 +3,7 @@
 from dataclasses import replace
 
 import pytest
+import torch
 
 from rsutils import CertifySettings, SigmaAscent
 from rsutils.book.profiles import (
@@ -176,3 +177,32 @@ def test_the_book_trains_its_base_models_in_the_profiles_precision() -> None:
         "bf16",
         "fp32",
     ]
+
+
+@pytest.mark.parametrize("name", list(PROFILES))
+def test_a_profile_runs_in_float32_where_bfloat16_would_be_emulated(monkeypatch, name) -> None:
+    """On a device without bfloat16 hardware the profile trains in fp32 and runs the
+    forward pass in the float32 mode of the same layout; with it, as declared. The
+    precision is in the models' cache keys, so the two never share a model."""
+    declared = PROFILES[name]
+    monkeypatch.setattr("rsutils.book.profiles.native_bf16", lambda device: True)
+    assert declared.on("cpu") == declared == get_profile(name, "cpu")
+    monkeypatch.setattr("rsutils.book.profiles.native_bf16", lambda device: False)
+    emulated = get_profile(name, "cpu")
+    assert emulated.training.precision == "fp32"
+    assert emulated.certify.inference in ("fp32", "channels_last")
+    assert emulated.certify.inference.endswith("channels_last") == (
+        declared.certify.inference.endswith("channels_last")
+    )
+    assert replace(emulated, training=declared.training, certify=declared.certify) == declared, (
+        "only the precision changes"
+    )
+    if declared.training.precision == "bf16":
+        assert emulated.base_models()[0.25] != declared.base_models()[0.25]
+
+
+def test_the_run_at_table_names_the_precision_that_trained() -> None:
+    from rsutils.book.chapter import run_at_table
+
+    table = run_at_table(PROFILES["paper"], torch.device("cpu"))
+    assert table.loc["training precision", "value"] == "fp32"

@@ -8,7 +8,13 @@ import torch
 from torch import nn
 
 from rsutils import Gaussian, Smooth
-from rsutils.core.inference import INFERENCE_MODES, InferenceModel, inference_model
+from rsutils.core.inference import (
+    INFERENCE_MODES,
+    InferenceModel,
+    float32_equivalent,
+    inference_model,
+    native_bf16,
+)
 
 FAST = [m for m in INFERENCE_MODES if m != "fp32"]
 
@@ -79,3 +85,37 @@ def test_bf16_runs_the_model_at_lower_precision(mode) -> None:
     assert fast.dtype == torch.float32
     error = (fast - exact).abs().max().item()
     assert 0 < error <= 2**-7 * exact.abs().max().item() + 1e-3
+
+
+@pytest.mark.parametrize(
+    ("flags", "native"),
+    [
+        ({"avx2": True}, False),
+        ({"avx2": True, "avx512_bf16": True}, True),
+        ({"amx_bf16": True, "avx512_bf16": False}, True),
+        ({}, False),
+    ],
+)
+def test_native_bf16_reads_the_cpus_bfloat16_instructions(monkeypatch, flags, native) -> None:
+    """AMX-BF16 or AVX-512 BF16 compute bfloat16 in hardware; AVX2 alone emulates it."""
+    monkeypatch.setattr(torch.cpu, "get_capabilities", lambda: flags)
+    assert native_bf16("cpu") is native
+    assert native_bf16(torch.device("cpu")) is native
+
+
+def test_native_bf16_without_capabilities_is_false(monkeypatch) -> None:
+    """A torch that cannot say what the CPU has (no ``get_capabilities``) gets float32."""
+    monkeypatch.delattr(torch.cpu, "get_capabilities")
+    assert native_bf16("cpu") is False
+    assert native_bf16("meta") is False
+
+
+def test_float32_equivalent_keeps_the_layout_and_drops_bf16() -> None:
+    assert [float32_equivalent(m) for m in INFERENCE_MODES] == [
+        "fp32",
+        "channels_last",
+        "fp32",
+        "channels_last",
+    ]
+    with pytest.raises(ValueError, match="choose one of"):
+        float32_equivalent("fp16")
