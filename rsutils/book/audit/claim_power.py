@@ -9,9 +9,9 @@ with the book's margins) and asks of each, by
 models × images, the variance components it measured) finds a difference of its
 margin's size, the smallest that matters, at the strictest level Holm's correction
 asks in its family. :class:`ClaimPower` sums these up for a claim: the median over the
-comparisons with their range, how many saw no spread (every image agreed: power
-unknown), and how many images the median comparison would need for 80% at the same
-number of models.
+comparisons (the lower of the two middle ones for an even count) with their range, how
+many saw no spread (every image agreed: power unknown), and how many images that median
+comparison would need for 80% at the same number of models.
 """
 
 from __future__ import annotations
@@ -36,10 +36,11 @@ class ClaimPower:
     """The power of a claim's comparisons against a difference of their margins.
 
     ``median``, ``low`` and ``high`` summarise the comparisons whose power is known
-    (``nan`` when none is), ``unknown`` counts those that saw no spread, ``models`` is
-    the design's number of models and ``images_needed`` the images at which the
-    comparison of median power would reach :data:`TARGET_POWER` (``None`` when no number
-    of images would: the models' part is a floor).
+    (``nan`` when none is); ``median`` is one comparison's power, the lower middle one
+    for an even count, so that ``images_needed``, the images at which that comparison
+    would reach :data:`TARGET_POWER` (``None`` when no number of images would: the
+    models' part is a floor), is about the power quoted. ``unknown`` counts the
+    comparisons that saw no spread and ``models`` is the design's number of models.
     """
 
     comparisons: int
@@ -54,7 +55,9 @@ class ClaimPower:
         if self.unknown == self.comparisons:
             return f"unknown: none of {self.comparisons} comparisons saw a spread"
         spread = "" if self.low == self.high else f", {self.low:.2f}–{self.high:.2f}"
-        said = f"{self.median:.2f} (median of {self.comparisons - self.unknown}{spread})"
+        known = self.comparisons - self.unknown
+        median = "median" if known % 2 else "lower median"
+        said = f"{self.median:.2f} ({median} of {known}{spread})"
         if self.unknown:
             said += f"; {self.unknown} with no spread seen"
         target = f"{TARGET_POWER:.0%} needs "
@@ -85,12 +88,12 @@ def claim_power(table: pd.DataFrame, *, draws: int = 2000, seed: int = 0) -> Cla
         nan = math.nan
         return ClaimPower(len(found), len(found), nan, nan, nan, models, None)
     powers = known["power"].to_numpy(float)
-    middle = known.iloc[int(np.argsort(powers)[(len(powers) - 1) // 2])]
+    middle = known.iloc[int(np.argsort(powers, kind="stable")[(len(powers) - 1) // 2])]
     needed = middle["images for power"]
     return ClaimPower(
         comparisons=len(found),
         unknown=len(found) - len(known),
-        median=float(np.median(powers)),
+        median=float(middle["power"]),
         low=float(powers.min()),
         high=float(powers.max()),
         models=models,
