@@ -453,7 +453,7 @@ PROFILES: dict[str, Profile] = {
 def get_profile(name: str, device: torch.device | str | None = None) -> Profile:
     """The profile called ``name`` as it runs on ``device`` (:meth:`Profile.on`; by
     default the profile's own device, CUDA when there is one); a clear error for an
-    unknown name. :data:`PROFILES` holds the profiles as declared."""
+    unknown name. ``PROFILES`` holds the profiles as declared."""
     try:
         profile = PROFILES[name]
     except KeyError:
