@@ -81,7 +81,8 @@ markdown_table(claims_table(audit, claims))
 # %% [markdown]
 # What each design could detect: the effect each claim was tested for (its margins),
 # and the power of its comparisons against it, the median over the claim's
-# comparisons with the images that would reach 80% at the same number of models
+# comparisons (for an even count the lower of the two middle ones) with the images
+# that comparison would need for 80% at the same number of models
 # ({func}`~rsutils.book.audit.claim_power.claim_power`):
 
 # %% tags=["hide-input"]

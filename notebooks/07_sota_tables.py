@@ -659,7 +659,8 @@ glue_table(verdicts, "claim_{row}_{column}", rows=claims, columns=keys)
 # difference of their margin: each at its own design (models × images) and
 # variance components, at the strictest level Holm's correction asks in its family
 # ({func}`~rsutils.book.audit.claim_power.claim_power`); the median over the claim's
-# comparisons with their range, and the images the median one would need for
+# comparisons (the lower middle one for an even count) with their range, and the
+# images that comparison would need for
 # {glue:text}`target_power:.0%` at the same number of models. The released logs'
 # trade-off is judged over the images of one model per $\sigma$:
 
