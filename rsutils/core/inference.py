@@ -92,7 +92,12 @@ def native_bf16(device: torch.device | str) -> bool:
     """
     device = torch.device(device)
     if device.type == "cuda":
-        return torch.cuda.is_available() and torch.cuda.is_bf16_supported()
+        if not torch.cuda.is_available():
+            return False
+        try:  # a GPU without bf16 units emulates it, which torch counts unless told
+            return bool(torch.cuda.is_bf16_supported(including_emulation=False))
+        except TypeError:  # a torch without the argument did not count emulation
+            return bool(torch.cuda.is_bf16_supported())
     if device.type != "cpu":
         return False
     capabilities = torch.cpu.get_capabilities() if hasattr(torch.cpu, "get_capabilities") else {}

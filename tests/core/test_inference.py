@@ -119,3 +119,18 @@ def test_float32_equivalent_keeps_the_layout_and_drops_bf16() -> None:
     ]
     with pytest.raises(ValueError, match="choose one of"):
         float32_equivalent("fp16")
+
+
+def test_native_bf16_on_a_gpu_does_not_count_emulation(monkeypatch) -> None:
+    """A GPU without bf16 units (before Ampere) emulates it; only hardware counts."""
+    asked = []
+
+    def supported(including_emulation: bool = True) -> bool:
+        asked.append(including_emulation)
+        return including_emulation  # this GPU only emulates
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", supported)
+    assert native_bf16("cuda") is False and asked == [False]
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert native_bf16("cuda:0") is False
