@@ -415,9 +415,9 @@ run_chose(
 # bfloat16 in hardware ({func}`~rsutils.core.inference.native_bf16`); elsewhere they
 # train and certify in float32 ({meth}`~rsutils.book.profiles.Profile.on`), because
 # emulated bfloat16 is slower than float32 (the two timings above compare them on this
-# build's machine). This build trained in {glue:text}`build_precision` and ran the forward pass in
-# {glue:text}`build_inference` mode. The paper profile, which states the papers' recipe,
-# trains in fp32.
+# build's machine). This build trained in {glue:text}`build_precision` and ran the
+# forward pass in {glue:text}`build_inference` mode. The paper profile, which states
+# the papers' recipe, trains in fp32.
 
 # %% tags=["remove-cell"]
 glue_all(
