@@ -53,6 +53,7 @@ __all__ = [
     "VarianceComponents",
     "check_design",
     "crossed_interval",
+    "interval_from_mean_squares",
     "replicated_comparisons",
     "replicated_difference",
 ]
@@ -174,6 +175,52 @@ def _mean_squares(d: np.ndarray) -> tuple[np.ndarray, ...]:
     return mean, msa, msb, mse
 
 
+def _banerjee_parts(
+    mean: np.ndarray, msa: np.ndarray, msb: np.ndarray, mse: np.ndarray, k: int, n: int
+) -> _Parts:
+    """Banerjee's two parts of the mean of a k × N table (k ≥ 2) from its mean squares."""
+    # d̄ = δ + (ā + ē̄) + b̄: the models' part, whose variance MSA/(kN) estimates on
+    # k − 1 degrees of freedom, and the images' part, σ²_images/N ≈ (MSB − MSE)⁺/(kN),
+    # on the N − 1 of MSB (Satterthwaite's for the difference falls towards 0 with
+    # the part, and its t quantile would then blow a negligible part up).
+    images = np.maximum(msb - mse, 0.0) / (k * n)
+    # Both estimates 0 (every model the same mean, MSB ≤ MSE) from data that vary
+    # would make the interval a point: then the images' own spread, MSB/(kN), the
+    # variance of the mean of the per-image means, on the same N − 1.
+    degenerate = (images + msa == 0) & (msb > 0)
+    images = np.where(degenerate, msb / (k * n), images)
+    df_models, df_images = np.full_like(mean, k - 1.0), np.full_like(mean, n - 1.0)
+    return _Parts(mean, (msa / (k * n), images), (df_models, df_images))
+
+
+def interval_from_mean_squares(
+    mean: ArrayLike,
+    msa: ArrayLike,
+    msb: ArrayLike,
+    mse: ArrayLike,
+    *,
+    models: int,
+    images: int,
+    confidence: float = 0.95,
+) -> CrossedInterval:
+    """:func:`crossed_interval` (Banerjee's, the default) of a ``models`` × ``images``
+    table given only its grand mean and its mean squares (between models, between
+    images, residual; arrays over any leading axes), which is all the interval reads.
+    With one model ``msb`` is the images' sample variance and ``msa``, ``mse`` are
+    ignored. :mod:`rsutils.analysis.power` draws these four statistics directly, so that
+    a design's power costs the same at any number of images."""
+    check_design(models, images)
+    alpha = _alpha(confidence)
+    mean, msa, msb, mse = (np.asarray(x, dtype=float) for x in (mean, msa, msb, mse))
+    if models == 1:
+        parts = _Parts(mean, (msb / images,), (images - 1,))
+    else:
+        parts = _banerjee_parts(mean, msa, msb, mse, models, images)
+    half = parts.half_width(1 - alpha / 2)
+    standard_error, df = parts.spread()
+    return CrossedInterval(parts.mean, parts.mean - half, parts.mean + half, standard_error, df)
+
+
 def _parts(d: np.ndarray, method: str) -> _Parts:
     """The variance of the mean of ``d`` (…, k, N) as a sum of independent parts."""
     k, n = d.shape[-2:]
@@ -181,18 +228,7 @@ def _parts(d: np.ndarray, method: str) -> _Parts:
         return _Parts(d[..., 0, :].mean(-1), (d[..., 0, :].var(-1, ddof=1) / n,), (n - 1,))
     mean, msa, msb, mse = _mean_squares(d)
     if method == "banerjee":
-        # d̄ = δ + (ā + ē̄) + b̄: the models' part, whose variance MSA/(kN) estimates on
-        # k − 1 degrees of freedom, and the images' part, σ²_images/N ≈ (MSB − MSE)⁺/(kN),
-        # on the N − 1 of MSB (Satterthwaite's for the difference falls towards 0 with
-        # the part, and its t quantile would then blow a negligible part up).
-        images = np.maximum(msb - mse, 0.0) / (k * n)
-        # Both estimates 0 (every model the same mean, MSB ≤ MSE) from data that vary
-        # would make the interval a point: then the images' own spread, MSB/(kN), the
-        # variance of the mean of the per-image means, on the same N − 1.
-        degenerate = (images + msa == 0) & (msb > 0)
-        images = np.where(degenerate, msb / (k * n), images)
-        df_models, df_images = np.full_like(mean, k - 1.0), np.full_like(mean, n - 1.0)
-        return _Parts(mean, (msa / (k * n), images), (df_models, df_images))
+        return _banerjee_parts(mean, msa, msb, mse, k, n)
     # satterthwaite: σ²_models and σ²_images by the method of moments, truncated at 0, so
     # that (kN)·Var = max(MSA, MSE) + max(MSB, MSE) − MSE, one term per mean square.
     with_models, with_images = msa > mse, msb > mse

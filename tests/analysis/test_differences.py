@@ -16,6 +16,7 @@ from scipy.stats import ttest_1samp
 
 from rsutils.analysis.differences import (
     crossed_interval,
+    interval_from_mean_squares,
     replicated_comparisons,
     replicated_difference,
 )
@@ -464,3 +465,23 @@ def test_a_truncated_variance_of_zero_falls_back_to_the_images_spread() -> None:
     t_interval = ttest_1samp(per_image, 0.0).confidence_interval(0.95)
     assert (found.low, found.high) == pytest.approx((t_interval.low, t_interval.high))
     assert found.low < 0 < found.high
+
+
+@pytest.mark.parametrize("models", [1, 2, 5])
+def test_the_interval_from_mean_squares_is_the_tables_interval(models: int) -> None:
+    """Banerjee's interval reads only the grand mean and the three mean squares: given
+    those of a table, interval_from_mean_squares returns crossed_interval's interval."""
+    rng = np.random.default_rng(7)
+    tables = rng.normal(0.1, 0.3, (4, models, 30)) + rng.normal(0, 0.2, (4, models, 1))
+    whole = crossed_interval(tables, confidence=0.9)
+    per_model, per_image = tables.mean(-1), tables.mean(-2)
+    mean = tables.mean((-2, -1))
+    msa = 30 * ((per_model - mean[:, None]) ** 2).sum(-1) / max(models - 1, 1)
+    msb = models * ((per_image - mean[:, None]) ** 2).sum(-1) / 29
+    rest = tables - per_model[..., None] - per_image[:, None, :] + mean[:, None, None]
+    mse = (rest**2).sum((-2, -1)) / max((models - 1) * 29, 1)
+    found = interval_from_mean_squares(
+        mean, msa, msb, mse, models=models, images=30, confidence=0.9
+    )
+    for name in ("mean", "low", "high", "standard_error"):
+        np.testing.assert_allclose(getattr(found, name), getattr(whole, name), rtol=1e-12)

@@ -20,7 +20,9 @@ from rsutils.analysis.power import (
     NORMAL_DF,
     comparison_power,
     images_for_power,
+    images_for_simulated_power,
     power_approx,
+    power_from_mean_squares,
     power_simulated,
     simulated_differences,
 )
@@ -212,3 +214,63 @@ def test_the_power_reads_the_normal_where_the_t_is_the_normal() -> None:
     shift = 0.01 / math.sqrt(0.15 / 100_000)
     assert many == pytest.approx(norm.sf(critical - shift) + norm.cdf(-critical - shift))
     assert images_for_power(0.01, parts, models=1, tests=80) is not None
+
+
+#: The components of an ALM comparison of the cpu book (pattern ℓ2 at geometric mean 1
+#: against isotropic noise), where scipy's noncentral t returned nan at 500 images.
+ALM_COMPARISON = VarianceComponents(models=0.0, images=0.0019273, residual=0.0028131)
+
+
+def test_the_power_has_no_nan_where_scipys_far_tail_does() -> None:
+    """scipy's nct.cdf(-c, df, nc) is nan for some large nc at moderate df (its value
+    there is below 1e-20): the power reads the normal's tail instead, so it rises with
+    the images to 1 and the images for 80% are the first design that reaches it, not
+    one after a nan that counted as 'not enough'."""
+    assert math.isnan(nct.cdf(-3.3, 50, 20))  # the scipy behaviour this guards against
+    test = {"models": 5, "tests": 6}
+    powers = [power_approx(0.02, ALM_COMPARISON, images=n, **test) for n in range(100, 2001, 50)]
+    assert not any(map(math.isnan, powers))
+    assert powers == sorted(powers) and powers[-1] == pytest.approx(1.0)
+    n = images_for_power(0.02, ALM_COMPARISON, **test)
+    assert n is not None and n < 2000  # before the fix, a nan ended the search at 6,419
+    assert power_approx(0.02, ALM_COMPARISON, images=n - 1, **test) < 0.8
+    assert power_approx(0.02, ALM_COMPARISON, images=n, **test) >= 0.8
+
+
+@pytest.mark.parametrize(
+    ("parts", "models", "images"),
+    [
+        (IMAGES_DOMINATE, 1, 50),
+        (IMAGES_DOMINATE, 3, 40),
+        (IMAGES_DOMINATE, 5, 200),
+        (ALM_COMPARISON, 5, 100),
+        (MODELS_DOMINATE, 5, 40),
+    ],
+)
+def test_the_mean_squares_give_the_tables_power(parts, models, images) -> None:
+    """Drawn from the grand mean and the three mean squares (a normal and three scaled
+    χ²), the power is the tables' own: the two estimates, each from 4,000 draws, differ
+    by less than four standard errors of their difference."""
+    test = {"models": models, "images": images, "tests": 2, "draws": 4000}
+    tables, se = power_simulated(0.05, parts, seed=3, **test)
+    squares = power_from_mean_squares(0.05, parts, seed=3, **test)
+    both = math.sqrt(se**2 + squares * (1 - squares) / 4000)
+    assert abs(tables - squares) < 4 * max(both, 1 / 4000)
+
+
+def test_the_images_for_the_books_test_are_the_design_that_reaches_it() -> None:
+    """Where the models do not vary the closed form overstates the power of Banerjee's
+    interval: on the ALM comparison it names fewer images than the design whose power,
+    simulated on whole tables, is short of 80%; the simulated search names a design
+    that reaches 80% on whole tables and one a fifth smaller that does not."""
+    test = {"models": 5, "tests": 6}
+    closed = images_for_power(0.02, ALM_COMPARISON, **test)
+    n = images_for_simulated_power(0.02, ALM_COMPARISON, **test)
+    assert closed is not None and n is not None and closed < n
+    short, se = power_simulated(0.02, ALM_COMPARISON, images=closed, draws=4000, **test)
+    assert short + 4 * se < 0.8
+    at, se = power_simulated(0.02, ALM_COMPARISON, images=n, draws=4000, seed=5, **test)
+    assert at > 0.8 - 4 * se
+    below, se = power_simulated(0.02, ALM_COMPARISON, images=4 * n // 5, draws=4000, **test)
+    assert below + 4 * se < 0.8
+    assert images_for_simulated_power(0.05, MODELS_DOMINATE, models=5) is None

@@ -84,7 +84,28 @@ def test_the_sentence_says_when_images_cannot_reach_the_target() -> None:
     assert said.brief() == "0.10; 80% needs more models"
     said = ClaimPower(1, 0, 0.3, 0.3, 0.3, 5, 1234)
     assert str(said) == "0.30 (median of 1); 80% needs 1,234 images at 5 models"
-    assert said.brief() == "0.30; 80% needs 1,234 images"
+    assert said.brief() == "0.30; 80% needs 1,234 images" and said.needs == "1,234 images"
     assert str(ClaimPower(1, 0, 0.3, 0.3, 0.3, 1, 99)).endswith("99 images at 1 model")
     assert str(ClaimPower(3, 1, 0.2, 0.2, 0.4, 5, 50)).startswith("0.20 (lower median of 2,")
-    assert ClaimPower(2, 2, *[float("nan")] * 3, 5, None).brief() == "unknown (no spread seen)"
+    unknown = ClaimPower(2, 2, *[float("nan")] * 3, 5, None)
+    assert unknown.brief() == "unknown (no spread seen)" and unknown.needs == "unknown"
+
+
+def test_a_larger_design_is_the_same_comparisons_with_more_images() -> None:
+    """images_factor keeps each comparison's models and variance components and
+    multiplies its images (rounded up): a planned design, before it is run."""
+    table = replicated_comparisons(
+        replicates(), [("small", "control")], measures={"ACR": "radius"}, margin=MARGINS
+    )
+    assert claim_power(table, draws=400, images_factor=1) == claim_power(table, draws=400)
+    larger = claim_power(table, draws=400, seed=2, images_factor=2.5)
+    by_hand = comparison_power(table.assign(images=100), draws=400, seed=2).iloc[0]
+    assert larger.median == by_hand["power"] and larger.models == 5
+    # the small method's models vary: more images raise its power towards the models'
+    # floor, never past it, so no number of images reaches 80% at either design
+    powers = [claim_power(table, draws=400, images_factor=f).median for f in (0.5, 1, 4, 16)]
+    assert powers == sorted(powers) and powers[0] < powers[-1] < TARGET_POWER
+    assert larger.images_needed is None
+    for bad in (0, -1.0):
+        with pytest.raises(ValueError, match="images_factor must be positive"):
+            claim_power(table, images_factor=bad)

@@ -11,7 +11,10 @@ margin's size, the smallest that matters, at the strictest level Holm's correcti
 asks in its family. :class:`ClaimPower` sums these up for a claim: the median over the
 comparisons (the lower of the two middle ones for an even count) with their range, how
 many saw no spread (every image agreed: power unknown), and how many images that median
-comparison would need for 80% at the same number of models.
+comparison would need for 80% at the same number of models, for the book's own test
+(:func:`~rsutils.analysis.power.images_for_simulated_power`: the closed form
+overstates that test's power where the models do not vary, and named fewer images
+than a design that fell short).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from rsutils.analysis.power import comparison_power
+from rsutils.analysis.power import comparison_power, images_for_simulated_power
 
 __all__ = ["TARGET_POWER", "ClaimPower", "claim_power"]
 
@@ -66,21 +69,40 @@ class ClaimPower:
         models = f"{self.models} model{'s' if self.models != 1 else ''}"
         return f"{said}; {target}{self.images_needed:,} images at {models}"
 
+    @property
+    def needs(self) -> str:
+        """What would reach :data:`TARGET_POWER`: ``"1,900 images"`` (at the same
+        models), ``"more models"``, or ``"unknown"`` when no comparison saw a spread."""
+        if self.unknown == self.comparisons:
+            return "unknown"
+        return "more models" if self.images_needed is None else f"{self.images_needed:,} images"
+
     def brief(self) -> str:
         """The median power and what would reach :data:`TARGET_POWER`, for a table's
         cell: ``"0.06; 80% needs 1,900 images"``."""
         if self.unknown == self.comparisons:
             return "unknown (no spread seen)"
-        needs = "more models" if self.images_needed is None else f"{self.images_needed:,} images"
-        return f"{self.median:.2f}; {TARGET_POWER:.0%} needs {needs}"
+        return f"{self.median:.2f}; {TARGET_POWER:.0%} needs {self.needs}"
 
 
-def claim_power(table: pd.DataFrame, *, draws: int = 2000, seed: int = 0) -> ClaimPower:
+def claim_power(
+    table: pd.DataFrame, *, draws: int = 2000, seed: int = 0, images_factor: float = 1.0
+) -> ClaimPower:
     """:class:`ClaimPower` of the comparisons of ``table`` (rows of
     :func:`~rsutils.analysis.differences.replicated_comparisons` judged with a margin, one
-    claim's family), each at its own margin. Deterministic for a given ``seed``."""
+    claim's family), each at its own margin. Deterministic for a given ``seed``.
+
+    ``images_factor`` asks it of a larger (or smaller) design of the same kind: each
+    comparison with that many times its images (rounded up), the same models and the
+    variance components it measured, so what a planned design would detect before it
+    is run (equation (1) of :mod:`rsutils.analysis.power`)."""
     if table.empty:
         raise ValueError("no comparisons to compute a power for: pass a claim's rows")
+    if not images_factor > 0:
+        raise ValueError(f"images_factor must be positive, got {images_factor}")
+    if images_factor != 1:
+        scaled = np.ceil(table["images"].to_numpy(float) * images_factor).astype(int)
+        table = table.assign(images=scaled)
     found = comparison_power(table, power=TARGET_POWER, draws=draws, seed=seed)
     known = found.dropna(subset=["power"])
     models = int(table["models"].max())
@@ -88,8 +110,16 @@ def claim_power(table: pd.DataFrame, *, draws: int = 2000, seed: int = 0) -> Cla
         nan = math.nan
         return ClaimPower(len(found), len(found), nan, nan, nan, models, None)
     powers = known["power"].to_numpy(float)
-    middle = known.iloc[int(np.argsort(powers, kind="stable")[(len(powers) - 1) // 2])]
-    needed = middle["images for power"]
+    place = int(np.argsort(powers, kind="stable")[(len(powers) - 1) // 2])
+    middle, row = known.iloc[place], table.loc[known.index[place]]
+    needed = images_for_simulated_power(
+        middle["effect"],
+        row["components"],
+        models=int(row["models"]),
+        power=TARGET_POWER,
+        tests=int(row["tests"]),
+        seed=seed,
+    )
     return ClaimPower(
         comparisons=len(found),
         unknown=len(found) - len(known),
@@ -97,5 +127,5 @@ def claim_power(table: pd.DataFrame, *, draws: int = 2000, seed: int = 0) -> Cla
         low=float(powers.min()),
         high=float(powers.max()),
         models=models,
-        images_needed=None if pd.isna(needed) else int(needed),
+        images_needed=needed,
     )
