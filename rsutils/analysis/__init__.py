@@ -6,7 +6,9 @@ measures and comparisons, apart from running them (:mod:`rsutils.logs`):
 differences, recertification at another level), :mod:`~rsutils.analysis.ceilings` (the
 largest radius ``n`` draws can certify, and which inputs sit at it),
 :mod:`~rsutils.analysis.printed` (tables as the papers print them),
-:mod:`~rsutils.analysis.differences` (differences over images and retrained models),
+:mod:`~rsutils.analysis.components` (the variance components of a models × images
+design), :mod:`~rsutils.analysis.differences` (differences over images and retrained
+models),
 :mod:`~rsutils.analysis.power` (which effects a design of models × images can detect),
 :mod:`~rsutils.analysis.verdicts` (the verdict rule, verdicts as values),
 :mod:`~rsutils.analysis.margins` (the margin of each kind of measure),

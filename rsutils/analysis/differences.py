@@ -42,6 +42,7 @@ from scipy.optimize import brentq
 from scipy.stats import bootstrap
 from scipy.stats import t as student
 
+from rsutils.analysis.components import VarianceComponents, check_design, mean_squares
 from rsutils.analysis.margins import Margins, Measure, margin_for
 from rsutils.analysis.verdicts import Verdict, holm_family, judge
 from rsutils.core.streams import derived_seed
@@ -50,8 +51,6 @@ __all__ = [
     "METHODS",
     "CrossedInterval",
     "ReplicatedDifference",
-    "VarianceComponents",
-    "check_design",
     "crossed_interval",
     "interval_from_mean_squares",
     "replicated_comparisons",
@@ -62,74 +61,6 @@ __all__ = [
 METHODS = ("banerjee", "satterthwaite", "bootstrap")
 
 _RESAMPLES = 9_999
-
-
-def check_design(models: int, images: int) -> None:
-    """Refuse a design of fewer than one model or two images, naming both counts."""
-    if models < 1 or images < 2:
-        raise ValueError(f"a design needs ≥ 1 model and ≥ 2 images, got {models} × {images}")
-
-
-@dataclass(frozen=True)
-class VarianceComponents:
-    """The variances of the three parts of a difference d[m, i] = δ + a_m + b_i + e_mi
-    over k models × N images: σ²_models (retraining), σ²_images (which images were
-    drawn) and σ²_residual (their interaction, the certificates' Monte Carlo noise
-    included); :mod:`rsutils.analysis.power` asks which effects a design detects from
-    them.
-
-    Guarantee: every component is finite and ≥ 0 (a negative one is refused).
-    """
-
-    models: float
-    images: float
-    residual: float
-
-    def __post_init__(self) -> None:
-        for name in ("models", "images", "residual"):
-            value = getattr(self, name)
-            if not (math.isfinite(value) and value >= 0):
-                raise ValueError(f"the {name} variance must be a finite number ≥ 0, got {value}")
-
-    @classmethod
-    def from_differences(cls, differences: np.ndarray) -> VarianceComponents:
-        """The components of a table of differences (``models × images``) by the method of
-        moments: E[MSA] = σ²_e + N σ²_a, E[MSB] = σ²_e + k σ²_b, E[MSE] = σ²_e, each
-        estimate truncated at 0. With one model the model and residual parts cannot be
-        told apart from the images': all the variance is given to the images."""
-        d = np.asarray(differences, dtype=float)
-        if d.ndim != 2 or d.shape[1] < 2:
-            raise ValueError(
-                f"differences must be a models × images table with ≥ 2 images, got {d.shape}"
-            )
-        k, n = d.shape
-        if k == 1:
-            return cls(models=0.0, images=float(d[0].var(ddof=1)), residual=0.0)
-        _, msa, msb, mse = (float(v) for v in _mean_squares(d))
-        return cls(models=max((msa - mse) / n, 0.0), images=max((msb - mse) / k, 0.0), residual=mse)
-
-    def variance_of_mean(self, models: int, images: int) -> float:
-        """The variance of the mean over ``models`` × ``images``:
-        σ²_models / k + σ²_images / N + σ²_residual / (kN)."""
-        check_design(models, images)
-        k, n = models, images
-        return self.models / k + self.images / n + self.residual / (k * n)
-
-    def degrees_of_freedom(self, models: int, images: int) -> float:
-        """Satterthwaite's degrees of freedom of the estimate of :meth:`variance_of_mean`
-        through the mean squares (MSA on k − 1, MSB on N − 1, MSE on (k − 1)(N − 1));
-        N − 1 with one model."""
-        check_design(models, images)
-        k, n = models, images
-        if k == 1:
-            return float(n - 1)
-        e = self.residual
-        msa, msb = e + n * self.models, e + k * self.images  # expected mean squares
-        terms = ((msa, k - 1), (msb, n - 1), (-e, (k - 1) * (n - 1)))
-        total = sum(value for value, _ in terms)
-        if total <= 0:
-            return float(k - 1)
-        return total**2 / sum(value**2 / df for value, df in terms)
 
 
 class CrossedInterval(NamedTuple):
@@ -162,17 +93,6 @@ class _Parts(NamedTuple):
             pieces = zip(self.variances, self.dfs, strict=True)
             df = variance**2 / sum(s**2 / df for s, df in pieces)
         return np.sqrt(variance), np.where(variance > 0, df, self.dfs[0])
-
-
-def _mean_squares(d: np.ndarray) -> tuple[np.ndarray, ...]:
-    k, n = d.shape[-2:]
-    mean = d.mean(axis=(-2, -1))
-    per_model, per_image = d.mean(axis=-1), d.mean(axis=-2)
-    msa = n * ((per_model - mean[..., None]) ** 2).sum(-1) / (k - 1)
-    msb = k * ((per_image - mean[..., None]) ** 2).sum(-1) / (n - 1)
-    residual = d - per_model[..., :, None] - per_image[..., None, :] + mean[..., None, None]
-    mse = (residual**2).sum((-2, -1)) / ((k - 1) * (n - 1))
-    return mean, msa, msb, mse
 
 
 def _banerjee_parts(
@@ -226,7 +146,7 @@ def _parts(d: np.ndarray, method: str) -> _Parts:
     k, n = d.shape[-2:]
     if k == 1:  # the images only: the one-sample t
         return _Parts(d[..., 0, :].mean(-1), (d[..., 0, :].var(-1, ddof=1) / n,), (n - 1,))
-    mean, msa, msb, mse = _mean_squares(d)
+    mean, msa, msb, mse = mean_squares(d)
     if method == "banerjee":
         return _banerjee_parts(mean, msa, msb, mse, k, n)
     # satterthwaite: σ²_models and σ²_images by the method of moments, truncated at 0, so
@@ -357,7 +277,8 @@ class ReplicatedDifference:
     ``per_model`` holds each replicate's own difference, ``df`` the degrees of freedom
     behind ``standard_error`` (nan for the bootstrap). ``images_only`` is True when there
     was one replicate: the interval then covers the choice of images only, not a
-    retraining. ``components`` are the table's :class:`VarianceComponents`, from which
+    retraining. ``components`` are the table's
+    :class:`~rsutils.analysis.components.VarianceComponents`, from which
     :mod:`rsutils.analysis.power` computes which effects the design detects (all 0 when
     no spread was seen: the power is then unknown).
     """
@@ -585,8 +506,8 @@ def replicated_comparisons(
     ``high`` (the ``confidence`` interval), ``per model`` (each replicate's own
     difference), ``models``, ``images``, ``p`` (two-sided, of no difference), with a
     margin ``margin`` and ``p equivalent`` (the TOST's), ``components`` (the
-    :class:`VarianceComponents` that :func:`rsutils.analysis.power.comparison_power`
-    reads), then ``tests`` and ``verdict``.
+    :class:`~rsutils.analysis.components.VarianceComponents` that
+    :func:`rsutils.analysis.power.comparison_power` reads), then ``tests`` and ``verdict``.
 
     With ``family`` (the default) the rows are one family: the verdicts come from
     Holm-adjusted p-values over all the table's tests

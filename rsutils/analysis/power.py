@@ -12,14 +12,14 @@ included), so that the mean over the table has variance
 
     Var(d̄) = σ²_models / k + σ²_images / N + σ²_residual / (kN)        (1)
 
-(:meth:`~rsutils.analysis.differences.VarianceComponents.variance_of_mean`). Equation
+(:meth:`~rsutils.analysis.components.VarianceComponents.variance_of_mean`). Equation
 (1) says where a design's power is: images divide σ²_images, only models divide
 σ²_models, so adding images cannot beat the floor σ²_models / k, and where σ²_models is
 small images are the cheap way to power.
 
 Five questions, each answered by one or two functions:
 
-- :meth:`~rsutils.analysis.differences.VarianceComponents.from_differences`: the
+- :meth:`~rsutils.analysis.components.VarianceComponents.from_differences`: the
   components measured on a table of differences (the method of moments on its mean
   squares, truncated at 0);
 - :func:`power_approx`: the chance that the two-sided test at level α/``tests`` (the
@@ -55,15 +55,12 @@ import pandas as pd
 from scipy.stats import nct, norm
 from scipy.stats import t as student
 
-from rsutils.analysis.differences import (
-    VarianceComponents,
-    check_design,
-    crossed_interval,
-    interval_from_mean_squares,
-)
+from rsutils.analysis.components import VarianceComponents, check_design
+from rsutils.analysis.differences import crossed_interval, interval_from_mean_squares
 from rsutils.core.streams import derived_seed
 
 __all__ = [
+    "MOST_IMAGES",
     "NORMAL_DF",
     "comparison_power",
     "images_for_power",
@@ -74,6 +71,10 @@ __all__ = [
     "simulated_differences",
 ]
 
+
+#: The most images a design search tries (:func:`images_for_power`,
+#: :func:`images_for_simulated_power`): a design that needs more is answered ``None``.
+MOST_IMAGES = 100_000
 
 #: The degrees of freedom beyond which :func:`power_approx` reads the normal for the t.
 NORMAL_DF = 10_000
@@ -97,7 +98,7 @@ def power_approx(
     """The chance that the two-sided t test at level ``alpha / tests`` rejects δ = 0 when
     the true mean difference is ``effect``: ``P(|T| > t(1 − a/2))`` for T noncentral t with
     noncentrality ``effect / sqrt(Var)`` (equation (1)) on Satterthwaite's degrees of
-    freedom (:meth:`~rsutils.analysis.differences.VarianceComponents.degrees_of_freedom`).
+    freedom (:meth:`~rsutils.analysis.components.VarianceComponents.degrees_of_freedom`).
     At ``effect`` 0 it is the level ``alpha / tests`` itself. Beyond
     :data:`NORMAL_DF` degrees of freedom the t is the normal (scipy's noncentral t
     returns nan there for large noncentralities; the two differ by less than 10⁻³);
@@ -176,7 +177,7 @@ def images_for_power(
     power: float = 0.8,
     alpha: float = 0.05,
     tests: int = 1,
-    most: int = 100_000,
+    most: int = MOST_IMAGES,
 ) -> int | None:
     """The fewest images at which :func:`power_approx` reaches ``power`` with ``models``
     models, or ``None`` when ``most`` images do not (the models' part σ²_models / k is a
@@ -249,11 +250,10 @@ def images_for_simulated_power(
     tests: int = 1,
     draws: int = 4000,
     seed: int = 0,
-    most: int = 100_000,
 ) -> int | None:
     """:func:`images_for_power` for the book's own test: the fewest images at which
     :func:`power_from_mean_squares` (the same draws at every design, so the search
-    sees a smooth curve) reaches ``power``, or ``None`` when ``most`` do not. The
+    sees a smooth curve) reaches ``power``, or ``None`` when :data:`MOST_IMAGES` do not. The
     closed form overstates the power of Banerjee's interval where the models do not
     vary, so it would name a design that falls short of ``power``."""
     if not 0 < power < 1:
@@ -263,9 +263,9 @@ def images_for_simulated_power(
     def enough(n: int) -> bool:
         return power_from_mean_squares(effect, components, models=models, images=n, **test) >= power
 
-    if not enough(most):
+    if not enough(MOST_IMAGES):
         return None
-    low, high = 2, most
+    low, high = 2, MOST_IMAGES
     while low < high:
         middle = (low + high) // 2
         low, high = (low, middle) if enough(middle) else (middle + 1, high)

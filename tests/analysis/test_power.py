@@ -10,8 +10,8 @@ import pytest
 from scipy.stats import nct, norm
 from scipy.stats import t as student
 
+from rsutils.analysis.components import VarianceComponents
 from rsutils.analysis.differences import (
-    VarianceComponents,
     replicated_comparisons,
     replicated_difference,
 )
