@@ -12,9 +12,9 @@ asks in its family. :class:`ClaimPower` sums these up for a claim: the median ov
 comparisons (the lower of the two middle ones for an even count) with their range, how
 many saw no spread (every image agreed: power unknown), and how many images that median
 comparison would need for 80% at the same number of models, for the book's own test
-(:func:`~rsutils.analysis.power.images_for_simulated_power`: the closed form
-overstates that test's power where the models do not vary, and named fewer images
-than a design that fell short).
+(:func:`~rsutils.analysis.power.images_for_simulated_power`; the closed form
+overstates that test's power where the models do not vary, and could name fewer
+images than a design already run that fell short of 80%).
 """
 
 from __future__ import annotations
@@ -41,8 +41,10 @@ class ClaimPower:
     ``median``, ``low`` and ``high`` summarise the comparisons whose power is known
     (``nan`` when none is); ``median`` is one comparison's power, the lower middle one
     for an even count, so that ``images_needed``, the images at which that comparison
-    would reach :data:`TARGET_POWER` (``None`` when no number of images would: the
-    models' part is a floor), is about the power quoted. ``unknown`` counts the
+    would reach :data:`TARGET_POWER` with the book's test (``None`` when
+    :data:`~rsutils.analysis.power.MOST_IMAGES` would not: the models' part is then a
+    floor, or the effect is beyond any design of these models), is about the power
+    quoted. ``unknown`` counts the
     comparisons that saw no spread and ``models`` is the design's number of models.
     """
 
