@@ -136,6 +136,11 @@ def interval_from_mean_squares(
         parts = _Parts(mean, (msb / images,), (images - 1,))
     else:
         parts = _banerjee_parts(mean, msa, msb, mse, models, images)
+    return _interval(parts, alpha)
+
+
+def _interval(parts: _Parts, alpha: float) -> CrossedInterval:
+    """The two-sided (1 − ``alpha``) interval of ``parts``' mean, Banerjee's half-width."""
     half = parts.half_width(1 - alpha / 2)
     standard_error, df = parts.spread()
     return CrossedInterval(parts.mean, parts.mean - half, parts.mean + half, standard_error, df)
@@ -201,9 +206,7 @@ def crossed_interval(
     if method not in METHODS[:2]:
         raise ValueError(f"method must be 'banerjee' or 'satterthwaite', got {method!r}")
     parts = _parts(d, method)
-    half = parts.half_width(1 - alpha / 2)
-    standard_error, df = parts.spread()
-    return CrossedInterval(parts.mean, parts.mean - half, parts.mean + half, standard_error, df)
+    return _interval(parts, alpha)
 
 
 def _differences(differences: ArrayLike) -> np.ndarray:

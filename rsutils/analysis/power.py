@@ -49,6 +49,7 @@ so they are planning figures, not guarantees.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -56,7 +57,11 @@ from scipy.stats import nct, norm
 from scipy.stats import t as student
 
 from rsutils.analysis.components import VarianceComponents, check_design
-from rsutils.analysis.differences import crossed_interval, interval_from_mean_squares
+from rsutils.analysis.differences import (
+    CrossedInterval,
+    crossed_interval,
+    interval_from_mean_squares,
+)
 from rsutils.core.streams import derived_seed
 
 __all__ = [
@@ -164,7 +169,7 @@ def power_simulated(
     level = _check_test(alpha, tests)
     table = simulated_differences(effect, components, (draws, models, images), seed=seed)
     found = crossed_interval(table, confidence=1 - level)
-    rejects = (found.low > 0) | (found.high < 0)
+    rejects = _rejects(found)
     share = float(rejects.mean())
     return share, math.sqrt(share * (1 - share) / draws)
 
@@ -182,20 +187,11 @@ def images_for_power(
     """The fewest images at which :func:`power_approx` reaches ``power`` with ``models``
     models, or ``None`` when ``most`` images do not (the models' part σ²_models / k is a
     floor that no number of images lowers)."""
-    if not 0 < power < 1:
-        raise ValueError(f"power must lie in (0, 1), got {power}")
 
-    def enough(n: int) -> bool:
-        found = power_approx(effect, components, models=models, images=n, alpha=alpha, tests=tests)
-        return found >= power
+    def found(n: int) -> float:
+        return power_approx(effect, components, models=models, images=n, alpha=alpha, tests=tests)
 
-    if not enough(most):
-        return None
-    low, high = 2, most
-    while low < high:  # power rises with the images: the first n that has enough
-        middle = (low + high) // 2
-        low, high = (low, middle) if enough(middle) else (middle + 1, high)
-    return low
+    return _fewest_images(found, power, most)
 
 
 def power_from_mean_squares(
@@ -237,7 +233,12 @@ def power_from_mean_squares(
     found = interval_from_mean_squares(
         mean, msa, msb, mse, models=k, images=n, confidence=1 - level
     )
-    return float(((found.low > 0) | (found.high < 0)).mean())
+    return float(_rejects(found).mean())
+
+
+def _rejects(found: CrossedInterval) -> np.ndarray:
+    """Where an interval excludes 0: the book's test rejects no difference."""
+    return (found.low > 0) | (found.high < 0)
 
 
 def images_for_simulated_power(
@@ -257,19 +258,25 @@ def images_for_simulated_power(
     interval where the models do not vary, so it can name a design that falls short.
     Each design is simulated from the same seed; the answer is good to the Monte Carlo
     error of the power there (sqrt(p(1 − p)/draws), 0.006 at 80% and 4,000 draws)."""
-    if not 0 < power < 1:
-        raise ValueError(f"power must lie in (0, 1), got {power}")
     test = {"alpha": alpha, "tests": tests, "draws": draws, "seed": seed}
 
-    def enough(n: int) -> bool:
-        return power_from_mean_squares(effect, components, models=models, images=n, **test) >= power
+    def found(n: int) -> float:
+        return power_from_mean_squares(effect, components, models=models, images=n, **test)
 
-    if not enough(MOST_IMAGES):
+    return _fewest_images(found, power, MOST_IMAGES)
+
+
+def _fewest_images(found: Callable[[int], float], power: float, most: int) -> int | None:
+    """The fewest images n in [2, ``most``] with ``found(n) ≥ power`` by bisection (the
+    power rises with the images), or ``None`` when ``most`` do not reach it."""
+    if not 0 < power < 1:
+        raise ValueError(f"power must lie in (0, 1), got {power}")
+    if found(most) < power:
         return None
-    low, high = 2, MOST_IMAGES
+    low, high = 2, most
     while low < high:
         middle = (low + high) // 2
-        low, high = (low, middle) if enough(middle) else (middle + 1, high)
+        low, high = (low, middle) if found(middle) >= power else (middle + 1, high)
     return low
 
 
