@@ -22,15 +22,20 @@ setup: $(VENV)/.installed
 # The project is installed (not in editable mode), so tests and notebooks run against
 # the installed package; any change under rsutils/ reinstalls it, after removing the old
 # install and setuptools' build folder, so that a module moved or deleted in the tree
-# cannot linger in site-packages and hide a broken import. No bytecode is
-# compiled at install (half a minute of CPU for 14,000 files, most never imported):
-# Python compiles what it imports, once.
+# cannot linger in site-packages and hide a broken import. The bytecode is compiled
+# once here, after pip (20 s on two cores): where PYTHONDONTWRITEBYTECODE is set, as on
+# the development machines, Python never writes what it compiles, so without it every
+# process (each page's kernel, each CLI run) compiled torch and the rest again, about
+# 4 s of its 7 s of imports. A few files in torch's test helpers are Python 3.12 syntax
+# and do not compile; nothing imports them.
 $(VENV)/.installed: $(SOURCES)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --no-compile --upgrade pip
 	$(BIN)/python -m pip uninstall --quiet --yes rsutils 2>/dev/null || true
 	rm -rf build
 	$(BIN)/python -m pip install --quiet --no-compile -c constraints.txt '.[test]'
+	$(BIN)/python -m compileall -q -j 0 -x 'py312' \
+	  "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')" > /dev/null
 	touch $@
 
 data: setup
