@@ -15,7 +15,14 @@ from rsutils.anisotropic.generators import (
     parameter_summary,
 )
 from rsutils.anisotropic.patterns import UCAN_CODE_PATTERN, spatial_pattern
-from rsutils.anisotropic.training import NPGConfig, make_generator, npg_loss, train_npg
+from rsutils.anisotropic.training import (
+    KERNELS,
+    NPGConfig,
+    make_generator,
+    npg_loss,
+    train_npg,
+    train_npg_with_history,
+)
 from rsutils.data import Dataset
 from rsutils.training.train import TrainConfig
 
@@ -216,3 +223,42 @@ def test_parameter_summary_and_the_offset_ablation() -> None:
     assert float(mu0.abs().max()) == 0.0 and torch.equal(sigma0[0], sigma)
     with pytest.raises(TypeError, match="not saved"):
         ablated.settings()
+
+
+def conv_model() -> nn.Module:
+    torch.manual_seed(0)
+    conv = nn.Conv2d(1, 2, 3)
+    return nn.Sequential(conv, nn.Flatten(), nn.Linear(2 * 6 * 6, 3)).eval()
+
+
+def test_the_kernels_are_in_the_key_unless_plain_as_before() -> None:
+    fused = config("dataset")
+    assert fused.kernels == "fused" and fused.as_dict()["kernels"] == "fused"
+    assert "kernels" not in config("dataset", kernels="plain").as_dict()
+    with pytest.raises(ValueError, match="kernels must be one of"):
+        config("dataset", kernels="fast")
+
+
+@pytest.mark.parametrize("method", ["isotropic", "certification"])
+def test_fused_kernels_compute_the_plain_steps(method) -> None:
+    """The same steps up to the order of summation: the first loss agrees to float
+    rounding, and every weight ends within a few Adam steps of the plain run (an Adam
+    step moves a weight by about its learning rate whatever the gradient, so rounding
+    can move a weight whose gradient is near zero by up to lr a step, no more)."""
+    runs = {}
+    for kernels in KERNELS:
+        cfg = config(method, kernels=kernels, steps=3)
+        runs[kernels] = train_npg_with_history(
+            cfg, tiny_data(), conv_model(), progress=False, threads=1
+        )
+    fused, plain = runs["fused"], runs["plain"]
+    assert fused.history["ce"][0] == pytest.approx(plain.history["ce"][0], rel=1e-6)
+    pairs = {
+        cfg.lr: (fused.classifier, plain.classifier),
+        cfg.generator_lr: (fused.generator, plain.generator),
+    }
+    for lr, (a, b) in pairs.items():
+        pairs_of = zip(a.state_dict().items(), b.state_dict().items(), strict=True)
+        for (name, t), (_, u) in pairs_of:
+            assert t.is_contiguous(), name  # a checkpoint's layout, whatever the kernels
+            assert float((t - u).abs().max()) <= 3 * 1.01 * lr, name
