@@ -243,8 +243,9 @@ for side, name in (("ds", ds_name(0.25)), ("fixed", fixed_name(0.25))):
 # groups on the draws they are judged on: an image whose control happened to draw
 # all $n$ votes right would land "at ceiling" because of that luck, and its gain
 # would be measured against the same lucky draws. So the groups come from a second,
-# independent certification of the same models and images (other draws,
-# {func}`~rsutils.book.replicate_logs.independent_fixed_sigma_replicates`): an image is
+# independent run of the same models on the same images (other draws,
+# {func}`~rsutils.book.replicate_logs.independent_ceilings`, which stops at an image's
+# first draw of another class, since one such draw decides): an image is
 # "at ceiling" when that run's Cohen certificate sits at the ceiling in more than half
 # of the replicate models ({func}`~rsutils.analysis.grouped_differences.ceiling_groups`),
 # and every replicate's logs are restricted to the same images before the comparison
@@ -253,7 +254,7 @@ for side, name in (("ds", ds_name(0.25)), ("fixed", fixed_name(0.25))):
 # lies rather than what causes it.
 
 # %%
-regroup = replicate_logs.independent_fixed_sigma_replicates(chapter)
+regroup = replicate_logs.independent_ceilings(chapter)
 by_ceiling = groups.grouped_comparisons(
     replicates,
     pairs_b,

@@ -55,7 +55,7 @@ from rsutils.ddrs.sigma_ascent import SigmaAscent
 from rsutils.ddrs.step_budget import ascent_paths
 from rsutils.logs.read import read_log
 from rsutils.logs.reference_runs import certify_reference_dataset
-from rsutils.logs.runner import certify_dataset, predict_dataset
+from rsutils.logs.runner import ceiling_dataset, certify_dataset, predict_dataset
 from rsutils.memory import CertificateMemory, copy_memory
 from rsutils.sequential.procedure import Procedure, procedure_identity
 from rsutils.sequential.runs import (
@@ -139,6 +139,20 @@ class Experiments:
         record_path = self._log_path("record", config, {**noise_key, **self._mode()}, "certify")
         return certify_recorded_dataset(
             smooth, self.data, self.indices, path, record_path, self.settings,
+            config=_model_key(config), progress=self.progress,
+        )  # fmt: skip
+
+    def ceilings(self, config: TrainConfig, noise: NoiseFamily) -> pd.DataFrame:
+        """Whether :meth:`certify` with these settings would put each image's certificate
+        at its ceiling (:func:`~rsutils.logs.runner.ceiling_dataset`: exact, stopping at
+        each image's first draw of another class)."""
+        noise_key, _ = _noise_key(noise, None)
+        path = self._log_path("ceiling", config, {**noise_key, **self._mode()}, "certify")
+        if self.cached_only:
+            return self._read_cached(path)
+        smooth = Smooth(self.model(config), self.data.num_classes, noise, inference=self.inference)
+        return ceiling_dataset(
+            smooth, self.data, self.indices, path, self.settings,
             config=_model_key(config), progress=self.progress,
         )  # fmt: skip
 

@@ -34,7 +34,7 @@ __all__ = [
     "fig4_replicates",
     "fixed_name",
     "fixed_sigma_replicates",
-    "independent_fixed_sigma_replicates",
+    "independent_ceilings",
     "median_scale",
     "npg_replicates",
     "sigma_ascent_paths",
@@ -77,17 +77,19 @@ def fixed_sigma_replicates(chapter: Chapter, *, cached: bool = False) -> Replica
     return _by_replicate(chapter, {fixed_name(s): run(s) for s in BOOK_SIGMAS}, cached)
 
 
-def independent_fixed_sigma_replicates(chapter: Chapter, *, cached: bool = False) -> Replicates:
-    """:func:`fixed_sigma_replicates` certified a second time, on the same models and
-    replicate images with independent draws (the certification seed of the stream
-    ``regroup``): outcomes to sort the images by that are not the draws of the logs
-    being compared (chapter 02's ceiling split). Every replicate, the first included,
-    is certified on the replicate images."""
+def independent_ceilings(chapter: Chapter, *, cached: bool = False) -> Replicates:
+    """Whether :func:`fixed_sigma_replicates`' certificates sit at the ceiling when the
+    same models certify the replicate images again with independent draws (the
+    certification seed of the stream ``regroup``): an outcome to sort the images by that
+    is not the draws of the logs being compared (chapter 02's ceiling split). Each log
+    is a ceiling log (:meth:`~rsutils.book.experiments.Experiments.ceilings`), exact and
+    cheaper than certifying; every replicate, the first included, is checked on the
+    replicate images."""
     P = chapter.profile
     runs = chapter.replicated.at(seed=derived_seed(chapter.seed, 0, "regroup"))
     runs = runs.cached() if cached else runs
     return [
-        {fixed_name(s): runs.certify(P.base_models(seed)[s], Gaussian(s)) for s in BOOK_SIGMAS}
+        {fixed_name(s): runs.ceilings(P.base_models(seed)[s], Gaussian(s)) for s in BOOK_SIGMAS}
         for seed in P.replicate_seeds(chapter.seed)
     ]
 

@@ -20,18 +20,22 @@ from typing import Any
 
 import pandas as pd
 
+from rsutils.core.ceiling import reaches_ceiling
 from rsutils.core.settings import CertifySettings
-from rsutils.core.smooth import Certificate
+from rsutils.core.smooth import Certificate, Smooth
 from rsutils.core.smoothed import SmoothedClassifier
 from rsutils.data import Dataset
 from rsutils.logs.dataset_run import DatasetRun, answer_columns, run_dataset, select_indices
+from rsutils.logs.read import read_rows
 from rsutils.logs.resumable import ResumableLog
 
 __all__ = [
     "ANISOTROPIC_COLUMNS",
+    "CEILING_COLUMNS",
     "CERTIFY_COLUMNS",
     "PREDICT_COLUMNS",
     "ResumableLog",
+    "ceiling_dataset",
     "certify_args",
     "certify_columns",
     "certify_dataset",
@@ -46,6 +50,9 @@ CERTIFY_COLUMNS = (
 )
 #: The columns of a PREDICT log, Cohen et al.'s first, then the settings.
 PREDICT_COLUMNS = "idx label predict correct time n alpha scale seed".split()
+#: The columns of a ceiling log (:func:`ceiling_dataset`): CERTIFY's selected class, whether
+#: its estimate sits at the ceiling, the estimation draws looked at, and the settings.
+CEILING_COLUMNS = "idx label selected at_ceiling draws time n0 n scale seed".split()
 #: Columns of certification logs with anisotropic noise. There ``radius`` is the ℓp
 #: radius ``min(sigma)·R``, ``region_radius`` the R of the region
 #: ``‖δ ⊘ sigma‖_p < R`` and ``alm`` UCAN's ALM ``(∏ sigma_i)^(1/d)·R``.
@@ -124,6 +131,43 @@ def predict_dataset(
         }
 
     run = DatasetRun("predict", "predict", PREDICT_COLUMNS, settings.identity("predict"), row)
+    return run_dataset(smooth, data, indices, path, run, config=config, progress=progress)
+
+
+def ceiling_dataset(
+    smooth: Smooth,
+    data: Dataset,
+    indices: Iterable[int],
+    path: str | os.PathLike[str],
+    settings: CertifySettings,
+    *,
+    config: Mapping[str, Any] | None = None,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """For each ``data[i]``, whether :func:`certify_dataset` with these settings would
+    put the certificate at its ceiling (all ``n`` estimation draws in the selected
+    class), into a resumable log (:data:`CEILING_COLUMNS`); return the log.
+
+    Exact, and cheaper than certifying: each input stops at its first draw of another
+    class (:func:`~rsutils.core.ceiling.reaches_ceiling`); ``draws`` says how many
+    estimation draws that took. ``alpha`` plays no part (the ceiling's place depends on
+    it, whether a run sits there does not).
+    """
+    scale = _one_scale(smooth, "ceiling_dataset")
+    s = settings
+
+    def row(i: int) -> dict[str, Any]:
+        found = reaches_ceiling(
+            smooth, data.images[i], s.n0, s.n, seed=s.seed, index=i, batch_size=s.batch_size
+        )
+        return {
+            "label": int(data.labels[i]), "selected": found.selected,
+            "at_ceiling": int(found.at_ceiling), "draws": found.draws,
+            "n0": s.n0, "n": s.n, "scale": scale, "seed": s.seed,
+        }  # fmt: skip
+
+    identity = {k: v for k, v in settings.identity("certify").items() if k != "alpha"}
+    run = DatasetRun("ceiling", "certify", CEILING_COLUMNS, identity, row, read=read_rows)
     return run_dataset(smooth, data, indices, path, run, config=config, progress=progress)
 
 

@@ -82,7 +82,7 @@ class SeededRuns(FakeRuns):
     def cached(self):
         return SeededRuns(self.certification_seed, cached_only=True)
 
-    def certify(self, config, noise):
+    def ceilings(self, config, noise):
         log = super().certify(config, noise)
         return log.assign(certification_seed=self.certification_seed, cached=self.cached_only)
 
@@ -92,7 +92,7 @@ def test_the_independent_run_draws_apart_from_the_compared_logs() -> None:
     replicate model, the first too, on the replicate images, with a certification seed
     that is neither the chapter's nor any replicate's."""
     chapter = SimpleNamespace(profile=PROFILES["cpu"], seed=4, replicated=SeededRuns())
-    logs = replicate_logs.independent_fixed_sigma_replicates(chapter, cached=True)
+    logs = replicate_logs.independent_ceilings(chapter, cached=True)
     seeds = PROFILES["cpu"].replicate_seeds(4)
     assert [int(by_name["σ = 0.5"]["seed"][0]) for by_name in logs] == list(seeds)
     found = {int(log["certification_seed"][0]) for by in logs for log in by.values()}

@@ -20,7 +20,14 @@ from rsutils import (
     predict_dataset,
 )
 from rsutils.logs.resumable import LogRepairedWarning
-from rsutils.logs.runner import CERTIFY_COLUMNS, PREDICT_COLUMNS, ResumableLog, select_indices
+from rsutils.logs.runner import (
+    CEILING_COLUMNS,
+    CERTIFY_COLUMNS,
+    PREDICT_COLUMNS,
+    ResumableLog,
+    ceiling_dataset,
+    select_indices,
+)
 
 SETTINGS = CertifySettings(n0=10, n=100, alpha=0.01, seed=3, batch_size=50)
 
@@ -43,6 +50,20 @@ def test_certify_dataset_rows_are_the_certificates_of_smooth(cnn, images, tmp_pa
         cert.count,
     )
     assert (row["n0"], row["n"], row["alpha"], row["seed"]) == (10, 100, 0.01, 3)
+
+
+@pytest.mark.parametrize("sigma", [0.05, 1.0])  # mostly at the ceiling, mostly not
+def test_a_ceiling_log_says_where_certify_counts_all_n(cnn, images, tmp_path, sigma) -> None:
+    smooth = Smooth(cnn, 10, Gaussian(sigma))
+    every = range(len(images))
+    logs = certify_dataset(smooth, images, every, tmp_path / "c.tsv", SETTINGS, progress=False)
+    path = tmp_path / "ceiling.tsv"
+    ceiling_dataset(smooth, images, [0, 1], path, SETTINGS, progress=False)
+    found = ceiling_dataset(smooth, images, every, path, SETTINGS, progress=False)  # resumed
+    assert list(found.columns) == CEILING_COLUMNS and list(found["idx"]) == list(every)
+    assert list(found["selected"]) == list(logs["selected"])
+    assert list(found["at_ceiling"]) == list((logs["count"] == SETTINGS.n).astype(int))
+    assert (found["draws"] <= SETTINGS.n).all() and set(found["seed"]) == {3}
 
 
 def test_predict_dataset_uses_n_alpha_and_seed(cnn, images, tmp_path) -> None:
