@@ -83,9 +83,9 @@ PATTERN_NORMALISATIONS = ("mean", "geometric")
 VARIANCE_TERMS = ("min", "mean", "logmean")
 #: The generator's optimisers, Adam (UCAN's paper) or SGD with momentum (UCAN's code).
 GENERATOR_OPTIMISERS = ("adam", "sgd")
-#: How a step is computed: ``"fused"`` (channels-last tensors and torch's fused Adam)
-#: or ``"plain"`` (contiguous tensors, Adam one tensor at a time, as before
-#: 7 December 2026). The same arithmetic up to the order of summation, so the weights
+#: The ways a training step can be computed, ``"fused"`` (channels-last tensors and
+#: torch's fused Adam) or ``"plain"`` (contiguous tensors, Adam one tensor at a time,
+#: as before 7 December 2026). The same arithmetic up to the order of summation, so the weights
 #: differ in their last bits and, like any change of summation order, more after many
 #: steps; ``"fused"`` took 0.6–0.7 of the time per step on a 2-core CPU.
 KERNELS = ("fused", "plain")

@@ -103,9 +103,10 @@ class StreamKey:
 #:
 #: Runs that only sort the test images into groups:
 #:
-#: - ``regroup`` (2200, index 0): the certification seed of a second, independent
-#:   certification of the same models and images, whose outcomes define the groups a
-#:   comparison is split by, so that a group is not chosen on the draws it is judged on.
+#: - ``regroup`` (2200, index 0): the certification seed of a second, independent run of
+#:   the same models and images (for chapter 02, whether CERTIFY sits at its ceiling),
+#:   whose outcomes define the groups a comparison is split by, so that a group is not
+#:   chosen on the draws it is judged on.
 #:
 #: Checks and worked examples:
 #:
