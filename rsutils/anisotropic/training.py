@@ -85,9 +85,9 @@ VARIANCE_TERMS = ("min", "mean", "logmean")
 GENERATOR_OPTIMISERS = ("adam", "sgd")
 #: The ways a training step can be computed, ``"fused"`` (channels-last tensors and
 #: torch's fused Adam) or ``"plain"`` (contiguous tensors, Adam one tensor at a time,
-#: as before 7 December 2026). The same arithmetic up to the order of summation, so the weights
-#: differ in their last bits and, like any change of summation order, more after many
-#: steps; ``"fused"`` took 0.6–0.7 of the time per step on a 2-core CPU.
+#: as before 7 December 2026). The same arithmetic up to the order of summation, so
+#: the weights differ in their last bits and, like any change of summation order, more
+#: after many steps; ``"fused"`` took 0.6–0.7 of the time per step on a 2-core CPU.
 KERNELS = ("fused", "plain")
 #: The momentum of UCAN's code's SGD (``train_dataset_noise.py``).
 SGD_MOMENTUM = 0.9
