@@ -44,7 +44,9 @@ def ceiling_radii(log: pd.DataFrame, *, column: str = "radius") -> np.ndarray:
 def at_ceiling(log: pd.DataFrame) -> np.ndarray:
     """Whether each input's certificate is at its ceiling: a certified answer whose
     ``n`` estimation draws all fell in the selected class (``count == n``). A ceiling
-    log (:func:`~rsutils.logs.runner.ceiling_dataset`) says so in its ``at_ceiling``."""
+    log (:func:`~rsutils.logs.runner.ceiling_dataset`) says so in its ``at_ceiling``,
+    which holds ``count == n`` alone: the same, since all ``n`` draws certify whenever
+    ``alpha^(1/n) >= 1/2``, that is ``n >= log2(1/alpha)`` (10 at ``alpha = 0.001``)."""
     if "at_ceiling" in log:
         return log["at_ceiling"].to_numpy().astype(bool)
     return (log["predict"].to_numpy() >= 0) & (log["count"].to_numpy() == log["n"].to_numpy())

@@ -67,3 +67,8 @@ def test_the_share_at_the_ceiling_counts_correct_certificates_only() -> None:
     assert at_ceiling(log).tolist() == [True, True, False, True, False]
     assert ceiling_share(log) == pytest.approx(2 / 3)  # the third correct one is below
     assert np.isnan(ceiling_share(certified_log([300], [1.0])))
+
+
+def test_a_ceiling_log_is_read_as_it_says() -> None:
+    ceiling_log = pd.DataFrame({"idx": [0, 1, 2], "at_ceiling": [1, 0, 1]})
+    assert at_ceiling(ceiling_log).tolist() == [True, False, True]
