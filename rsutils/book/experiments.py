@@ -53,7 +53,7 @@ from rsutils.ddrs.data_dependent import DataDependentSmooth
 from rsutils.ddrs.runs import certify_dataset_ds
 from rsutils.ddrs.sigma_ascent import SigmaAscent
 from rsutils.ddrs.step_budget import ascent_paths
-from rsutils.logs.read import read_log
+from rsutils.logs.read import read_log, read_rows
 from rsutils.logs.reference_runs import certify_reference_dataset
 from rsutils.logs.runner import ceiling_dataset, certify_dataset, predict_dataset
 from rsutils.memory import CertificateMemory, copy_memory
@@ -146,15 +146,8 @@ class Experiments:
         """Whether :meth:`certify` with these settings would put each image's certificate
         at its ceiling (:func:`~rsutils.logs.runner.ceiling_dataset`: exact, stopping at
         each image's first draw of another class)."""
-        noise_key, _ = _noise_key(noise, None)
-        path = self._log_path("ceiling", config, {**noise_key, **self._mode()}, "certify")
-        if self.cached_only:
-            return self._read_cached(path)
-        smooth = Smooth(self.model(config), self.data.num_classes, noise, inference=self.inference)
-        return ceiling_dataset(
-            smooth, self.data, self.indices, path, self.settings,
-            config=_model_key(config), progress=self.progress,
-        )  # fmt: skip
+        runner = ceiling_dataset
+        return self._dataset_run(runner, "ceiling", "certify", config, noise, read=read_rows)
 
     def certify_reference(
         self, config: TrainConfig, noise: NoiseFamily, draws: int, *, fast_share: float = 0.5
@@ -267,20 +260,30 @@ class Experiments:
 
     def predict(self, config: TrainConfig, noise: NoiseFamily) -> pd.DataFrame:
         """PREDICT with the model of ``config`` and ``noise``, with ``settings.n`` draws."""
+        return self._dataset_run(predict_dataset, "predict", "predict", config, noise)
+
+    def _dataset_run(
+        self,
+        runner: Callable[..., pd.DataFrame],
+        folder: str,
+        algorithm: str,
+        config: TrainConfig,
+        noise: NoiseFamily,
+        *,
+        read: Callable[[Path], pd.DataFrame] = read_log,
+    ) -> pd.DataFrame:
+        """``runner`` (a dataset runner of :mod:`rsutils.logs.runner`) with the model of
+        ``config`` and isotropic ``noise`` on these images, cached in ``folder`` under
+        ``algorithm``'s settings; a cached log is read back with ``read``."""
         noise_key, _ = _noise_key(noise, None)
-        path = self._log_path("predict", config, {**noise_key, **self._mode()}, "predict")
+        path = self._log_path(folder, config, {**noise_key, **self._mode()}, algorithm)
         if self.cached_only:
-            return self._read_cached(path)
+            return self._read_cached(path, read)
         smooth = Smooth(self.model(config), self.data.num_classes, noise, inference=self.inference)
-        return predict_dataset(
-            smooth,
-            self.data,
-            self.indices,
-            path,
-            self.settings,
-            config=_model_key(config),
-            progress=self.progress,
-        )
+        return runner(
+            smooth, self.data, self.indices, path, self.settings,
+            config=_model_key(config), progress=self.progress,
+        )  # fmt: skip
 
     def run(self, config: TrainConfig, noise: NoiseFamily, procedure: Procedure) -> pd.DataFrame:
         """A fewer-draws ``procedure`` live on these images with the model of ``config``

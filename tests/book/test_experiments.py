@@ -41,6 +41,7 @@ def _refuse(monkeypatch) -> None:
     monkeypatch.setattr(Smooth, "certify", refuse)
     monkeypatch.setattr(Smooth, "prefix_counter", refuse)  # what a record draws with
     monkeypatch.setattr(Smooth, "predict", refuse)
+    monkeypatch.setattr(Smooth, "sample_counts", refuse)  # what a ceiling log draws with
 
 
 def test_trained_models_are_cached_by_configuration(fake_fashion_mnist, monkeypatch) -> None:
@@ -126,6 +127,7 @@ def test_cached_experiments_read_what_was_run_and_compute_nothing(experiments, m
     ascent = SigmaAscent(sigma0=0.25, iterations=2, draws=4)
     certified = experiments.certify(CONFIG, Gaussian(0.25))
     predicted = experiments.at(n=100).predict(CONFIG, Gaussian(0.25))
+    ceilings = experiments.ceilings(CONFIG, Gaussian(0.25))
     data_dependent = experiments.certify_ds(CONFIG, ascent)
     _refuse(monkeypatch)
     monkeypatch.setattr("rsutils.book.trained.train_model", None)  # nor any training
@@ -136,6 +138,8 @@ def test_cached_experiments_read_what_was_run_and_compute_nothing(experiments, m
         .equals(certified.drop(columns="time"))
     )
     assert cached.at(n=100).predict(CONFIG, Gaussian(0.25)).equals(predicted)
+    assert cached.ceilings(CONFIG, Gaussian(0.25)).equals(ceilings)
+    assert list(ceilings["at_ceiling"]) == list((certified["count"] == certified["n"]).astype(int))
     again = cached.certify_ds(CONFIG, ascent)
     assert again.equals(data_dependent)
     assert again.attrs["memory_path"] == data_dependent.attrs["memory_path"]
